@@ -1,0 +1,106 @@
+//! Writing results and errors: data goes to stdout, diagnostics to stderr, a closed pipe ends the
+//! program quietly, and every error carries a `hint:` when there is something to do about it.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Process exit statuses; documented in `ldb --help` and the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    Success = 0,
+    TestsFailed = 1,
+    BadInput = 2,
+    Backend = 3,
+    Sandbox = 4,
+}
+
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub hint: Option<String>,
+    pub status: ExitStatus,
+}
+
+impl CliError {
+    pub fn bad_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            hint: Some(hint.into()),
+            status: ExitStatus::BadInput,
+        }
+    }
+
+    pub fn sandbox(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            hint: None,
+            status: ExitStatus::Sandbox,
+        }
+    }
+
+    /// Print to stderr as `error: ...` and `hint: ...`.
+    pub fn report(&self) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "error: {}", self.message);
+        if let Some(hint) = &self.hint {
+            let _ = writeln!(err, "hint: {hint}");
+        }
+    }
+}
+
+impl From<crate::task::TaskError> for CliError {
+    fn from(e: crate::task::TaskError) -> Self {
+        // TaskError's Display already names file, line and field; keep its hint separate.
+        let text = e.to_string();
+        let message = text
+            .lines()
+            .filter(|l| !l.starts_with("hint:"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        CliError {
+            message,
+            hint: Some(e.hint().to_string()).filter(|h| !h.is_empty()),
+            status: ExitStatus::BadInput,
+        }
+    }
+}
+
+impl From<crate::sandbox::SandboxError> for CliError {
+    fn from(e: crate::sandbox::SandboxError) -> Self {
+        CliError::sandbox(e.to_string())
+    }
+}
+
+/// Read a text file the user named, with an error that names it.
+pub fn read_source(path: &Path) -> Result<String, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        CliError::bad_input(
+            format!("cannot read {}: {e}", path.display()),
+            "check the path; programs are plain UTF-8 Python files",
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::bad_input(
+            format!("{} is not UTF-8 text", path.display()),
+            "save the program as UTF-8",
+        )
+    })
+}
+
+/// Write data to stdout; a closed pipe (`ldb ... | head`) exits quietly.
+pub fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
+pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::sandbox(format!("cannot encode JSON output: {e}")))?;
+    print(&text);
+    print("\n");
+    Ok(())
+}

@@ -1,0 +1,134 @@
+//! `ldb test TASK`: run a program against a task's tests and report each result.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::output::{self, CliError, ExitStatus};
+use super::TestArgs;
+use crate::runner::{visible_tests, TestInput, TestOutcome};
+use crate::task::{load_tasks, Task};
+
+#[derive(Serialize)]
+struct TaskReport<'a> {
+    task_id: &'a str,
+    program: String,
+    passed: usize,
+    total: usize,
+    results: Vec<TestOutcome>,
+}
+
+pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
+    let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+    let program_override = match &args.program {
+        Some(p) => Some(output::read_source(p)?),
+        None => None,
+    };
+    let runner = args.sandbox.runner()?;
+    let mut all_passed = true;
+    let mut reports = Vec::new();
+    for task in &tasks {
+        let (program, origin) = match (&program_override, &task.seed, &args.program) {
+            (Some(p), _, Some(path)) => (p.clone(), path.display().to_string()),
+            (None, Some(seed), _) => (seed.clone(), "seed".to_string()),
+            _ => {
+                return Err(CliError::bad_input(
+                    format!(
+                        "{}: task `{}` has no `seed` program to test",
+                        args.task.display(),
+                        task.task_id
+                    ),
+                    "pass --program FILE.py, or add a \"seed\" field to the task",
+                ))
+            }
+        };
+        let mut tests = visible_tests(task);
+        if args.hidden {
+            if let Some(hidden) = &task.hidden_tests {
+                tests.push(TestInput::Code {
+                    source: hidden.clone(),
+                });
+            }
+        }
+        if tests.is_empty() {
+            return Err(CliError::bad_input(
+                format!("{}: task `{}` has no tests to run", args.task.display(), task.task_id),
+                "add \"visible_tests\" or \"io_tests\" to the task (or use --hidden)",
+            ));
+        }
+        let mut results = Vec::with_capacity(tests.len());
+        for r in runner.run_all(&program, &tests) {
+            results.push(r?);
+        }
+        let passed = results.iter().filter(|r| r.passed()).count();
+        all_passed &= passed == results.len();
+        if !args.json {
+            output::print(&render_text(&task.task_id, &origin, &results));
+        }
+        reports.push(TaskReport {
+            task_id: &task.task_id,
+            program: origin,
+            passed,
+            total: results.len(),
+            results,
+        });
+    }
+    if args.json {
+        output::print_json(&reports)?;
+    }
+    for warning in collect_warnings(&reports) {
+        eprintln!("warning: {warning}");
+    }
+    Ok(if all_passed {
+        ExitStatus::Success
+    } else {
+        ExitStatus::TestsFailed
+    })
+}
+
+/// Isolation warnings are the same for every run; say each once.
+fn collect_warnings(reports: &[TaskReport<'_>]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for w in reports
+        .iter()
+        .flat_map(|r| r.results.iter())
+        .flat_map(|o| o.warnings.iter())
+    {
+        if !seen.contains(w) {
+            seen.push(w.clone());
+        }
+    }
+    seen
+}
+
+fn render_text(task_id: &str, origin: &str, results: &[TestOutcome]) -> String {
+    let mut out = format!("{task_id} (program: {origin})\n");
+    for r in results {
+        out.push_str(&format!("  {:<8} {}\n", r.status.label(), r.test.describe()));
+        if !r.passed() {
+            out.push_str(&format!("           {}\n", r.summary));
+        }
+    }
+    let passed = results.iter().filter(|r| r.passed()).count();
+    out.push_str(&format!("  {passed} of {} tests passed\n", results.len()));
+    out
+}
+
+/// Load a task file and keep one task when `task_id` is given.
+pub fn select_tasks(path: &Path, task_id: Option<&str>) -> Result<Vec<Task>, CliError> {
+    let tasks = load_tasks(path)?;
+    match task_id {
+        None => Ok(tasks),
+        Some(id) => {
+            let found: Vec<Task> = tasks.into_iter().filter(|t| t.task_id == id).collect();
+            if found.is_empty() {
+                Err(CliError::bad_input(
+                    format!("{}: no task with id `{id}`", path.display()),
+                    "check --task-id against the file's \"task_id\" fields",
+                ))
+            } else {
+                Ok(found)
+            }
+        }
+    }
+}

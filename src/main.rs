@@ -1,0 +1,18 @@
+//! The `ldb` command. `ldb __worker` is the sandbox worker (the same binary, re-executed).
+
+use clap::Parser;
+
+fn main() {
+    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(ldb::sandbox::WORKER_COMMAND)) {
+        ldb::sandbox::worker::main();
+    }
+    let cli = ldb::cli::Cli::parse();
+    let status = match ldb::cli::run(cli) {
+        Ok(status) => status,
+        Err(err) => {
+            err.report();
+            err.status
+        }
+    };
+    std::process::exit(status as i32);
+}

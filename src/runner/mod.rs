@@ -1,0 +1,404 @@
+//! The test runner: runs a program's tests in the sandbox and classifies each outcome.
+//!
+//! One fresh worker process per test keeps tests from seeing each other's state. Tests of one
+//! program run in parallel on `jobs` threads.
+
+pub mod testcase;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::sandbox::{
+    ExceptionInfo, RunOutput, RunSpec, Sandbox, SandboxError, Termination, TestSpec,
+    WorkerStatus,
+};
+use crate::task::Task;
+use crate::trace::{RawTrace, TraceRequest};
+
+/// Characters kept for an actual/expected value in a test report.
+pub const VALUE_CHARS: usize = 300;
+
+/// One test of a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TestInput {
+    /// Python statements run after the program is loaded (`assert f(1) == 2`, a `check` call).
+    Code { source: String },
+    /// The program runs as a script on `stdin`; its stdout must equal `stdout`.
+    Io { stdin: String, stdout: String },
+    /// Evaluate one expression and report its value (used by `ldb trace --call`).
+    Call { expr: String },
+}
+
+impl TestInput {
+    /// A one-line description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            TestInput::Code { source } => one_line(source),
+            TestInput::Io { stdin, .. } => format!("stdin {}", one_line(&format!("{stdin:?}"))),
+            TestInput::Call { expr } => one_line(expr),
+        }
+    }
+
+    fn spec(&self) -> (TestSpec, Option<String>, bool) {
+        match self {
+            TestInput::Code { source } => (testcase::test_spec(source), None, false),
+            TestInput::Io { stdin, .. } => (TestSpec::LoadOnly, Some(stdin.clone()), true),
+            TestInput::Call { expr } => (TestSpec::Call { expr: expr.clone() }, None, false),
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let joined = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    if joined.chars().count() > 120 {
+        let cut: String = joined.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        joined
+    }
+}
+
+/// Visible tests of a task: its assert statements, then its stdin/stdout tests.
+pub fn visible_tests(task: &Task) -> Vec<TestInput> {
+    task.visible_tests
+        .iter()
+        .map(|s| TestInput::Code { source: s.clone() })
+        .chain(task.io_tests.iter().map(|t| TestInput::Io {
+            stdin: t.stdin.clone(),
+            stdout: t.stdout.clone(),
+        }))
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStatus {
+    Passed,
+    /// An assertion failed or the output differed.
+    Failed,
+    /// An exception other than a failed assertion (in loading the program or in the test).
+    Error,
+    /// Wall-clock or CPU time limit.
+    Timeout,
+    /// The memory limit stopped the program (`MemoryError`).
+    MemoryLimit,
+    /// The program printed more than the output limit and was killed.
+    OutputLimit,
+    /// The program ended the process itself (`sys.exit`, `os._exit`) before the test finished.
+    Exited,
+    /// The process died from a signal (segfault, abort, killed).
+    Crashed,
+    /// The sandbox itself failed; the program's fate is unknown.
+    SandboxFailure,
+}
+
+impl TestStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            TestStatus::Passed => "PASS",
+            TestStatus::Failed => "FAIL",
+            TestStatus::Error => "ERROR",
+            TestStatus::Timeout => "TIMEOUT",
+            TestStatus::MemoryLimit => "MEMORY",
+            TestStatus::OutputLimit => "OUTPUT",
+            TestStatus::Exited => "EXIT",
+            TestStatus::Crashed => "CRASH",
+            TestStatus::SandboxFailure => "SANDBOX",
+        }
+    }
+}
+
+/// Everything known about one test run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestOutcome {
+    pub test: TestInput,
+    pub status: TestStatus,
+    /// One line saying what happened, e.g. `got 5, expected 6`.
+    pub summary: String,
+    pub exception: Option<ExceptionInfo>,
+    pub actual: Option<String>,
+    pub expected: Option<String>,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed_ms: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub trace: Option<RawTrace>,
+}
+
+impl TestOutcome {
+    pub fn passed(&self) -> bool {
+        self.status == TestStatus::Passed
+    }
+}
+
+/// Runs tests of programs in a [`Sandbox`].
+#[derive(Debug, Clone)]
+pub struct Runner {
+    sandbox: Sandbox,
+    jobs: usize,
+}
+
+impl Runner {
+    pub fn new(sandbox: Sandbox) -> Self {
+        let jobs = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Runner { sandbox, jobs }
+    }
+
+    /// Run at most `jobs` tests at once.
+    pub fn with_jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Run one test, optionally traced.
+    pub fn run(
+        &self,
+        program: &str,
+        test: &TestInput,
+        trace: Option<TraceRequest>,
+    ) -> Result<TestOutcome, SandboxError> {
+        let (spec, stdin, as_main) = test.spec();
+        let run = RunSpec {
+            program: program.to_string(),
+            test: spec,
+            stdin,
+            as_main,
+            trace,
+            value_chars: VALUE_CHARS,
+        };
+        let out = self.sandbox.run(&run)?;
+        Ok(classify(test, out))
+    }
+
+    /// Run all `tests` untraced, in parallel, results in input order.
+    pub fn run_all(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+    ) -> Vec<Result<TestOutcome, SandboxError>> {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<Result<TestOutcome, SandboxError>>>> =
+            Mutex::new((0..tests.len()).map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..self.jobs.min(tests.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(test) = tests.get(i) else { break };
+                    let outcome = self.run(program, test, None);
+                    if let Ok(mut slots) = results.lock() {
+                        slots[i] = Some(outcome);
+                    }
+                });
+            }
+        });
+        results
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(SandboxError::Pipe(std::io::Error::other("test was not run")))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Turn what the sandbox saw into a status and a one-line summary.
+fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
+    let mut outcome = TestOutcome {
+        test: test.clone(),
+        status: TestStatus::SandboxFailure,
+        summary: String::new(),
+        exception: None,
+        actual: None,
+        expected: None,
+        exit_code: None,
+        stdout: out.stdout.text.clone(),
+        stderr: out.stderr.text.clone(),
+        elapsed_ms: duration_ms(out.elapsed),
+        warnings: Vec::new(),
+        trace: None,
+    };
+    if out.stdout.truncated {
+        outcome.stdout.push_str(&format!(
+            "\n…[output cut: {} bytes in all]",
+            out.stdout.total_bytes
+        ));
+    }
+    if !out.workdir_removed {
+        outcome
+            .warnings
+            .push("the run's work directory could not be removed".into());
+    }
+    match (out.response, out.termination) {
+        (_, Termination::TimedOut) => {
+            outcome.status = TestStatus::Timeout;
+            outcome.summary = format!("killed at the wall-clock limit ({} ms)", outcome.elapsed_ms);
+        }
+        (_, Termination::OutputFlood) => {
+            outcome.status = TestStatus::OutputLimit;
+            outcome.summary = "killed: too much output".into();
+        }
+        (Some(resp), _) => {
+            outcome.warnings.extend(resp.isolation.warnings.clone());
+            outcome.exception = resp.exception;
+            outcome.actual = resp.actual;
+            outcome.expected = resp.expected;
+            outcome.exit_code = resp.exit_code;
+            outcome.trace = resp.trace;
+            classify_response(&mut outcome, resp.status, test);
+        }
+        (None, Termination::Signaled(sig)) => {
+            outcome.status = if sig == libc::SIGXCPU {
+                TestStatus::Timeout
+            } else {
+                TestStatus::Crashed
+            };
+            outcome.summary = match sig {
+                libc::SIGXCPU => "killed at the CPU time limit".into(),
+                _ => format!("killed by signal {} ({})", sig, signal_name(sig)),
+            };
+        }
+        (None, Termination::Exited(code)) => {
+            if code == crate::sandbox::worker::WORKER_FAILURE
+                && outcome.stderr.contains("ldb worker:")
+            {
+                outcome.status = TestStatus::SandboxFailure;
+                outcome.summary = outcome
+                    .stderr
+                    .lines()
+                    .find(|l| l.contains("ldb worker:"))
+                    .unwrap_or("the sandbox worker failed")
+                    .to_string();
+            } else {
+                outcome.status = TestStatus::Exited;
+                outcome.exit_code = Some(code as i64);
+                outcome.summary =
+                    format!("the process exited with code {code} before the test finished (os._exit?)");
+            }
+        }
+    }
+    outcome
+}
+
+fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &TestInput) {
+    if let TestInput::Io { stdout, .. } = test {
+        // A script that ends with sys.exit(0) finished normally.
+        let finished = status == WorkerStatus::Passed
+            || (status == WorkerStatus::Exited && outcome.exit_code == Some(0));
+        if finished {
+            let same = normalize_output(&outcome.stdout) == normalize_output(stdout);
+            outcome.status = if same {
+                TestStatus::Passed
+            } else {
+                TestStatus::Failed
+            };
+            outcome.actual = Some(outcome.stdout.clone());
+            outcome.expected = Some(stdout.clone());
+            outcome.summary = if same {
+                "output matches".into()
+            } else {
+                format!(
+                    "printed {}, expected {}",
+                    short(&format!("{:?}", outcome.stdout)),
+                    short(&format!("{stdout:?}"))
+                )
+            };
+            return;
+        }
+    }
+    let exc_text = outcome
+        .exception
+        .as_ref()
+        .map(|e| {
+            let at = e
+                .program_line
+                .map(|l| format!(" (program line {l})"))
+                .unwrap_or_default();
+            format!("{}: {}{}", e.kind, e.message, at)
+        })
+        .unwrap_or_default();
+    let (status, summary) = match status {
+        WorkerStatus::Passed => (TestStatus::Passed, "passed".to_string()),
+        WorkerStatus::Failed => match (&outcome.actual, &outcome.expected) {
+            (Some(a), Some(e)) => (TestStatus::Failed, format!("got {a}, expected {e}")),
+            (Some(a), None) => (TestStatus::Failed, format!("the asserted expression was {a}")),
+            _ if !exc_text.is_empty() => (TestStatus::Failed, exc_text),
+            _ => (TestStatus::Failed, "assertion failed".into()),
+        },
+        WorkerStatus::Error => {
+            let memory = outcome
+                .exception
+                .as_ref()
+                .is_some_and(|e| e.kind == "MemoryError");
+            if memory {
+                (TestStatus::MemoryLimit, format!("stopped at the memory limit ({exc_text})"))
+            } else {
+                (TestStatus::Error, exc_text)
+            }
+        }
+        WorkerStatus::Exited => (
+            TestStatus::Exited,
+            format!(
+                "the program called sys.exit({}) before the test finished",
+                outcome.exit_code.unwrap_or(0)
+            ),
+        ),
+        WorkerStatus::Timeout => (
+            TestStatus::Timeout,
+            "stopped at the time limit while tracing".into(),
+        ),
+    };
+    outcome.status = status;
+    outcome.summary = summary;
+}
+
+/// Compare outputs line by line, ignoring trailing spaces and trailing blank lines.
+fn normalize_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    lines[..end].join("\n")
+}
+
+fn short(text: &str) -> String {
+    if text.chars().count() > 200 {
+        let cut: String = text.chars().take(197).collect();
+        format!("{cut}...")
+    } else {
+        text.to_string()
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV, segmentation fault",
+        libc::SIGABRT => "SIGABRT, abort",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXFSZ => "SIGXFSZ, file size limit",
+        _ => "signal",
+    }
+}

@@ -1,0 +1,118 @@
+//! Test statements → what the worker runs.
+//!
+//! `assert <lhs> == <rhs>` is split so the worker can report the actual value of `<lhs>` next to
+//! the expected one: that pair is what a debugger needs to see. Other single asserts report the
+//! value of their expression; anything else runs as plain statements.
+
+use rustpython_parser::ast::{self, Ranged};
+
+use crate::python::source::{parse_module, SourceFile};
+use crate::sandbox::TestSpec;
+
+/// Decide how to run one test statement block.
+pub fn test_spec(source: &str) -> TestSpec {
+    let text = dedent(source);
+    let src = SourceFile::new(text.clone());
+    let Ok(suite) = parse_module(&src) else {
+        // Let the worker compile it and report the syntax error in context.
+        return TestSpec::Statements { source: text };
+    };
+    if let [ast::Stmt::Assert(assert)] = suite.as_slice() {
+        if let ast::Expr::Compare(cmp) = assert.test.as_ref() {
+            if let ([ast::CmpOp::Eq], [right]) = (cmp.ops.as_slice(), cmp.comparators.as_slice()) {
+                if let (Some(lhs), Some(rhs)) = (slice(&text, &*cmp.left), slice(&text, right)) {
+                    return TestSpec::AssertEq {
+                        source: text.clone(),
+                        lhs,
+                        rhs,
+                    };
+                }
+            }
+        } else if let Some(expr) = slice(&text, assert.test.as_ref()) {
+            return TestSpec::AssertTruthy {
+                source: text.clone(),
+                expr,
+            };
+        }
+    }
+    TestSpec::Statements { source: text }
+}
+
+/// Source text of a node; parenthesised so a multi-line slice still evaluates as one expression.
+fn slice(text: &str, node: &impl Ranged) -> Option<String> {
+    let range = node.range();
+    let part = text.get(usize::from(range.start())..usize::from(range.end()))?;
+    Some(if part.contains('\n') {
+        format!("({part})")
+    } else {
+        part.to_string()
+    })
+}
+
+/// Remove the indentation common to all non-blank lines (tests copied out of a function body).
+pub fn dedent(source: &str) -> String {
+    let indent = source
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    if indent == 0 {
+        return source.to_string();
+    }
+    source
+        .lines()
+        .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equality_assert_is_split_into_its_two_sides() {
+        assert_eq!(
+            test_spec("assert f([1, 2]) == [2, 1]"),
+            TestSpec::AssertEq {
+                source: "assert f([1, 2]) == [2, 1]".into(),
+                lhs: "f([1, 2])".into(),
+                rhs: "[2, 1]".into()
+            }
+        );
+    }
+
+    #[test]
+    fn other_asserts_report_their_expression() {
+        assert_eq!(
+            test_spec("assert abs(f(2) - 1.5) < 1e-6"),
+            TestSpec::AssertTruthy {
+                source: "assert abs(f(2) - 1.5) < 1e-6".into(),
+                expr: "abs(f(2) - 1.5) < 1e-6".into()
+            }
+        );
+    }
+
+    #[test]
+    fn chained_comparisons_and_blocks_run_as_statements() {
+        assert!(matches!(test_spec("assert 1 == f(1) == 1"), TestSpec::Statements { .. }));
+        assert!(matches!(
+            test_spec("def check(c):\n    assert c(1) == 2\ncheck(f)"),
+            TestSpec::Statements { .. }
+        ));
+        assert!(matches!(test_spec("assert f(1 =="), TestSpec::Statements { .. }));
+    }
+
+    #[test]
+    fn indented_tests_are_dedented() {
+        assert_eq!(
+            test_spec("    assert f(1) == 2"),
+            TestSpec::AssertEq {
+                source: "assert f(1) == 2".into(),
+                lhs: "f(1)".into(),
+                rhs: "2".into()
+            }
+        );
+    }
+}

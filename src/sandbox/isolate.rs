@@ -1,0 +1,199 @@
+//! Inside the worker, before any untrusted code: namespaces, an unprivileged user, kernel limits.
+//!
+//! Order matters. New network and PID namespaces are made first (they need privileges), then the
+//! worker forks so the child is PID 1 of the new namespace (when it exits, the kernel kills every
+//! process it left behind), then the child drops to a per-run uid and applies rlimits. What could
+//! not be applied is reported, never silently skipped.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::limits::Limits;
+use super::protocol::Isolation;
+
+/// Per-run uids start here, far above ordinary accounts; the worker's pid picks one so that
+/// concurrent runs never share a process budget.
+const UID_BASE: u32 = 1_000_000;
+
+/// Apply every protection that this machine allows. Returns in the process that will run the
+/// program; when a PID namespace was made, the original process stays behind as a waiter and
+/// never returns from here.
+pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
+    let mut iso = Isolation::default();
+    // SAFETY: plain libc calls in a single-threaded process.
+    let root = unsafe { libc::geteuid() } == 0;
+    let run_uid = UID_BASE + std::process::id() % 1_000_000;
+
+    let namespaces = if root {
+        unshare(libc::CLONE_NEWNET | libc::CLONE_NEWPID)
+    } else {
+        user_namespace(libc::CLONE_NEWNET | libc::CLONE_NEWPID)
+    };
+    match namespaces {
+        Ok(()) => {
+            iso.network = true;
+            iso.pid_namespace = true;
+        }
+        Err(err) => {
+            // A network namespace alone is still worth having.
+            let net = if root {
+                unshare(libc::CLONE_NEWNET)
+            } else {
+                user_namespace(libc::CLONE_NEWNET)
+            };
+            iso.network = net.is_ok();
+            iso.warnings.push(format!(
+                "no PID namespace ({err}): processes the program leaves behind are only killed through its process group"
+            ));
+            if let Err(e) = net {
+                iso.warnings.push(format!("network not isolated ({e})"));
+            }
+        }
+    }
+    if iso.pid_namespace {
+        fork_and_wait();
+    }
+    set_parent_death_signal();
+
+    if root {
+        match drop_privileges(run_uid, workdir) {
+            Ok(()) => {
+                iso.unprivileged_user = true;
+                // The parent-death signal is cleared by a credential change; set it again.
+                set_parent_death_signal();
+            }
+            Err(e) => iso
+                .warnings
+                .push(format!("still running as root ({e}): the program can write anywhere root can")),
+        }
+    }
+
+    let mut set = |resource, soft: u64, hard: u64, what: &str| {
+        if let Err(e) = set_rlimit(resource, soft, hard) {
+            iso.warnings.push(format!("{what} limit not applied ({e})"));
+        }
+    };
+    set(libc::RLIMIT_CORE, 0, 0, "core file");
+    set(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes, "memory");
+    set(libc::RLIMIT_CPU, limits.cpu_secs, limits.cpu_secs + 1, "CPU time");
+    set(libc::RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes, "file size");
+    set(libc::RLIMIT_NOFILE, limits.open_files, limits.open_files, "open files");
+    if iso.unprivileged_user {
+        // Root ignores RLIMIT_NPROC; a dedicated uid makes it a real per-run process budget.
+        match set_rlimit(libc::RLIMIT_NPROC, limits.processes, limits.processes) {
+            Ok(()) => iso.process_limit = true,
+            Err(e) => iso.warnings.push(format!("process limit not applied ({e})")),
+        }
+    } else {
+        iso.warnings.push(
+            "process limit not applied: it needs a dedicated user (run as root to get one)".into(),
+        );
+    }
+    iso
+}
+
+fn errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn unshare(flags: libc::c_int) -> Result<(), std::io::Error> {
+    // SAFETY: unshare only changes this process's namespaces.
+    if unsafe { libc::unshare(flags) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// Unprivileged path: a user namespace owning the others, mapping our own ids to themselves.
+fn user_namespace(flags: libc::c_int) -> Result<(), std::io::Error> {
+    // SAFETY: reading our own ids.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    unshare(libc::CLONE_NEWUSER | flags)?;
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    std::fs::write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
+/// Fork; the child returns and becomes PID 1 of the new PID namespace. The parent waits and
+/// exits the same way the child did, so the sandbox parent sees the program's fate directly.
+fn fork_and_wait() {
+    // SAFETY: the worker is single-threaded here, so fork is safe.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        return;
+    }
+    if pid < 0 {
+        // Could not fork: run in this process; the namespace only applies to children.
+        return;
+    }
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            break;
+        }
+        if r < 0 && errno().raw_os_error() != Some(libc::EINTR) {
+            // SAFETY: exiting without running destructors is intended in the waiter.
+            unsafe { libc::_exit(70) };
+        }
+    }
+    // SAFETY: status decoding and process exit.
+    unsafe {
+        if libc::WIFEXITED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            let _ = set_rlimit(libc::RLIMIT_CORE, 0, 0);
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+            libc::_exit(128 + sig);
+        }
+        libc::_exit(70);
+    }
+}
+
+fn set_parent_death_signal() {
+    // SAFETY: prctl on our own process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+fn drop_privileges(uid: u32, workdir: &Path) -> Result<(), std::io::Error> {
+    let dir = CString::new(workdir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::other("work dir path contains a NUL byte"))?;
+    // SAFETY: plain credential syscalls; checked one by one.
+    unsafe {
+        if libc::chown(dir.as_ptr(), uid, uid) != 0 {
+            return Err(errno());
+        }
+        if libc::setgroups(0, std::ptr::null()) != 0 {
+            return Err(errno());
+        }
+        if libc::setgid(uid) != 0 {
+            return Err(errno());
+        }
+        if libc::setuid(uid) != 0 {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+fn set_rlimit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), std::io::Error> {
+    let lim = libc::rlimit {
+        rlim_cur: soft as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
+    // SAFETY: setting a limit on our own process.
+    if unsafe { libc::setrlimit(resource, &lim) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}

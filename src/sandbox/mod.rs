@@ -1,0 +1,386 @@
+//! The sandbox: runs untrusted Python in a separate worker process and reports what happened.
+//!
+//! The parent side lives here: it makes an empty work dir, starts `ldb __worker` in its own
+//! process group with a cleared environment, feeds it the request, caps its output, enforces the
+//! wall-clock limit by killing the whole group, and removes the work dir afterwards. The worker
+//! side is in [`worker`] and [`isolate`].
+
+pub mod isolate;
+pub mod limits;
+pub mod protocol;
+pub mod worker;
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub use limits::Limits;
+pub use protocol::{
+    ExceptionInfo, Isolation, Phase, TestSpec, WorkerRequest, WorkerResponse, WorkerStatus,
+};
+
+use crate::trace::TraceRequest;
+
+/// The hidden sub-command that turns the `ldb` binary into a worker.
+pub const WORKER_COMMAND: &str = "__worker";
+
+/// How long to wait for output pipes to close after the worker is gone (a descendant that
+/// escaped the process group may still hold them).
+const PIPE_GRACE: Duration = Duration::from_millis(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot create a work directory under {dir}: {source}")]
+    WorkDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the sandbox worker {exe}: {source}")]
+    Spawn {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot create a pipe for the sandbox worker: {0}")]
+    Pipe(std::io::Error),
+    #[error("cannot encode the worker request: {0}")]
+    Encode(serde_json::Error),
+}
+
+/// One program + one test to run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub program: String,
+    pub test: TestSpec,
+    /// Bytes for the program's stdin; `None` closes stdin (reads see end of file).
+    pub stdin: Option<String>,
+    pub as_main: bool,
+    pub trace: Option<TraceRequest>,
+    pub value_chars: usize,
+}
+
+/// How the worker process ended, as the parent saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    Exited(i32),
+    Signaled(i32),
+    /// Killed by the parent at the wall-clock limit.
+    TimedOut,
+    /// Killed by the parent because output passed the flood limit.
+    OutputFlood,
+}
+
+/// Captured output of a stream, cut at the keep limit.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Captured {
+    pub text: String,
+    pub total_bytes: u64,
+    pub truncated: bool,
+}
+
+/// Everything the parent learned from one run.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// The worker's own report; absent when the process died or exited before writing it.
+    pub response: Option<WorkerResponse>,
+    pub termination: Termination,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub elapsed: Duration,
+    /// False if the work dir could not be removed (the path is then kept for inspection).
+    pub workdir_removed: bool,
+}
+
+/// Runs programs in worker processes. Cheap to clone; safe to use from many threads at once.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    worker_exe: PathBuf,
+    limits: Limits,
+    temp_root: PathBuf,
+}
+
+impl Sandbox {
+    /// `worker_exe` is an `ldb` binary (normally `std::env::current_exe()`).
+    pub fn new(worker_exe: impl Into<PathBuf>, limits: Limits) -> Self {
+        Sandbox {
+            worker_exe: worker_exe.into(),
+            limits,
+            temp_root: std::env::temp_dir(),
+        }
+    }
+
+    /// Put work directories under `dir` instead of the system temp dir.
+    pub fn with_temp_root(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.temp_root = dir.into();
+        self
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
+        let started = Instant::now();
+        let workdir = tempfile::Builder::new()
+            .prefix("ldb-run-")
+            .tempdir_in(&self.temp_root)
+            .map_err(|source| SandboxError::WorkDir {
+                dir: self.temp_root.clone(),
+                source,
+            })?;
+        let request = WorkerRequest {
+            program: spec.program.clone(),
+            test: spec.test.clone(),
+            as_main: spec.as_main,
+            limits: self.limits.clone(),
+            workdir: workdir.path().to_path_buf(),
+            value_chars: spec.value_chars,
+            trace: spec.trace.clone(),
+        };
+        let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
+        let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);
+        let workdir_removed = remove_workdir(workdir);
+        result.map(|mut out| {
+            out.workdir_removed = workdir_removed;
+            out
+        })
+    }
+
+    fn run_worker(
+        &self,
+        request: &[u8],
+        stdin: Option<&str>,
+        workdir: &Path,
+        started: Instant,
+    ) -> Result<RunOutput, SandboxError> {
+        let (req_read, req_write) = pipe()?;
+        let (res_read, res_write) = pipe()?;
+        let child_fds = [req_read.as_raw_fd(), res_write.as_raw_fd()];
+
+        let mut cmd = Command::new(&self.worker_exe);
+        cmd.arg(WORKER_COMMAND)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", workdir)
+            .env("TMPDIR", workdir)
+            .env("LANG", "C.UTF-8")
+            .env("LC_ALL", "C.UTF-8")
+            .env("PYTHONHASHSEED", "0")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONIOENCODING", "utf-8")
+            .env("PYTHONNOUSERSITE", "1")
+            .current_dir(workdir)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: only async-signal-safe calls (fcntl, dup2, close, prctl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Move both ends above the target numbers first, so dup2 never sees src == dst.
+                let high: Vec<i32> = child_fds
+                    .iter()
+                    .map(|&fd| libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10))
+                    .collect();
+                if high.iter().any(|&fd| fd < 0) {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for (target, fd) in [worker::REQUEST_FD, worker::RESPONSE_FD]
+                    .into_iter()
+                    .zip(high)
+                {
+                    if libc::dup2(fd, target) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::close(fd);
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
+            exe: self.worker_exe.clone(),
+            source,
+        })?;
+        drop(req_read);
+        drop(res_write);
+        let pgid = child.id() as i32;
+
+        let flood = Arc::new(FloodGuard {
+            total: AtomicU64::new(0),
+            limit: self.limits.output_kill_bytes as u64,
+            tripped: AtomicBool::new(false),
+            pgid,
+        });
+        let keep = self.limits.output_keep_bytes;
+        let stdout_rx = spawn_capture(child.stdout.take(), keep, flood.clone());
+        let stderr_rx = spawn_capture(child.stderr.take(), keep, flood.clone());
+        let response_rx = spawn_reader(res_read);
+        let request = request.to_vec();
+        thread::spawn(move || {
+            let mut w = std::fs::File::from(req_write);
+            let _ = w.write_all(&request);
+        });
+        if let (Some(mut pipe), Some(data)) = (child.stdin.take(), stdin.map(str::to_owned)) {
+            thread::spawn(move || {
+                let _ = pipe.write_all(data.as_bytes());
+            });
+        }
+
+        let (wait_tx, wait_rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = wait_tx.send(child.wait());
+        });
+        let wall = self.limits.wall();
+        let status = match wait_rx.recv_timeout(wall.saturating_sub(started.elapsed())) {
+            Ok(status) => Some(status),
+            Err(_) => {
+                kill_group(pgid);
+                None
+            }
+        };
+        let status = match status {
+            Some(s) => s,
+            None => wait_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("lost"))),
+        };
+        let timed_out = started.elapsed() >= wall;
+        // Anything still in the group (the program's children) goes too.
+        kill_group(pgid);
+        let elapsed = started.elapsed();
+
+        let termination = if flood.tripped.load(Ordering::SeqCst) {
+            Termination::OutputFlood
+        } else {
+            match status {
+                Ok(st) => match (st.code(), st.signal()) {
+                    (_, Some(libc::SIGKILL)) if timed_out => Termination::TimedOut,
+                    (Some(code), _) => Termination::Exited(code),
+                    (None, Some(sig)) => Termination::Signaled(sig),
+                    (None, None) => Termination::Exited(-1),
+                },
+                Err(_) => Termination::Exited(-1),
+            }
+        };
+        let response = response_rx
+            .recv_timeout(PIPE_GRACE)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<WorkerResponse>(&bytes).ok());
+        let stdout = stdout_rx.recv_timeout(PIPE_GRACE).unwrap_or_default();
+        let stderr = stderr_rx.recv_timeout(PIPE_GRACE).unwrap_or_default();
+        Ok(RunOutput {
+            response,
+            termination,
+            stdout,
+            stderr,
+            elapsed,
+            workdir_removed: false,
+        })
+    }
+}
+
+struct FloodGuard {
+    total: AtomicU64,
+    limit: u64,
+    tripped: AtomicBool,
+    pgid: i32,
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: signalling a process group we created; ESRCH when it is already gone is fine.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills both descriptors on success; we take ownership immediately.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(SandboxError::Pipe(std::io::Error::last_os_error()));
+    }
+    // SAFETY: freshly created descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Read a stream to its end, keeping the first `keep` bytes and killing the group on a flood.
+fn spawn_capture(
+    stream: Option<impl Read + Send + 'static>,
+    keep: usize,
+    flood: Arc<FloodGuard>,
+) -> mpsc::Receiver<Captured> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut total = 0u64;
+        if let Some(mut stream) = stream {
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                let n = match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                total += n as u64;
+                if kept.len() < keep {
+                    let take = n.min(keep - kept.len());
+                    kept.extend_from_slice(&buf[..take]);
+                }
+                let all = flood.total.fetch_add(n as u64, Ordering::SeqCst) + n as u64;
+                if all > flood.limit && !flood.tripped.swap(true, Ordering::SeqCst) {
+                    kill_group(flood.pgid);
+                }
+            }
+        }
+        let _ = tx.send(Captured {
+            text: String::from_utf8_lossy(&kept).into_owned(),
+            total_bytes: total,
+            truncated: total > kept.len() as u64,
+        });
+    });
+    rx
+}
+
+/// Upper bound on a worker response: traces are bounded well below this.
+const MAX_RESPONSE: u64 = 256 << 20;
+
+fn spawn_reader(fd: OwnedFd) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let file = std::fs::File::from(fd);
+        let _ = file.take(MAX_RESPONSE).read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    rx
+}
+
+/// Remove the work dir even if the program made parts of it read-only.
+fn remove_workdir(dir: tempfile::TempDir) -> bool {
+    let path = dir.path().to_path_buf();
+    if dir.close().is_ok() {
+        return true;
+    }
+    make_writable(&path);
+    std::fs::remove_dir_all(&path).is_ok() || !path.exists()
+}
+
+fn make_writable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
+    if let Ok(entries) = std::fs::read_dir(path) {
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                make_writable(&p);
+            }
+        }
+    }
+}

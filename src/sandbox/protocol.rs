@@ -1,0 +1,105 @@
+//! The messages between the parent and a worker process: one request in (fd 3), one response out (fd 4).
+//!
+//! Both sides are the same `ldb` binary, so the types are shared and serialized as JSON.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+use super::limits::Limits;
+use crate::trace::{RawTrace, TraceRequest};
+
+/// File name the program is compiled under; tracebacks and the tracer use it to tell program frames
+/// from harness and test frames.
+pub const PROGRAM_FILENAME: &str = "program.py";
+/// File name test code is compiled under.
+pub const TEST_FILENAME: &str = "<test>";
+
+/// What to run after the program has been loaded.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TestSpec {
+    /// Only load the program (module-level code runs, e.g. a stdin/stdout script).
+    LoadOnly,
+    /// `assert <lhs> == <rhs>`: evaluated in parts so the actual value can be reported.
+    AssertEq { source: String, lhs: String, rhs: String },
+    /// `assert <expr>` with a non-comparison expression: its value is reported on failure.
+    AssertTruthy { source: String, expr: String },
+    /// Any other statements (a `check(candidate)` function and its call, several asserts, ...).
+    Statements { source: String },
+    /// Evaluate one expression and report its value (`ldb trace --call`).
+    Call { expr: String },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerRequest {
+    pub program: String,
+    pub test: TestSpec,
+    /// Run the program with `__name__ == "__main__"` (scripts driven by stdin).
+    pub as_main: bool,
+    pub limits: Limits,
+    pub workdir: PathBuf,
+    /// Characters kept when rendering actual/expected values.
+    pub value_chars: usize,
+    pub trace: Option<TraceRequest>,
+}
+
+/// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see
+/// (timeout, killed, exited without a response, output flood).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerStatus {
+    Passed,
+    Failed,
+    Error,
+    /// `sys.exit()` / `SystemExit` was raised.
+    Exited,
+    /// The tracer's own deadline stopped the program (the parent's would have killed it).
+    Timeout,
+}
+
+/// Where the run stopped, when it did not pass.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Compile,
+    Load,
+    Test,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ExceptionInfo {
+    /// Exception class name, e.g. `IndexError`.
+    pub kind: String,
+    pub message: String,
+    /// Line in the program where it was raised (innermost program frame), if any.
+    pub program_line: Option<u32>,
+    /// The source line of the test that failed, for multi-statement tests.
+    pub test_line: Option<String>,
+    /// Traceback restricted to program and test frames.
+    pub traceback: String,
+}
+
+/// Which protections were in force for the run; anything missing is named in `warnings`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Isolation {
+    pub network: bool,
+    pub pid_namespace: bool,
+    pub unprivileged_user: bool,
+    pub process_limit: bool,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerResponse {
+    pub status: WorkerStatus,
+    pub phase: Option<Phase>,
+    pub exception: Option<ExceptionInfo>,
+    /// Rendered value of the tested expression (left side of `==`, or the truthy-tested expression).
+    pub actual: Option<String>,
+    pub expected: Option<String>,
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub trace: Option<RawTrace>,
+    #[serde(default)]
+    pub isolation: Isolation,
+}

@@ -1,0 +1,80 @@
+//! The worker: the `ldb` binary re-executed as `ldb __worker`, one process per run.
+//!
+//! It reads a [`WorkerRequest`] from fd 3, isolates itself ([`super::isolate`]), starts the
+//! embedded CPython, runs the harness (load the program, run the test, optionally traced) and
+//! writes a [`WorkerResponse`] to fd 4. Untrusted code never runs in the agent process.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::time::Instant;
+
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+
+use super::protocol::{Isolation, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
+use crate::trace::hook;
+
+/// File descriptor the request arrives on.
+pub const REQUEST_FD: i32 = 3;
+/// File descriptor the response leaves on.
+pub const RESPONSE_FD: i32 = 4;
+/// Exit code for a worker that could not do its job (bad request, interpreter failure).
+pub const WORKER_FAILURE: i32 = 70;
+
+/// Entry point of `ldb __worker`. Never returns.
+pub fn main() -> ! {
+    let code = match run() {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("ldb worker: {message}");
+            WORKER_FAILURE
+        }
+    };
+    // Skip interpreter finalization: threads the program started must not keep us alive.
+    // SAFETY: terminating the process.
+    unsafe { libc::_exit(code) }
+}
+
+fn run() -> Result<(), String> {
+    let started = Instant::now();
+    // SAFETY: the parent hands us these two descriptors and nothing else owns them.
+    let (mut request_pipe, mut response_pipe) =
+        unsafe { (File::from_raw_fd(REQUEST_FD), File::from_raw_fd(RESPONSE_FD)) };
+    let mut raw = String::new();
+    request_pipe
+        .read_to_string(&mut raw)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    drop(request_pipe);
+    let req: WorkerRequest =
+        serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
+
+    let isolation = super::isolate::enter(&req.limits, &req.workdir);
+    if let Some(trace) = req.trace.clone() {
+        hook::configure(trace, PROGRAM_FILENAME, started);
+    }
+    let response = Python::attach(|py| run_harness(py, &raw, isolation))
+        .map_err(|e| format!("python harness failed: {e}"))?;
+    let bytes = serde_json::to_vec(&response).map_err(|e| format!("encoding response: {e}"))?;
+    response_pipe
+        .write_all(&bytes)
+        .map_err(|e| format!("writing response: {e}"))?;
+    Ok(())
+}
+
+fn run_harness(py: Python<'_>, raw: &str, isolation: Isolation) -> PyResult<WorkerResponse> {
+    hook::register_module(py)?;
+    let harness = PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("harness.py")),
+        pyo3::ffi::c_str!("ldb_harness.py"),
+        pyo3::ffi::c_str!("ldb_harness"),
+    )?;
+    let out: String = harness.call_method1("run", (raw,))?.extract()?;
+    let mut response: WorkerResponse = serde_json::from_str(&out).map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!("harness result is not valid: {e}"))
+    })?;
+    response.trace = hook::take_finished();
+    response.isolation = isolation;
+    Ok(response)
+}

@@ -1,0 +1,122 @@
+//! Tracing: what a program did on one test, cut into executed units (lines, basic blocks or calls).
+//!
+//! The worker records a [`RawTrace`] with a native `sys.settrace`-level hook ([`hook`]) feeding a
+//! [`recorder::Recorder`]; the parent maps units back to source with [`units::UnitMap`], samples
+//! the instances ([`sample`]) and renders them the way the debugger prompt shows them ([`render`]).
+
+pub mod hook;
+pub mod recorder;
+pub mod render;
+pub mod sample;
+pub mod units;
+pub mod value;
+
+use serde::{Deserialize, Serialize};
+
+/// Granularity of a trace: the paper's three debugging levels.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Line,
+    #[default]
+    Block,
+    Function,
+}
+
+/// Which hook records the trace. Both feed the same recorder; `Python` exists to measure what the
+/// native hook saves.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum TracerKind {
+    #[default]
+    Native,
+    Python,
+}
+
+/// Sent to the worker: how to cut the run into units and how much to keep.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TraceRequest {
+    /// Per traced scope (code object), the unit of each of its lines. Scopes not listed (and
+    /// comprehensions, lambdas) are not traced on their own.
+    pub scopes: Vec<ScopeUnits>,
+    /// Instances kept from the start and from the end of the run; the middle is only counted.
+    pub keep_first: usize,
+    pub keep_last: usize,
+    /// Characters kept per rendered variable value.
+    pub value_chars: usize,
+    pub tracer: TracerKind,
+    /// After this many milliseconds the tracer stops the program itself, so a run that would hit
+    /// the wall-clock limit still returns its trace.
+    pub deadline_ms: u64,
+}
+
+/// The units of one scope: CPython identifies the code object by `co_name` + `co_firstlineno`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScopeUnits {
+    pub name: String,
+    pub first_line: u32,
+    /// Unit id per source line (index = line number); 0 means "not traced". Ids are unique
+    /// across scopes.
+    pub units: Vec<u32>,
+}
+
+/// One variable and its rendered value.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Var {
+    pub name: String,
+    pub value: String,
+}
+
+/// An exception seen while a unit instance ran.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Raised {
+    pub kind: String,
+    pub message: String,
+    pub line: u32,
+}
+
+/// How a unit instance was left.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InstanceEnd {
+    /// Control moved on to another unit of the same call.
+    Next,
+    /// The call returned this value.
+    Return { value: String },
+    /// An exception left the call.
+    Raise,
+    /// The run stopped (deadline, exit) while the unit was executing.
+    Unfinished,
+}
+
+/// One execution of one unit in one call (frame activation).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UnitInstance {
+    /// Position in execution order among all instances of the run.
+    pub seq: u64,
+    /// Frame activation id; recursion and generator resumptions get their own.
+    pub frame: u64,
+    /// Call depth among program frames (the entry function is 0).
+    pub depth: u32,
+    pub function: String,
+    pub unit: u32,
+    /// First line executed in this instance.
+    pub line: u32,
+    /// Locals when the unit was entered.
+    pub before: Vec<Var>,
+    /// Locals when it was left (absent if the instance never finished).
+    pub after: Option<Vec<Var>>,
+    pub end: InstanceEnd,
+    pub raised: Option<Raised>,
+}
+
+/// What the worker sends back: the kept instances and counts of everything else.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RawTrace {
+    /// Kept instances in execution order: the first `keep_first`, then the last `keep_last`.
+    pub instances: Vec<UnitInstance>,
+    pub total_instances: u64,
+    pub line_events: u64,
+    /// The tracer's deadline stopped the program.
+    pub deadline_hit: bool,
+}
