@@ -77,7 +77,7 @@ fn start(py: Python<'_>) -> PyResult<()> {
         return Ok(());
     };
     let kind = req.tracer;
-    let recorder = Recorder::new(&req, &filename, started);
+    let recorder = Recorder::new(py, &req, &filename, started);
     RECORDER.with(|cell| *cell.borrow_mut() = Some(recorder));
     match kind {
         TracerKind::Native => {

@@ -83,6 +83,8 @@ pub enum InstanceEnd {
     Next,
     /// The call returned this value.
     Return { value: String },
+    /// A generator or coroutine yielded this value (it may be resumed later as a new call).
+    Yield { value: String },
     /// An exception left the call.
     Raise,
     /// The run stopped (deadline, exit) while the unit was executing.

@@ -16,6 +16,9 @@ use pyo3::types::{PyBool, PyBytes, PyComplex, PyDict, PyFloat, PyInt, PyString};
 
 use super::{value, InstanceEnd, Raised, RawTrace, ScopeUnits, TraceRequest, UnitInstance, Var};
 
+/// `CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR`.
+const SUSPENDING_CODE: u32 = 0x20 | 0x80 | 0x200;
+
 /// How often (in line events) the deadline clock is read.
 const DEADLINE_CHECK_EVERY: u64 = 1024;
 
@@ -48,6 +51,7 @@ struct FrameState {
     scope: usize,
     function: Rc<str>,
     is_module: bool,
+    suspends: bool,
     unit: u32,
     open: Option<u64>,
 }
@@ -56,6 +60,8 @@ struct FrameState {
 #[derive(Clone)]
 struct CodeInfo {
     scope: usize,
+    /// Generators and coroutines: their "return" events are often yields.
+    suspends: bool,
     function: Rc<str>,
     is_module: bool,
 }
@@ -76,6 +82,8 @@ pub struct Recorder {
     line_events: u64,
     deadline: Option<Instant>,
     deadline_hit: bool,
+    /// CPython's `YIELD_VALUE` opcode number, looked up once.
+    yield_opcode: Option<u8>,
     codes: HashMap<usize, CodeEntry>,
     /// Strong references to every code object in `codes`, so a freed code object's address can
     /// never be reused by another one while the cache holds it.
@@ -89,7 +97,18 @@ pub enum LineVerdict {
 }
 
 impl Recorder {
-    pub fn new(req: &TraceRequest, program_filename: &str, started: Instant) -> Self {
+    pub fn new(
+        py: Python<'_>,
+        req: &TraceRequest,
+        program_filename: &str,
+        started: Instant,
+    ) -> Self {
+        let yield_opcode = py
+            .import("opcode")
+            .and_then(|m| m.getattr("opmap"))
+            .and_then(|m| m.get_item("YIELD_VALUE"))
+            .and_then(|v| v.extract::<u8>())
+            .ok();
         let deadline = (req.deadline_ms > 0)
             .then(|| started + std::time::Duration::from_millis(req.deadline_ms));
         let scope_index = req
@@ -113,6 +132,7 @@ impl Recorder {
             line_events: 0,
             deadline,
             deadline_hit: false,
+            yield_opcode,
             codes: HashMap::new(),
             keepalive: Vec::new(),
         }
@@ -146,6 +166,10 @@ impl Recorder {
             } else {
                 self.scope_index.get(&(name.clone(), first_line)).copied()
             };
+            let flags: u32 = code
+                .getattr("co_flags")
+                .and_then(|f| f.extract())
+                .unwrap_or(0);
             scope.map(|scope| {
                 let qualname = code
                     .getattr("co_qualname")
@@ -153,6 +177,7 @@ impl Recorder {
                     .unwrap_or(name);
                 CodeInfo {
                     scope,
+                    suspends: flags & SUSPENDING_CODE != 0,
                     function: Rc::from(qualname.as_str()),
                     is_module,
                 }
@@ -180,6 +205,7 @@ impl Recorder {
                 frame: frame as usize,
                 id: self.next_frame,
                 scope: info.scope,
+                suspends: info.suspends,
                 function: info.function,
                 is_module: info.is_module,
                 unit: 0,
@@ -190,6 +216,14 @@ impl Recorder {
     }
 
     pub fn on_line(&mut self, py: Python<'_>, frame: *mut ffi::PyFrameObject) -> LineVerdict {
+        let Some(top) = self.stack.last() else {
+            return LineVerdict::Continue;
+        };
+        if top.frame != frame as usize {
+            return LineVerdict::Continue;
+        }
+        // Only program lines count and only they are stopped: the harness must still be able
+        // to report after the deadline.
         self.line_events += 1;
         if self.line_events % DEADLINE_CHECK_EVERY == 0 || self.deadline_hit {
             if let Some(deadline) = self.deadline {
@@ -198,12 +232,6 @@ impl Recorder {
                     return LineVerdict::Deadline;
                 }
             }
-        }
-        let Some(top) = self.stack.last() else {
-            return LineVerdict::Continue;
-        };
-        if top.frame != frame as usize {
-            return LineVerdict::Continue;
         }
         // SAFETY: live frame from CPython.
         let line = unsafe { ffi::PyFrame_GetLineNumber(frame) };
@@ -266,8 +294,11 @@ impl Recorder {
             } else {
                 // SAFETY: CPython passes a borrowed reference to the returned value.
                 let v = unsafe { Bound::from_borrowed_ptr(py, value) };
-                InstanceEnd::Return {
-                    value: value::render(&v, self.value_chars),
+                let value = value::render(&v, self.value_chars);
+                if top.suspends && self.at_yield(py, frame) {
+                    InstanceEnd::Yield { value }
+                } else {
+                    InstanceEnd::Return { value }
                 }
             };
             if let Some(p) = self.pending_mut(open) {
@@ -315,6 +346,26 @@ impl Recorder {
                 message,
                 line,
             });
+        }
+    }
+
+    /// Whether a suspending frame is stopped at a `yield` (rather than returning for good).
+    fn at_yield(&self, py: Python<'_>, frame: *mut ffi::PyFrameObject) -> bool {
+        let Some(opcode) = self.yield_opcode else {
+            return false;
+        };
+        // SAFETY: live frame passed by CPython; borrowed for this call only.
+        let frame = unsafe { Bound::from_borrowed_ptr(py, frame.cast::<ffi::PyObject>()) };
+        let lasti = frame
+            .getattr("f_lasti")
+            .and_then(|v| v.extract::<usize>());
+        let code = frame
+            .getattr("f_code")
+            .and_then(|c| c.getattr("co_code"))
+            .and_then(|c| c.extract::<Vec<u8>>());
+        match (lasti, code) {
+            (Ok(i), Ok(code)) => code.get(i) == Some(&opcode),
+            _ => false,
         }
     }
 

@@ -174,6 +174,7 @@ fn write_step(out: &mut String, step: &TraceStep) {
             out.push_str(&format!("  state after:  {}\n", vars_text(after)));
             match end {
                 InstanceEnd::Return { value } => out.push_str(&format!("  returned {value}\n")),
+                InstanceEnd::Yield { value } => out.push_str(&format!("  yielded {value}\n")),
                 InstanceEnd::Raise => {
                     out.push_str(&format!("  the exception left {}\n", step.function))
                 }

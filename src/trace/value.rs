@@ -39,9 +39,9 @@ fn write_value(obj: &Bound<'_, PyAny>, out: &mut String, left: &mut usize, depth
             write_seq(set.iter(), set.len(), "{", "}", out, left, depth);
         }
     } else if let Ok(set) = obj.cast_exact::<PyFrozenSet>() {
-        push_str(out, left, "frozenset(");
+        push_punct(out, left, "frozenset(");
         write_seq(set.iter(), set.len(), "{", "}", out, left, depth);
-        push_str(out, left, ")");
+        out.push(')');
     } else if let Ok(s) = obj.cast_exact::<PyString>() {
         write_str(s, out, left);
     } else if obj.is_exact_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
@@ -60,36 +60,65 @@ fn write_seq<'py>(
     left: &mut usize,
     depth: usize,
 ) {
-    push_str(out, left, open);
+    push_punct(out, left, open);
     for (i, item) in items.enumerate() {
-        if i > 0 {
-            push_str(out, left, ", ");
-        }
-        if *left == 0 {
-            out.push_str(&format!("…(+{} more)", len - i));
+        if !write_item(out, left, i, len, |buf, l| write_value(&item, buf, l, depth + 1)) {
             break;
         }
-        write_value(&item, out, left, depth + 1);
     }
     out.push_str(close);
 }
 
 fn write_dict(dict: &Bound<'_, PyDict>, out: &mut String, left: &mut usize, depth: usize) {
     let len = dict.len();
-    push_str(out, left, "{");
+    push_punct(out, left, "{");
     for (i, (k, v)) in dict.iter().enumerate() {
-        if i > 0 {
-            push_str(out, left, ", ");
-        }
-        if *left == 0 {
-            out.push_str(&format!("…(+{} more)", len - i));
+        let item = |buf: &mut String, l: &mut usize| {
+            write_value(&k, buf, l, depth + 1);
+            push_punct(buf, l, ": ");
+            write_value(&v, buf, l, depth + 1);
+        };
+        if !write_item(out, left, i, len, item) {
             break;
         }
-        write_value(&k, out, left, depth + 1);
-        push_str(out, left, ": ");
-        write_value(&v, out, left, depth + 1);
     }
     out.push('}');
+}
+
+/// Write element `i` of `len` if it fits whole; otherwise say how many are left and stop.
+/// The first element is always written (cut if need be), so a value never renders empty.
+fn write_item(
+    out: &mut String,
+    left: &mut usize,
+    i: usize,
+    len: usize,
+    write: impl FnOnce(&mut String, &mut usize),
+) -> bool {
+    if i > 0 {
+        push_punct(out, left, ", ");
+    }
+    let mut buf = String::new();
+    let mut budget = *left;
+    write(&mut buf, &mut budget);
+    let fits = budget > 0;
+    if fits || i == 0 {
+        out.push_str(&buf);
+        *left = budget;
+    }
+    if fits {
+        return true;
+    }
+    let rest = if i == 0 { len - 1 } else { len - i };
+    if rest > 0 {
+        out.push_str(&format!("…(+{rest} more)"));
+    }
+    false
+}
+
+/// Brackets and separators use the budget but are never cut.
+fn push_punct(out: &mut String, left: &mut usize, text: &str) {
+    out.push_str(text);
+    *left = left.saturating_sub(text.chars().count());
 }
 
 fn write_str(s: &Bound<'_, PyString>, out: &mut String, left: &mut usize) {
