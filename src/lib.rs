@@ -3,9 +3,9 @@
 //! Data flows one way: task → generator → runner → profiler → debugger → regenerator → report.
 //! This crate holds every stage; the `ldb` binary is a thin command-line front over it.
 
-pub mod python;
-pub mod task;
-pub mod sandbox;
-pub mod trace;
-pub mod runner;
 pub mod cli;
+pub mod python;
+pub mod runner;
+pub mod sandbox;
+pub mod task;
+pub mod trace;

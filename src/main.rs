@@ -3,7 +3,9 @@
 use clap::Parser;
 
 fn main() {
-    if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(ldb::sandbox::WORKER_COMMAND)) {
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(ldb::sandbox::WORKER_COMMAND))
+    {
         ldb::sandbox::worker::main();
     }
     let cli = ldb::cli::Cli::parse();

@@ -120,11 +120,17 @@ fn fork_bomb_is_bounded() {
     let prog = "import os\ndef f():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n";
     let out = run_with(runner(Duration::from_secs(3)), prog, "f()");
     assert!(
-        matches!(out.status, TestStatus::Timeout | TestStatus::Error | TestStatus::Exited),
+        matches!(
+            out.status,
+            TestStatus::Timeout | TestStatus::Error | TestStatus::Exited
+        ),
         "{out:?}"
     );
     // The machine still works: a normal run right after succeeds.
-    assert_eq!(run("def g():\n    return 1\n", "assert g() == 1").status, TestStatus::Passed);
+    assert_eq!(
+        run("def g():\n    return 1\n", "assert g() == 1").status,
+        TestStatus::Passed
+    );
 }
 
 #[test]
@@ -137,7 +143,10 @@ fn network_connections_fail() {
     );
     let out = run(&prog, "assert f() == 'connected'");
     assert_eq!(out.status, TestStatus::Error, "{out:?}");
-    assert!(listener.accept().is_err(), "the sandbox reached the host's loopback");
+    assert!(
+        listener.accept().is_err(),
+        "the sandbox reached the host's loopback"
+    );
     let dns = run(
         "import socket\ndef f():\n    return socket.gethostbyname('example.com')\n",
         "f()",
@@ -158,7 +167,7 @@ fn sys_exit_and_os_exit_are_reported_as_exits() {
 #[test]
 fn output_flood_is_capped() {
     let prog = "import sys\ndef f():\n    while True:\n        sys.stdout.write('x' * 65536)\n";
-    let out = run(&prog, "f()");
+    let out = run(prog, "f()");
     assert_eq!(out.status, TestStatus::OutputLimit, "{out:?}");
     assert!(out.stdout.len() <= Limits::default().output_keep_bytes + 200);
 }

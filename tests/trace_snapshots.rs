@@ -61,7 +61,7 @@ fn steps(report: &TraceReport) -> Vec<&ldb::trace::render::TraceStep> {
         .entries
         .iter()
         .filter_map(|e| match e {
-            TraceEntry::Step(s) => Some(s),
+            TraceEntry::Step(s) => Some(s.as_ref()),
             TraceEntry::Omitted { .. } => None,
         })
         .collect()
@@ -85,7 +85,10 @@ fn every_fixture_traces_to_a_stable_rendering() {
             outcome.summary,
             report.to_text()
         );
-        insta::assert_snapshot!(format!("trace_block__{}", name.trim_end_matches(".py")), text);
+        insta::assert_snapshot!(
+            format!("trace_block__{}", name.trim_end_matches(".py")),
+            text
+        );
     }
 }
 
@@ -93,7 +96,10 @@ fn every_fixture_traces_to_a_stable_rendering() {
 fn line_and_function_levels_render_stably() {
     for level in [Level::Line, Level::Function] {
         let (_, report) = trace("recursion.py", level, TracerKind::Native);
-        insta::assert_snapshot!(format!("trace_{level:?}__recursion").to_lowercase(), report.to_text());
+        insta::assert_snapshot!(
+            format!("trace_{level:?}__recursion").to_lowercase(),
+            report.to_text()
+        );
     }
 }
 
@@ -146,7 +152,10 @@ fn a_raising_repr_and_huge_values_do_not_break_the_trace() {
     let text = report.to_text();
     assert!(text.contains("repr() raised RuntimeError"), "{text}");
     assert!(text.contains("more)"), "long list not cut visibly: {text}");
-    assert!(text.contains("chars]"), "long string not cut visibly: {text}");
+    assert!(
+        text.contains("chars]"),
+        "long string not cut visibly: {text}"
+    );
 }
 
 #[test]
@@ -186,7 +195,13 @@ fn a_traced_infinite_loop_still_returns_its_last_blocks() {
         deadline_ms: 1_500,
     };
     let out = runner
-        .run(source, &TestInput::Code { source: "spin(3)".into() }, Some(request))
+        .run(
+            source,
+            &TestInput::Code {
+                source: "spin(3)".into(),
+            },
+            Some(request),
+        )
         .expect("run");
     assert_eq!(out.status, TestStatus::Timeout, "{out:?}");
     let raw = out.trace.expect("trace despite the timeout");

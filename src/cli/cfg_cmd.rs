@@ -9,7 +9,13 @@ pub fn run(args: &CfgArgs) -> Result<ExitStatus, CliError> {
     let src = SourceFile::new(output::read_source(&args.file)?);
     let cfg = ProgramCfg::build(&src).map_err(|e| {
         CliError::bad_input(
-            format!("{}:{}:{}: {}", args.file.display(), e.line, e.column, e.message),
+            format!(
+                "{}:{}:{}: {}",
+                args.file.display(),
+                e.line,
+                e.column,
+                e.message
+            ),
             "fix the syntax error; ldb reads Python 3.11 syntax",
         )
     })?;

@@ -59,12 +59,17 @@ impl SandboxArgs {
     pub fn runner(&self) -> Result<Runner, CliError> {
         if !(self.timeout.is_finite() && self.timeout > 0.0) {
             return Err(CliError::bad_input(
-                format!("--timeout must be a positive number of seconds, got {}", self.timeout),
+                format!(
+                    "--timeout must be a positive number of seconds, got {}",
+                    self.timeout
+                ),
                 "e.g. --timeout 5",
             ));
         }
         let exe = std::env::current_exe().map_err(|e| {
-            CliError::sandbox(format!("cannot find the ldb executable to start workers: {e}"))
+            CliError::sandbox(format!(
+                "cannot find the ldb executable to start workers: {e}"
+            ))
         })?;
         let mut limits = Limits::default().with_wall(Duration::from_secs_f64(self.timeout));
         limits.memory_bytes = self.memory.saturating_mul(1 << 20);

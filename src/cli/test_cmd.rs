@@ -52,7 +52,11 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         }
         if tests.is_empty() {
             return Err(CliError::bad_input(
-                format!("{}: task `{}` has no tests to run", args.task.display(), task.task_id),
+                format!(
+                    "{}: task `{}` has no tests to run",
+                    args.task.display(),
+                    task.task_id
+                ),
                 "add \"visible_tests\" or \"io_tests\" to the task (or use --hidden)",
             ));
         }
@@ -104,7 +108,11 @@ fn collect_warnings(reports: &[TaskReport<'_>]) -> Vec<String> {
 fn render_text(task_id: &str, origin: &str, results: &[TestOutcome]) -> String {
     let mut out = format!("{task_id} (program: {origin})\n");
     for r in results {
-        out.push_str(&format!("  {:<8} {}\n", r.status.label(), r.test.describe()));
+        out.push_str(&format!(
+            "  {:<8} {}\n",
+            r.status.label(),
+            r.test.describe()
+        ));
         if !r.passed() {
             out.push_str(&format!("           {}\n", r.summary));
         }

@@ -34,27 +34,29 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
         }
         None => None,
     };
-    let program = match (&args.file, &task) {
-        (Some(file), _) => output::read_source(file)?,
-        (None, Some(t)) => t.seed.clone().ok_or_else(|| {
-            CliError::bad_input(
-                format!("task `{}` has no `seed` program", t.task_id),
-                "pass the program file: ldb trace FILE.py --task TASK",
-            )
-        })?,
-        (None, None) => {
-            return Err(CliError::bad_input(
+    let program =
+        match (&args.file, &task) {
+            (Some(file), _) => output::read_source(file)?,
+            (None, Some(t)) => t.seed.clone().ok_or_else(|| {
+                CliError::bad_input(
+                    format!("task `{}` has no `seed` program", t.task_id),
+                    "pass the program file: ldb trace FILE.py --task TASK",
+                )
+            })?,
+            (None, None) => return Err(CliError::bad_input(
                 "nothing to trace",
                 "ldb trace FILE.py --test 'assert f(1) == 2' (or --call 'f(1)', or --task TASK)",
-            ))
-        }
-    };
+            )),
+        };
     let test = choose_test(args, task.as_ref(), &program, &runner)?;
 
     let src = SourceFile::new(program.clone());
     let cfg = ProgramCfg::build(&src).map_err(|e| {
         CliError::bad_input(
-            format!("the program does not parse: line {}:{}: {}", e.line, e.column, e.message),
+            format!(
+                "the program does not parse: line {}:{}: {}",
+                e.line, e.column, e.message
+            ),
             "fix the syntax error first; `ldb test` shows it too",
         )
     })?;
@@ -134,7 +136,11 @@ fn choose_test(
     if let Some(i) = args.index {
         return tests.get(i).cloned().ok_or_else(|| {
             CliError::bad_input(
-                format!("task `{}` has {} visible tests; --index {i} is out of range", task.task_id, tests.len()),
+                format!(
+                    "task `{}` has {} visible tests; --index {i} is out of range",
+                    task.task_id,
+                    tests.len()
+                ),
                 format!("use --index 0 to {}", tests.len() - 1),
             )
         });

@@ -12,8 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::sandbox::{
-    ExceptionInfo, RunOutput, RunSpec, Sandbox, SandboxError, Termination, TestSpec,
-    WorkerStatus,
+    ExceptionInfo, RunOutput, RunSpec, Sandbox, SandboxError, Termination, TestSpec, WorkerStatus,
 };
 use crate::task::Task;
 use crate::trace::{RawTrace, TraceRequest};
@@ -210,7 +209,9 @@ impl Runner {
             .into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
-                    Err(SandboxError::Pipe(std::io::Error::other("test was not run")))
+                    Err(SandboxError::Pipe(std::io::Error::other(
+                        "test was not run",
+                    )))
                 })
             })
             .collect()
@@ -287,8 +288,9 @@ fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
             } else {
                 outcome.status = TestStatus::Exited;
                 outcome.exit_code = Some(code as i64);
-                outcome.summary =
-                    format!("the process exited with code {code} before the test finished (os._exit?)");
+                outcome.summary = format!(
+                    "the process exited with code {code} before the test finished (os._exit?)"
+                );
             }
         }
     }
@@ -336,7 +338,10 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
         WorkerStatus::Passed => (TestStatus::Passed, "passed".to_string()),
         WorkerStatus::Failed => match (&outcome.actual, &outcome.expected) {
             (Some(a), Some(e)) => (TestStatus::Failed, format!("got {a}, expected {e}")),
-            (Some(a), None) => (TestStatus::Failed, format!("the asserted expression was {a}")),
+            (Some(a), None) => (
+                TestStatus::Failed,
+                format!("the asserted expression was {a}"),
+            ),
             _ if !exc_text.is_empty() => (TestStatus::Failed, exc_text),
             _ => (TestStatus::Failed, "assertion failed".into()),
         },
@@ -346,7 +351,10 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
                 .as_ref()
                 .is_some_and(|e| e.kind == "MemoryError");
             if memory {
-                (TestStatus::MemoryLimit, format!("stopped at the memory limit ({exc_text})"))
+                (
+                    TestStatus::MemoryLimit,
+                    format!("stopped at the memory limit ({exc_text})"),
+                )
             } else {
                 (TestStatus::Error, exc_text)
             }

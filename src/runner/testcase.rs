@@ -19,16 +19,23 @@ pub fn test_spec(source: &str) -> TestSpec {
     };
     if let [ast::Stmt::Assert(assert)] = suite.as_slice() {
         if let ast::Expr::Compare(cmp) = assert.test.as_ref() {
-            if let ([ast::CmpOp::Eq], [right]) = (cmp.ops.as_slice(), cmp.comparators.as_slice()) {
-                if let (Some(lhs), Some(rhs)) = (slice(&text, &*cmp.left), slice(&text, right)) {
-                    return TestSpec::AssertEq {
-                        source: text.clone(),
-                        lhs,
-                        rhs,
-                    };
+            match (cmp.ops.as_slice(), cmp.comparators.as_slice()) {
+                ([ast::CmpOp::Eq], [right]) => {
+                    if let (Some(lhs), Some(rhs)) = (slice(&text, &*cmp.left), slice(&text, right))
+                    {
+                        return TestSpec::AssertEq {
+                            source: text.clone(),
+                            lhs,
+                            rhs,
+                        };
+                    }
                 }
+                // A chain (`a == b == c`) evaluates its middle once; splitting it would not.
+                (_, [_, _, ..]) => return TestSpec::Statements { source: text },
+                _ => {}
             }
-        } else if let Some(expr) = slice(&text, assert.test.as_ref()) {
+        }
+        if let Some(expr) = slice(&text, assert.test.as_ref()) {
             return TestSpec::AssertTruthy {
                 source: text.clone(),
                 expr,
@@ -96,12 +103,18 @@ mod tests {
 
     #[test]
     fn chained_comparisons_and_blocks_run_as_statements() {
-        assert!(matches!(test_spec("assert 1 == f(1) == 1"), TestSpec::Statements { .. }));
+        assert!(matches!(
+            test_spec("assert 1 == f(1) == 1"),
+            TestSpec::Statements { .. }
+        ));
         assert!(matches!(
             test_spec("def check(c):\n    assert c(1) == 2\ncheck(f)"),
             TestSpec::Statements { .. }
         ));
-        assert!(matches!(test_spec("assert f(1 =="), TestSpec::Statements { .. }));
+        assert!(matches!(
+            test_spec("assert f(1 =="),
+            TestSpec::Statements { .. }
+        ));
     }
 
     #[test]

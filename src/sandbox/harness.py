@@ -3,24 +3,20 @@
 This is trusted code, but everything it calls into is not: every call on program objects is
 guarded, and the result is a plain dict that the worker serialises."""
 import builtins
-import json
-import linecache
 import sys
-import traceback
 
 import _ldb
 
-# Bound before any program code runs, so a program that patches these cannot forge the result.
-_dumps = json.dumps
-_loads = json.loads
+# Sources by file name, handed to linecache only when a traceback is formatted: importing
+# linecache and traceback up front would cost every run several milliseconds.
+_SOURCES = {}
 
 PROGRAM = "program.py"
 TEST = "<test>"
 
 
 def _register(name, text):
-    # Lets tracebacks show the program's and the test's source lines.
-    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    _SOURCES[name] = text
 
 
 def _safe_str(obj, limit=2000):
@@ -32,6 +28,12 @@ def _safe_str(obj, limit=2000):
 
 
 def _exception(exc):
+    import linecache
+    import traceback
+
+    for name, text in _SOURCES.items():
+        # Lets tracebacks show the program's and the test's source lines.
+        linecache.cache[name] = (len(text), None, text.splitlines(True), name)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (PROGRAM, TEST)]
     program_line = None
     test_line = None
@@ -109,8 +111,7 @@ def _run_test(test, g, chars):
     raise ValueError("unknown test kind %r" % kind)
 
 
-def run(request_json):
-    req = _loads(request_json)
+def run(req):
     program = req["program"]
     chars = req["value_chars"]
     _register(PROGRAM, program)
@@ -120,7 +121,7 @@ def run(request_json):
         result = _result("error", "compile", exc)
         if isinstance(exc, SyntaxError) and exc.lineno:
             result["exception"]["program_line"] = exc.lineno
-        return _dumps(result)
+        return result
     g = {
         "__name__": "__main__" if req["as_main"] else "__ldb_program__",
         "__builtins__": builtins,
@@ -147,4 +148,4 @@ def run(request_json):
             stream.flush()
         except BaseException:
             pass
-    return _dumps(result)
+    return result

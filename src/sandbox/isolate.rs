@@ -63,9 +63,9 @@ pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
                 // The parent-death signal is cleared by a credential change; set it again.
                 set_parent_death_signal();
             }
-            Err(e) => iso
-                .warnings
-                .push(format!("still running as root ({e}): the program can write anywhere root can")),
+            Err(e) => iso.warnings.push(format!(
+                "still running as root ({e}): the program can write anywhere root can"
+            )),
         }
     }
 
@@ -75,15 +75,37 @@ pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
         }
     };
     set(libc::RLIMIT_CORE, 0, 0, "core file");
-    set(libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes, "memory");
-    set(libc::RLIMIT_CPU, limits.cpu_secs, limits.cpu_secs + 1, "CPU time");
-    set(libc::RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes, "file size");
-    set(libc::RLIMIT_NOFILE, limits.open_files, limits.open_files, "open files");
+    set(
+        libc::RLIMIT_AS,
+        limits.memory_bytes,
+        limits.memory_bytes,
+        "memory",
+    );
+    set(
+        libc::RLIMIT_CPU,
+        limits.cpu_secs,
+        limits.cpu_secs + 1,
+        "CPU time",
+    );
+    set(
+        libc::RLIMIT_FSIZE,
+        limits.file_bytes,
+        limits.file_bytes,
+        "file size",
+    );
+    set(
+        libc::RLIMIT_NOFILE,
+        limits.open_files,
+        limits.open_files,
+        "open files",
+    );
     if iso.unprivileged_user {
         // Root ignores RLIMIT_NPROC; a dedicated uid makes it a real per-run process budget.
         match set_rlimit(libc::RLIMIT_NPROC, limits.processes, limits.processes) {
             Ok(()) => iso.process_limit = true,
-            Err(e) => iso.warnings.push(format!("process limit not applied ({e})")),
+            Err(e) => iso
+                .warnings
+                .push(format!("process limit not applied ({e})")),
         }
     } else {
         iso.warnings.push(
@@ -160,7 +182,13 @@ fn fork_and_wait() {
 fn set_parent_death_signal() {
     // SAFETY: prctl on our own process.
     unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
 }
 
@@ -185,7 +213,11 @@ fn drop_privileges(uid: u32, workdir: &Path) -> Result<(), std::io::Error> {
     Ok(())
 }
 
-fn set_rlimit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), std::io::Error> {
+fn set_rlimit(
+    resource: libc::__rlimit_resource_t,
+    soft: u64,
+    hard: u64,
+) -> Result<(), std::io::Error> {
     let lim = libc::rlimit {
         rlim_cur: soft as libc::rlim_t,
         rlim_max: hard as libc::rlim_t,

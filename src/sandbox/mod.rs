@@ -8,6 +8,7 @@
 pub mod isolate;
 pub mod limits;
 pub mod protocol;
+mod pyjson;
 pub mod worker;
 
 use std::io::{Read, Write};
@@ -203,7 +204,13 @@ impl Sandbox {
                     }
                     libc::close(fd);
                 }
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
                 Ok(())
             });
         }
@@ -250,7 +257,9 @@ impl Sandbox {
         };
         let status = match status {
             Some(s) => s,
-            None => wait_rx.recv().unwrap_or_else(|_| Err(std::io::Error::other("lost"))),
+            None => wait_rx
+                .recv()
+                .unwrap_or_else(|_| Err(std::io::Error::other("lost"))),
         };
         let timed_out = started.elapsed() >= wall;
         // Anything still in the group (the program's children) goes too.

@@ -21,7 +21,11 @@ pub enum TestSpec {
     /// Only load the program (module-level code runs, e.g. a stdin/stdout script).
     LoadOnly,
     /// `assert <lhs> == <rhs>`: evaluated in parts so the actual value can be reported.
-    AssertEq { source: String, lhs: String, rhs: String },
+    AssertEq {
+        source: String,
+        lhs: String,
+        rhs: String,
+    },
     /// `assert <expr>` with a non-comparison expression: its value is reported on failure.
     AssertTruthy { source: String, expr: String },
     /// Any other statements (a `check(candidate)` function and its call, several asserts, ...).

@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
 use super::protocol::{Isolation, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
+use super::pyjson;
 use crate::trace::hook;
 
 /// File descriptor the request arrives on.
@@ -39,8 +40,12 @@ pub fn main() -> ! {
 fn run() -> Result<(), String> {
     let started = Instant::now();
     // SAFETY: the parent hands us these two descriptors and nothing else owns them.
-    let (mut request_pipe, mut response_pipe) =
-        unsafe { (File::from_raw_fd(REQUEST_FD), File::from_raw_fd(RESPONSE_FD)) };
+    let (mut request_pipe, mut response_pipe) = unsafe {
+        (
+            File::from_raw_fd(REQUEST_FD),
+            File::from_raw_fd(RESPONSE_FD),
+        )
+    };
     let mut raw = String::new();
     request_pipe
         .read_to_string(&mut raw)
@@ -53,7 +58,7 @@ fn run() -> Result<(), String> {
     if let Some(trace) = req.trace.clone() {
         hook::configure(trace, PROGRAM_FILENAME, started);
     }
-    let response = Python::attach(|py| run_harness(py, &raw, isolation))
+    let response = Python::attach(|py| run_harness(py, &req, isolation))
         .map_err(|e| format!("python harness failed: {e}"))?;
     let bytes = serde_json::to_vec(&response).map_err(|e| format!("encoding response: {e}"))?;
     response_pipe
@@ -62,7 +67,11 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-fn run_harness(py: Python<'_>, raw: &str, isolation: Isolation) -> PyResult<WorkerResponse> {
+fn run_harness(
+    py: Python<'_>,
+    req: &WorkerRequest,
+    isolation: Isolation,
+) -> PyResult<WorkerResponse> {
     hook::register_module(py)?;
     let harness = PyModule::from_code(
         py,
@@ -70,10 +79,18 @@ fn run_harness(py: Python<'_>, raw: &str, isolation: Isolation) -> PyResult<Work
         pyo3::ffi::c_str!("ldb_harness.py"),
         pyo3::ffi::c_str!("ldb_harness"),
     )?;
-    let out: String = harness.call_method1("run", (raw,))?.extract()?;
-    let mut response: WorkerResponse = serde_json::from_str(&out).map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(format!("harness result is not valid: {e}"))
-    })?;
+    // The harness needs neither the trace request nor the limits.
+    let request = serde_json::json!({
+        "program": req.program,
+        "test": req.test,
+        "as_main": req.as_main,
+        "value_chars": req.value_chars,
+    });
+    let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
+    let mut response: WorkerResponse =
+        serde_json::from_value(pyjson::from_python(&out)).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("harness result is not valid: {e}"))
+        })?;
     response.trace = hook::take_finished();
     response.isolation = isolation;
     Ok(response)

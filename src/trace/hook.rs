@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyModule;
+use pyo3::types::{PyFrame, PyModule, PyTuple};
 
 use super::recorder::{LineVerdict, Recorder};
 use super::{RawTrace, TraceRequest, TracerKind};
@@ -54,12 +54,15 @@ unsafe extern "C" fn native_hook(
         let Some(rec) = guard.as_mut() else {
             return LineVerdict::Continue;
         };
-        match what {
-            ffi::PyTrace_CALL => rec.on_call(py, frame),
-            ffi::PyTrace_LINE => return rec.on_line(py, frame),
-            ffi::PyTrace_RETURN => rec.on_return(py, frame, arg),
-            ffi::PyTrace_EXCEPTION => rec.on_exception(py, frame, arg),
-            _ => {}
+        // SAFETY: CPython passes a live frame and event argument.
+        unsafe {
+            match what {
+                ffi::PyTrace_CALL => rec.on_call(py, frame),
+                ffi::PyTrace_LINE => return rec.on_line(py, frame),
+                ffi::PyTrace_RETURN => rec.on_return(py, frame, arg),
+                ffi::PyTrace_EXCEPTION => rec.on_exception(py, frame, arg),
+                _ => {}
+            }
         }
         LineVerdict::Continue
     });
@@ -141,15 +144,28 @@ fn render(value: &Bound<'_, PyAny>, budget: usize) -> String {
     super::value::render(value, budget)
 }
 
+/// The frame pointer of `frame`, if it really is a frame (program code can call these too).
+fn frame_ptr(frame: &Bound<'_, PyAny>) -> Option<*mut ffi::PyFrameObject> {
+    frame
+        .is_instance_of::<PyFrame>()
+        .then(|| frame.as_ptr().cast())
+}
+
 #[pyfunction]
 fn py_call(py: Python<'_>, frame: &Bound<'_, PyAny>) {
-    with_recorder(|rec| rec.on_call(py, frame.as_ptr().cast()));
+    if let Some(f) = frame_ptr(frame) {
+        // SAFETY: a live frame object, GIL held.
+        with_recorder(|rec| unsafe { rec.on_call(py, f) });
+    }
 }
 
 #[pyfunction]
 fn py_line(py: Python<'_>, frame: &Bound<'_, PyAny>) -> PyResult<()> {
     let mut verdict = LineVerdict::Continue;
-    with_recorder(|rec| verdict = rec.on_line(py, frame.as_ptr().cast()));
+    if let Some(f) = frame_ptr(frame) {
+        // SAFETY: a live frame object, GIL held.
+        with_recorder(|rec| verdict = unsafe { rec.on_line(py, f) });
+    }
     match verdict {
         LineVerdict::Continue => Ok(()),
         LineVerdict::Deadline => Err(TraceDeadline::new_err("time limit reached while tracing")),
@@ -158,12 +174,18 @@ fn py_line(py: Python<'_>, frame: &Bound<'_, PyAny>) -> PyResult<()> {
 
 #[pyfunction]
 fn py_return(py: Python<'_>, frame: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) {
-    with_recorder(|rec| rec.on_return(py, frame.as_ptr().cast(), value.as_ptr()));
+    if let Some(f) = frame_ptr(frame) {
+        // SAFETY: a live frame object and a live value, GIL held.
+        with_recorder(|rec| unsafe { rec.on_return(py, f, value.as_ptr()) });
+    }
 }
 
 #[pyfunction]
 fn py_exception(py: Python<'_>, frame: &Bound<'_, PyAny>, info: &Bound<'_, PyAny>) {
-    with_recorder(|rec| rec.on_exception(py, frame.as_ptr().cast(), info.as_ptr()));
+    if let (Some(f), true) = (frame_ptr(frame), info.is_instance_of::<PyTuple>()) {
+        // SAFETY: a live frame object and a live tuple, GIL held.
+        with_recorder(|rec| unsafe { rec.on_exception(py, f, info.as_ptr()) });
+    }
 }
 
 /// Build the `_ldb` module and register it in `sys.modules`.
@@ -177,8 +199,6 @@ pub fn register_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     m.add_function(wrap_pyfunction!(py_return, &m)?)?;
     m.add_function(wrap_pyfunction!(py_exception, &m)?)?;
     m.add("TraceDeadline", py.get_type::<TraceDeadline>())?;
-    py.import("sys")?
-        .getattr("modules")?
-        .set_item("_ldb", &m)?;
+    py.import("sys")?.getattr("modules")?.set_item("_ldb", &m)?;
     Ok(m)
 }

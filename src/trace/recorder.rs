@@ -190,7 +190,10 @@ impl Recorder {
         entry
     }
 
-    pub fn on_call(&mut self, py: Python<'_>, frame: *mut ffi::PyFrameObject) {
+    /// # Safety
+    /// `frame` (and any object pointer) must be live objects passed by CPython's trace
+    /// machinery, and the GIL must be held.
+    pub unsafe fn on_call(&mut self, py: Python<'_>, frame: *mut ffi::PyFrameObject) {
         // SAFETY: `frame` is the live frame CPython passed to the hook; GetCode returns a new ref.
         let code = unsafe {
             let raw = ffi::PyFrame_GetCode(frame);
@@ -215,7 +218,14 @@ impl Recorder {
         }
     }
 
-    pub fn on_line(&mut self, py: Python<'_>, frame: *mut ffi::PyFrameObject) -> LineVerdict {
+    /// # Safety
+    /// `frame` (and any object pointer) must be live objects passed by CPython's trace
+    /// machinery, and the GIL must be held.
+    pub unsafe fn on_line(
+        &mut self,
+        py: Python<'_>,
+        frame: *mut ffi::PyFrameObject,
+    ) -> LineVerdict {
         let Some(top) = self.stack.last() else {
             return LineVerdict::Continue;
         };
@@ -275,7 +285,10 @@ impl Recorder {
     }
 
     /// `value` is the returned object, or null when an exception leaves the frame.
-    pub fn on_return(
+    /// # Safety
+    /// `frame` (and any object pointer) must be live objects passed by CPython's trace
+    /// machinery, and the GIL must be held.
+    pub unsafe fn on_return(
         &mut self,
         py: Python<'_>,
         frame: *mut ffi::PyFrameObject,
@@ -310,7 +323,10 @@ impl Recorder {
     }
 
     /// `info` is CPython's `(type, value, traceback)` tuple.
-    pub fn on_exception(
+    /// # Safety
+    /// `frame` (and any object pointer) must be live objects passed by CPython's trace
+    /// machinery, and the GIL must be held.
+    pub unsafe fn on_exception(
         &mut self,
         py: Python<'_>,
         frame: *mut ffi::PyFrameObject,
@@ -356,9 +372,7 @@ impl Recorder {
         };
         // SAFETY: live frame passed by CPython; borrowed for this call only.
         let frame = unsafe { Bound::from_borrowed_ptr(py, frame.cast::<ffi::PyObject>()) };
-        let lasti = frame
-            .getattr("f_lasti")
-            .and_then(|v| v.extract::<usize>());
+        let lasti = frame.getattr("f_lasti").and_then(|v| v.extract::<usize>());
         let code = frame
             .getattr("f_code")
             .and_then(|c| c.getattr("co_code"))
@@ -387,14 +401,17 @@ impl Recorder {
             let Ok(name) = k.cast_into::<PyString>() else {
                 continue;
             };
-            if is_noise(&v) || (module && is_dunder(&name)) {
-                continue;
-            }
+            // Immutable built-ins are the common case in loops: keep a reference, render later.
             let held = if is_immutable(&v) {
                 Held::Lazy(v.unbind())
+            } else if is_noise(&v) {
+                continue;
             } else {
                 Held::Text(value::render(&v, self.value_chars))
             };
+            if module && is_dunder(&name) {
+                continue;
+            }
             vars.push((name.unbind(), held));
         }
         Snapshot { vars }

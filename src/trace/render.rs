@@ -29,7 +29,7 @@ pub struct TraceStep {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TraceEntry {
-    Step(TraceStep),
+    Step(Box<TraceStep>),
     Omitted { count: u64 },
 }
 
@@ -88,7 +88,7 @@ impl TraceReport {
                     };
                     last_after.push((inst.frame, inst.after.clone()));
                     after_gap = false;
-                    entries.push(TraceEntry::Step(TraceStep {
+                    entries.push(TraceEntry::Step(Box::new(TraceStep {
                         label: format!("{prefix}-{shown}"),
                         function: inst.function.clone(),
                         depth: inst.depth,
@@ -99,7 +99,7 @@ impl TraceReport {
                         after: inst.after.clone(),
                         end: inst.end.clone(),
                         raised: inst.raised.clone(),
-                    }));
+                    })));
                     shown += 1;
                 }
             }
@@ -129,7 +129,9 @@ impl TraceReport {
             self.shown
         ));
         if self.deadline_hit {
-            out.push_str("The run was stopped at the time limit; the last steps show where it was.\n");
+            out.push_str(
+                "The run was stopped at the time limit; the last steps show where it was.\n",
+            );
         }
         for entry in &self.entries {
             match entry {

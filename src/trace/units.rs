@@ -76,11 +76,9 @@ impl UnitMap {
                 for (k, stmt) in block.stmts.iter().enumerate() {
                     let id = match block_unit {
                         Some(id) => id,
-                        None => new_unit(
-                            Some(block.number),
-                            Some(k),
-                            vec![(stmt.first, stmt.last)],
-                        ),
+                        None => {
+                            new_unit(Some(block.number), Some(k), vec![(stmt.first, stmt.last)])
+                        }
                     };
                     for line in stmt.first..=stmt.last {
                         // The first statement on a shared line owns it (`if x: y()`).

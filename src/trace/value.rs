@@ -5,7 +5,9 @@
 //! objects use their own `repr` guarded against exceptions, and every cut is marked visibly.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple,
+};
 
 /// Containers nested deeper than this render as `...`.
 const MAX_DEPTH: usize = 6;
@@ -62,7 +64,9 @@ fn write_seq<'py>(
 ) {
     push_punct(out, left, open);
     for (i, item) in items.enumerate() {
-        if !write_item(out, left, i, len, |buf, l| write_value(&item, buf, l, depth + 1)) {
+        if !write_item(out, left, i, len, |buf, l| {
+            write_value(&item, buf, l, depth + 1)
+        }) {
             break;
         }
     }
@@ -136,7 +140,10 @@ fn write_str(s: &Bound<'_, PyString>, out: &mut String, left: &mut usize) {
         out.push_str(&format!("…[+{} chars]", len - keep));
         *left = 0;
     } else {
-        let text = s.repr().map(|r| r.to_string()).unwrap_or_else(|_| "'?'".into());
+        let text = s
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "'?'".into());
         push_str(out, left, &text);
     }
 }
@@ -174,7 +181,11 @@ fn write_repr(obj: &Bound<'_, PyAny>, out: &mut String, left: &mut usize, truste
             format!("<{kind} object; repr() raised {exc}>")
         }
     };
-    let text = if trusted { text } else { strip_addresses(&text) };
+    let text = if trusted {
+        text
+    } else {
+        strip_addresses(&text)
+    };
     push_str(out, left, &text);
 }
 
@@ -199,10 +210,7 @@ pub fn strip_addresses(text: &str) -> String {
     while let Some(pos) = rest.find(" at 0x") {
         out.push_str(&rest[..pos]);
         let after = &rest[pos + 6..];
-        let hex_len = after
-            .bytes()
-            .take_while(|b| b.is_ascii_hexdigit())
-            .count();
+        let hex_len = after.bytes().take_while(|b| b.is_ascii_hexdigit()).count();
         if hex_len == 0 {
             out.push_str(" at 0x");
         }

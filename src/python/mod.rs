@@ -1,0 +1,17 @@
+//! Python source: parsing and control-flow graphs.
+//!
+//! Pipeline inside this module: [`source`] indexes lines and parses (with `tokens` supplying
+//! positions the AST drops), `headers` turns statements into line ranges, `cfg_build` cuts each
+//! scope into basic blocks, [`cfg`] holds the result and its queries, `cfg_render` prints it.
+
+pub mod cfg;
+mod cfg_build;
+mod cfg_render;
+mod headers;
+pub mod source;
+mod tokens;
+
+pub use cfg::{
+    Block, BlockKind, EdgeKind, LineOwner, ProgramCfg, ScopeCfg, ScopeKind, StmtKind, StmtLines,
+};
+pub use source::{parse_module, SourceFile, SyntaxError};

@@ -1,0 +1,245 @@
+//! Tasks: the unit of work, and loaders for every format ldb reads.
+//!
+//! A [`Task`] is what the rest of ldb consumes: a prompt, the function the tests call, the visible
+//! tests the debugger may see and run, and optionally hidden tests (evaluation only), a seed
+//! program, a source program (translation tasks) and stdin/stdout tests. Its JSON form is ldb's
+//! `task.json` (DESIGN.md §3).
+//!
+//! [`load_tasks`] reads a `.json` file (one task object or an array) or a `.jsonl` file (one record
+//! per line) and recognises each record's format on its own (see [`RecordFormat`]): ldb's own,
+//! HumanEval, original or sanitized MBPP, and LDB's `probs.jsonl`/`tests.jsonl` layout.
+//! [`load_ldb_layout`] joins LDB's two files; [`load_seeds`] reads seed programs.
+//! Every failure is a [`TaskError`] naming file, line or record, field, problem and fix.
+//!
+//! Module map: `records` (file → JSON objects), `fields` (typed field access), one module per
+//! format (`ours`, `humaneval`, `mbpp`, `ldb_layout`), `doctest` (docstring examples → asserts),
+//! `validate` (content rules), `seeds`, `error`.
+
+mod doctest;
+mod error;
+mod fields;
+mod humaneval;
+mod ldb_layout;
+mod mbpp;
+mod ours;
+mod records;
+mod seeds;
+mod validate;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use doctest::docstring_asserts;
+pub use error::{ErrorKind, FieldProblem, Location, TaskError};
+pub use ldb_layout::load_ldb_layout;
+pub use seeds::load_seeds;
+pub use validate::is_python_identifier;
+
+/// One programming task. Serializes to exactly the `task.json` form; empty optional fields are
+/// left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub task_id: String,
+    /// Natural-language text, or a signature with a docstring.
+    pub prompt: String,
+    /// The function the tests call. Empty only for tasks whose only tests are `io_tests`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub entry_point: String,
+    /// Tests the debugger may see and run; each is one Python statement block, usually
+    /// `assert f(..) == ..`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub visible_tests: Vec<String>,
+    /// Evaluation only, never shown to a model: Python source run after the program, which raises
+    /// when the program is wrong. Loaders store it runnable: a `def check(candidate): ...` that is
+    /// never called gets `check(<entry_point>)` appended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_tests: Option<String>,
+    /// A program to debug; generated when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// For translation tasks: the program to translate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceCode>,
+    /// Whole-program tests: feed `stdin`, expect `stdout`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub io_tests: Vec<IoTest>,
+}
+
+/// The program a translation task starts from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceCode {
+    /// e.g. `"cpp"`.
+    pub language: String,
+    pub code: String,
+}
+
+/// A stdin/stdout test for a whole program.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IoTest {
+    #[serde(default)]
+    pub stdin: String,
+    pub stdout: String,
+}
+
+/// The record formats [`load_tasks`] recognises, decided per record from its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// ldb's own (`visible_tests`, `io_tests` or `hidden_tests` present). Also the fallback, so an
+    /// unrecognised record is reported against ldb's fields (e.g. "unknown field `visible_test`").
+    Native,
+    /// HumanEval (`prompt`, `entry_point`, `test`; no `given_tests`), including LDB's HumanEval
+    /// `probs.jsonl` and EvalPlus records.
+    HumanEval,
+    /// Original MBPP (`text`, `test_list`).
+    MbppOriginal,
+    /// Sanitized MBPP (`prompt`, `test_list`).
+    MbppSanitized,
+    /// LDB's layout with visible tests in `given_tests`.
+    LdbLayout,
+}
+
+impl RecordFormat {
+    /// Recognises the format of one record.
+    pub fn detect(record: &Map<String, Value>) -> RecordFormat {
+        let has = |field: &str| record.contains_key(field);
+        if has("visible_tests") || has("io_tests") || has("hidden_tests") {
+            RecordFormat::Native
+        } else if has("test_list") && has("text") {
+            RecordFormat::MbppOriginal
+        } else if has("test_list") && has("prompt") {
+            RecordFormat::MbppSanitized
+        } else if has("given_tests") {
+            RecordFormat::LdbLayout
+        } else if has("test") && has("entry_point") && has("prompt") {
+            RecordFormat::HumanEval
+        } else {
+            RecordFormat::Native
+        }
+    }
+}
+
+impl Task {
+    /// Reads one record of any recognised format and validates it. On failure, returns the first
+    /// problem found.
+    pub fn from_record(record: &Value) -> Result<Task, FieldProblem> {
+        let Value::Object(object) = record else {
+            return Err(FieldProblem::record(
+                format!(
+                    "expected a JSON object (one task), found {}",
+                    fields::type_name(record)
+                ),
+                "a task is an object such as {\"task_id\": \"demo/0\", \"prompt\": \"...\", \"entry_point\": \"f\", \"visible_tests\": [\"assert f(1) == 2\"]}",
+            ));
+        };
+        let task = convert(object)?;
+        match task.validate() {
+            Ok(()) => Ok(task),
+            Err(problems) => Err(problems.into_iter().next().unwrap_or_else(|| {
+                FieldProblem::record("invalid task", "check the task's fields")
+            })),
+        }
+    }
+
+    /// Checks the content rules: a non-empty `task_id`; an `entry_point` that is a Python
+    /// identifier (empty only when the task has nothing but `io_tests`); at least one visible, io
+    /// or hidden test; no empty visible test. Returns every problem found.
+    pub fn validate(&self) -> Result<(), Vec<FieldProblem>> {
+        validate::validate(self)
+    }
+
+    /// True for a whole-program task: only stdin/stdout tests, no function to call.
+    pub fn is_script(&self) -> bool {
+        self.visible_tests.is_empty()
+            && self
+                .hidden_tests
+                .as_deref()
+                .is_none_or(|t| t.trim().is_empty())
+            && !self.io_tests.is_empty()
+    }
+}
+
+fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem> {
+    match RecordFormat::detect(record) {
+        RecordFormat::Native => ours::convert(record),
+        RecordFormat::HumanEval => humaneval::convert(record),
+        RecordFormat::MbppOriginal => mbpp::convert_original(record),
+        RecordFormat::MbppSanitized => mbpp::convert_sanitized(record),
+        RecordFormat::LdbLayout => ldb_layout::convert(record),
+    }
+}
+
+/// Loads every task in a `.json` file (one task object, or an array of them) or a `.jsonl` file
+/// (one record per line, blank lines skipped). Records may be in any [`RecordFormat`], mixed.
+/// Fails on the first problem: unreadable or empty file, bad JSON, a bad record, a task that breaks
+/// a rule of [`Task::validate`], or a `task_id` used twice.
+pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskError> {
+    Ok(load_located(path)?
+        .into_iter()
+        .map(|(_, task)| task)
+        .collect())
+}
+
+/// [`load_tasks`], keeping where each task was found for later error messages.
+pub(crate) fn load_located(path: &Path) -> Result<Vec<(Location, Task)>, TaskError> {
+    let mut tasks = Vec::new();
+    let mut seen: HashMap<String, Location> = HashMap::new();
+    for record in records::read_records(path)? {
+        let task = convert(&record.object).map_err(|problem| {
+            TaskError::from_problem(ErrorKind::Record, path, record.location, problem)
+        })?;
+        if let Err(problems) = task.validate() {
+            if let Some(problem) = problems.into_iter().next() {
+                return Err(TaskError::from_problem(
+                    ErrorKind::Invalid,
+                    path,
+                    record.location,
+                    problem,
+                ));
+            }
+        }
+        if let Some(first) = seen.get(&task.task_id) {
+            return Err(duplicate_error(
+                path,
+                record.location,
+                &task.task_id,
+                *first,
+            ));
+        }
+        seen.insert(task.task_id.clone(), record.location);
+        tasks.push((record.location, task));
+    }
+    Ok(tasks)
+}
+
+pub(crate) fn duplicate_error(
+    path: &Path,
+    location: Location,
+    task_id: &str,
+    first: Location,
+) -> TaskError {
+    let first = match first {
+        Location::File => "earlier".to_string(),
+        Location::Line { line, .. } => format!("on line {line}"),
+        Location::Record {
+            index,
+            line: Some(line),
+        } => format!("in record {index} (line {line})"),
+        Location::Record { index, line: None } => format!("in record {index}"),
+    };
+    TaskError::from_problem(
+        ErrorKind::Duplicate,
+        path,
+        location,
+        FieldProblem::new(
+            "task_id",
+            format!("duplicate task id `{task_id}`, first used {first}"),
+            "every task id in a file must be unique; rename or remove one of the two",
+        ),
+    )
+}
