@@ -3,7 +3,12 @@
 //! Data flows one way: task → generator → runner → profiler → debugger → regenerator → report.
 //! This crate holds every stage; the `ldb` binary is a thin command-line front over it.
 
+pub mod agent;
 pub mod cli;
+pub mod debugger;
+pub mod local;
+pub mod model;
+pub mod prompts;
 pub mod python;
 pub mod runner;
 pub mod sandbox;

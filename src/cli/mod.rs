@@ -2,7 +2,10 @@
 //! everything below the CLI is library code that returns errors instead of printing them.
 
 mod cfg_cmd;
+mod fix_cmd;
+mod models;
 mod output;
+mod progress;
 mod test_cmd;
 mod trace_cmd;
 
@@ -33,12 +36,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Debug a task's program until its visible tests pass (the LDB loop).
+    Fix(Box<FixArgs>),
     /// Run a task's tests against a program in the sandbox and report each result.
     Test(TestArgs),
     /// Run a program on one test under the tracer and print the sampled block trace.
     Trace(TraceArgs),
     /// Print the control-flow graph of a Python file.
     Cfg(CfgArgs),
+    /// Print the JSON Schema of the `ldb fix --report` file.
+    Schema,
 }
 
 /// Limits for sandboxed runs.
@@ -146,6 +153,103 @@ pub struct TraceArgs {
     pub sandbox: SandboxArgs,
 }
 
+/// Which model to talk to. Precedence: flags, then the config file, then the environment
+/// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `LDB_MODEL`).
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// Base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// API key (prefer OPENAI_API_KEY or the config file: flags show up in process lists).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Model name for both generation and debugging.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Model that writes seed programs (default: --model).
+    #[arg(long, value_name = "NAME")]
+    pub generator_model: Option<String>,
+    /// Model that gives verdicts and regenerates (default: --model).
+    #[arg(long, value_name = "NAME")]
+    pub debugger_model: Option<String>,
+    /// Config file (default: ~/.config/ldb/config.toml, or LDB_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Profile of the config file for both roles ([profiles.NAME]).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Profile for the generator role.
+    #[arg(long, value_name = "NAME")]
+    pub generator_profile: Option<String>,
+    /// Profile for the debugger role.
+    #[arg(long, value_name = "NAME")]
+    pub debugger_profile: Option<String>,
+    /// Seconds before a model request times out (it is then retried).
+    #[arg(long, value_name = "SECS")]
+    pub request_timeout: Option<u64>,
+    /// Retries on 429, 5xx and timeouts.
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Do not read or write the on-disk response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Directory of the response cache.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    /// Task file: task.json, a .jsonl of tasks, or HumanEval/MBPP/LDB records.
+    pub task: PathBuf,
+    /// Only the task with this id.
+    #[arg(long, value_name = "ID")]
+    pub task_id: Option<String>,
+    /// Seed program to debug (single task).
+    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
+    pub seed: Option<PathBuf>,
+    /// Seed programs by task_id (LDB's and Reflexion's seed.jsonl work as they are).
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with_all = ["seed_cmd", "generate"])]
+    pub seeds: Option<PathBuf>,
+    /// Command that writes a seed: gets the task JSON (no hidden tests) on stdin, prints the program.
+    #[arg(long, value_name = "CMD", conflicts_with = "generate")]
+    pub seed_cmd: Option<String>,
+    /// Generate the seed with the generator model even if the task has one.
+    #[arg(long)]
+    pub generate: bool,
+    /// Debugging granularity.
+    #[arg(long, value_enum, default_value_t = Level::Block)]
+    pub level: Level,
+    /// Debugging rounds at most.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_iters: usize,
+    /// Sampling temperature of the model calls.
+    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    pub temperature: f32,
+    /// Token budget for the trace in each debugging prompt.
+    #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
+    pub budget: usize,
+    /// Write the final program (or, for many tasks, JSONL of results) here instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Write a JSON report of every iteration (schema: docs/report.schema.json).
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Tasks debugged at once (for a file of many tasks).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub concurrency: usize,
+    /// Do not print the seed → final diff on stderr.
+    #[arg(long)]
+    pub no_diff: bool,
+    /// Only warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct CfgArgs {
     /// Python file.
@@ -161,8 +265,13 @@ pub struct CfgArgs {
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
     match cli.command {
+        Command::Fix(args) => fix_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
         Command::Cfg(args) => cfg_cmd::run(&args),
+        Command::Schema => {
+            output::print_json(&crate::agent::report::report_schema())?;
+            Ok(ExitStatus::Success)
+        }
     }
 }

@@ -7,6 +7,7 @@
 pub mod cfg;
 mod cfg_build;
 mod cfg_render;
+pub mod extract;
 mod headers;
 pub mod source;
 mod tokens;

@@ -1,0 +1,127 @@
+//! One conversation with a model: messages in order, every call recorded, and the two requests
+//! the loop makes (a program, a set of verdicts), each with one repair request when the reply is
+//! unusable.
+
+use super::report::CallRecord;
+use super::AgentError;
+use crate::debugger::verdicts::{parse_verdicts, verdict_schema, Verdict};
+use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
+use crate::prompts::Prompts;
+use crate::python::extract::extract_program;
+
+pub(super) struct Conversation {
+    pub messages: Vec<Message>,
+    pub calls: Vec<CallRecord>,
+    pub temperature: f32,
+}
+
+impl Conversation {
+    pub fn new(prompts: &Prompts) -> Result<Self, AgentError> {
+        Ok(Conversation {
+            messages: vec![Message::system(prompts.render("system", ())?.trim())],
+            calls: Vec::new(),
+            temperature: 0.0,
+        })
+    }
+
+    pub fn user(&mut self, text: impl Into<String>) {
+        self.messages.push(Message::user(text));
+    }
+
+    /// Send the conversation, record the call, append the reply and return it.
+    pub async fn ask(
+        &mut self,
+        model: &dyn ChatModel,
+        purpose: &str,
+        schema: Option<JsonSchema>,
+    ) -> Result<String, AgentError> {
+        let mut request = ChatRequest::new(self.messages.clone());
+        request.temperature = Some(self.temperature);
+        request.json_schema = schema;
+        let response = model.chat(&request).await?;
+        self.calls.push(CallRecord {
+            purpose: purpose.to_string(),
+            model: response.model.clone(),
+            prompt_tokens: response.usage.prompt_tokens,
+            completion_tokens: response.usage.completion_tokens,
+            latency_ms: response.latency.as_millis().min(u64::MAX as u128) as u64,
+            cached: response.cached,
+            attempts: response.attempts,
+        });
+        self.messages
+            .push(Message::assistant(response.content.clone()));
+        Ok(response.content)
+    }
+
+    /// Ask for a program; when the reply holds none, say why once and ask again.
+    /// Returns the program (if any) and what was wrong with the replies (if anything).
+    pub async fn ask_program(
+        &mut self,
+        model: &dyn ChatModel,
+        entry_point: &str,
+        purpose: &str,
+        repair_purpose: &str,
+        prompts: &Prompts,
+    ) -> Result<(Option<String>, Option<String>), AgentError> {
+        let entry = (!entry_point.is_empty()).then_some(entry_point);
+        let reply = self.ask(model, purpose, None).await?;
+        let problem = match extract_program(&reply, entry) {
+            Ok(found) => return Ok((Some(found.code), None)),
+            Err(e) => e.to_string(),
+        };
+        self.user(prompts.render(
+            "repair_code",
+            serde_json::json!({ "problem": problem, "entry_point": entry_point }),
+        )?);
+        let reply = self.ask(model, repair_purpose, None).await?;
+        match extract_program(&reply, entry) {
+            Ok(found) => Ok((Some(found.code), Some(problem))),
+            Err(e) => Ok((
+                None,
+                Some(format!("{problem}; after a repair request: {e}")),
+            )),
+        }
+    }
+
+    /// Ask for verdicts on `labels`, structured by JSON schema; repair once if unreadable.
+    pub async fn ask_verdicts(
+        &mut self,
+        model: &dyn ChatModel,
+        labels: &[String],
+        prompts: &Prompts,
+    ) -> Result<(Vec<Verdict>, Option<String>), AgentError> {
+        let schema = || {
+            Some(JsonSchema {
+                name: "block_verdicts".into(),
+                schema: verdict_schema(),
+            })
+        };
+        let reply = self.ask(model, "debug", schema()).await?;
+        let problem = match parse_verdicts(&reply, labels) {
+            Ok(parsed) => return Ok((parsed.verdicts, incomplete(&parsed.missing))),
+            Err(e) => e.to_string(),
+        };
+        self.user(prompts.render(
+            "repair_verdicts",
+            serde_json::json!({ "problem": problem, "labels": labels }),
+        )?);
+        let reply = self.ask(model, "repair_verdicts", schema()).await?;
+        match parse_verdicts(&reply, labels) {
+            Ok(parsed) => {
+                let note = match incomplete(&parsed.missing) {
+                    Some(m) => format!("{problem}; after a repair request: {m}"),
+                    None => format!("{problem} (repaired)"),
+                };
+                Ok((parsed.verdicts, Some(note)))
+            }
+            Err(e) => Ok((
+                Vec::new(),
+                Some(format!("{problem}; after a repair request: {e}")),
+            )),
+        }
+    }
+}
+
+fn incomplete(missing: &[String]) -> Option<String> {
+    (!missing.is_empty()).then(|| format!("no verdict for {}", missing.join(", ")))
+}

@@ -1,0 +1,68 @@
+//! Progress of a fix run, reported through a small trait the CLI implements (stderr lines or
+//! spinners); library code never prints.
+
+use crate::runner::TestStatus;
+
+/// What the loop is doing right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Seeding,
+    Testing,
+    Tracing,
+    Debugging,
+    Regenerating,
+}
+
+impl Phase {
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Seeding => "getting a seed program",
+            Phase::Testing => "running visible tests",
+            Phase::Tracing => "tracing a failing test",
+            Phase::Debugging => "asking for block verdicts",
+            Phase::Regenerating => "regenerating the program",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgressEvent {
+    Phase {
+        task_id: String,
+        iteration: usize,
+        phase: Phase,
+    },
+    Tested {
+        task_id: String,
+        iteration: usize,
+        passed: usize,
+        total: usize,
+        first_failure: Option<(TestStatus, String)>,
+    },
+    Tokens {
+        task_id: String,
+        prompt: u64,
+        completion: u64,
+    },
+    Notice {
+        task_id: String,
+        message: String,
+    },
+    Finished {
+        task_id: String,
+        status: String,
+        passed: usize,
+        total: usize,
+    },
+}
+
+pub trait Progress: Send + Sync {
+    fn event(&self, event: ProgressEvent);
+}
+
+/// Reports nothing.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn event(&self, _event: ProgressEvent) {}
+}

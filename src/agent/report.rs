@@ -1,0 +1,136 @@
+//! The fix report: every iteration's program, test results, sampled trace, verdicts, diff,
+//! tokens and timings. Its JSON form is documented by a JSON Schema generated from these types
+//! (`docs/report.schema.json`).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::debugger::verdicts::Verdict;
+use crate::runner::TestStatus;
+use crate::trace::Level;
+
+/// Version of the report format; bump on incompatible changes.
+pub const REPORT_VERSION: u32 = 1;
+
+/// A `--report` file: one entry per task.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ReportFile {
+    pub version: u32,
+    pub tasks: Vec<FixReport>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FixStatus {
+    /// The seed already passed every visible test.
+    AlreadyPassing,
+    /// Debugging made every visible test pass.
+    Fixed,
+    /// The iteration budget ran out; the best program seen is returned.
+    NotFixed,
+    /// A backend or sandbox failure stopped the run.
+    Error,
+}
+
+impl FixStatus {
+    pub fn passed(self) -> bool {
+        matches!(self, FixStatus::AlreadyPassing | FixStatus::Fixed)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FixReport {
+    pub task_id: String,
+    pub status: FixStatus,
+    pub level: Level,
+    pub seed: SeedInfo,
+    /// The program ldb returns: the last one if it passes, else the one that passed most tests.
+    pub final_program: String,
+    pub final_passed: usize,
+    pub visible_total: usize,
+    pub iterations: Vec<IterationReport>,
+    pub usage: UsageTotals,
+    pub timings: Timings,
+    /// What stopped the run, for status `error`.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct SeedInfo {
+    /// `task`, `file:PATH`, `seeds:PATH`, `command`, or `generated`.
+    pub origin: String,
+    pub program: String,
+    /// Model calls made to get the seed (generation and repair).
+    pub calls: Vec<CallRecord>,
+    pub problem: Option<String>,
+}
+
+/// One round: test the program; if a test fails, trace it, get verdicts, regenerate.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct IterationReport {
+    /// 0 tests the seed.
+    pub index: usize,
+    pub program: String,
+    pub tests: Vec<TestResult>,
+    pub passed: usize,
+    /// The failing test that was traced.
+    pub traced_test: Option<String>,
+    /// The sampled trace as the debugger saw it.
+    pub trace: Option<String>,
+    pub verdicts: Vec<Verdict>,
+    /// Why verdicts are missing or incomplete, if they are.
+    pub verdict_problem: Option<String>,
+    /// Unified diff from this iteration's program to the regenerated one.
+    pub diff: Option<String>,
+    pub regeneration_problem: Option<String>,
+    pub calls: Vec<CallRecord>,
+    pub timings: Timings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TestResult {
+    pub test: String,
+    pub status: TestStatus,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CallRecord {
+    /// `generate`, `repair_seed`, `debug`, `repair_verdicts`, `regenerate`, `repair_program`.
+    pub purpose: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub latency_ms: u64,
+    pub cached: bool,
+    pub attempts: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+pub struct UsageTotals {
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Milliseconds spent, split by where.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Timings {
+    pub llm_ms: u64,
+    pub tests_ms: u64,
+    pub trace_ms: u64,
+    pub total_ms: u64,
+}
+
+impl Timings {
+    pub fn add(&mut self, other: &Timings) {
+        self.llm_ms += other.llm_ms;
+        self.tests_ms += other.tests_ms;
+        self.trace_ms += other.trace_ms;
+    }
+}
+
+/// The JSON Schema of a report file.
+pub fn report_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(ReportFile)).unwrap_or_default()
+}

@@ -1,0 +1,224 @@
+//! `ldb fix TASK`: run the debugging loop on one task or a file of tasks.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::output::{self, CliError, ExitStatus};
+use super::progress::StderrProgress;
+use super::test_cmd::select_tasks;
+use super::FixArgs;
+use crate::agent::report::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
+use crate::agent::{FixOptions, Fixer, SeedSource};
+use crate::prompts::Prompts;
+use crate::task::load_seeds;
+use crate::trace::sample::SampleConfig;
+
+#[derive(Serialize)]
+struct ResultLine<'a> {
+    task_id: &'a str,
+    status: FixStatus,
+    passed: usize,
+    total: usize,
+    program: &'a str,
+}
+
+pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
+    let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+    let seed = seed_source(args, tasks.len())?;
+    let runner = args.sandbox.runner()?;
+    let (generator, debugger) = super::models::build(&args.model)?;
+    let prompts = Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?;
+    let mut sample = SampleConfig::for_level(args.level);
+    sample.token_budget = args.budget;
+    let fixer = Arc::new(Fixer {
+        generator,
+        debugger,
+        runner,
+        prompts,
+        options: FixOptions {
+            level: args.level,
+            max_iters: args.max_iters,
+            sample,
+            value_chars: 120,
+            temperature: args.temperature,
+            seed,
+        },
+    });
+    let progress = Arc::new(StderrProgress::new(tasks.len(), args.quiet));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let reports = runtime.block_on(fix_all(
+        fixer,
+        tasks,
+        args.concurrency.max(1),
+        progress.clone(),
+    ));
+    progress.finish();
+
+    if let Some(path) = &args.report {
+        let file = ReportFile {
+            version: REPORT_VERSION,
+            tasks: reports.clone(),
+        };
+        let text = serde_json::to_string_pretty(&file)
+            .map_err(|e| CliError::sandbox(format!("cannot encode the report: {e}")))?;
+        std::fs::write(path, text).map_err(|e| {
+            CliError::bad_input(
+                format!("cannot write the report to {}: {e}", path.display()),
+                "check that the directory exists and is writable",
+            )
+        })?;
+    }
+    write_results(args, &reports)?;
+    if reports.len() == 1 && !args.no_diff && !args.quiet {
+        if let Some(r) = reports.first() {
+            print_diff(&r.seed.program, &r.final_program);
+        }
+    }
+    Ok(exit_status(&reports))
+}
+
+async fn fix_all(
+    fixer: Arc<Fixer>,
+    tasks: Vec<crate::task::Task>,
+    concurrency: usize,
+    progress: Arc<StderrProgress>,
+) -> Vec<FixReport> {
+    let limit = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let mut handles = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        let fixer = fixer.clone();
+        let progress = progress.clone();
+        let limit = limit.clone();
+        handles.push(tokio::spawn(async move {
+            let _permit = limit.acquire_owned().await.ok();
+            fixer.fix(&task, &*progress).await
+        }));
+    }
+    let mut reports = Vec::with_capacity(handles.len());
+    for handle in handles {
+        match handle.await {
+            Ok(report) => reports.push(report),
+            Err(e) => eprintln!("error: a task stopped unexpectedly: {e}"),
+        }
+    }
+    reports
+}
+
+fn seed_source(args: &FixArgs, tasks: usize) -> Result<SeedSource, CliError> {
+    if let Some(path) = &args.seed {
+        if tasks > 1 {
+            return Err(CliError::bad_input(
+                format!(
+                    "--seed gives one program, but {} holds {tasks} tasks",
+                    args.task.display()
+                ),
+                "use --seeds FILE.jsonl (task_id → program), or pick one task with --task-id",
+            ));
+        }
+        return Ok(SeedSource::File {
+            path: path.clone(),
+            program: output::read_source(path)?,
+        });
+    }
+    if let Some(path) = &args.seeds {
+        return Ok(SeedSource::Map {
+            path: path.clone(),
+            programs: load_seeds(path)?,
+        });
+    }
+    if let Some(cmd) = &args.seed_cmd {
+        return Ok(SeedSource::Command(cmd.clone()));
+    }
+    Ok(if args.generate {
+        SeedSource::Generate
+    } else {
+        SeedSource::TaskOrGenerate
+    })
+}
+
+fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
+    let text = if let [single] = reports {
+        single.final_program.clone()
+    } else {
+        let mut out = String::new();
+        for r in reports {
+            let line = ResultLine {
+                task_id: &r.task_id,
+                status: r.status,
+                passed: r.final_passed,
+                total: r.visible_total,
+                program: &r.final_program,
+            };
+            out.push_str(&serde_json::to_string(&line).unwrap_or_default());
+            out.push('\n');
+        }
+        out
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            CliError::bad_input(
+                format!("cannot write {}: {e}", path.display()),
+                "check that the directory exists and is writable",
+            )
+        }),
+        None => {
+            output::print(&text);
+            Ok(())
+        }
+    }
+}
+
+/// Fixed when every task passes; a backend or sandbox failure wins over "not fixed".
+fn exit_status(reports: &[FixReport]) -> ExitStatus {
+    let errors: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.status == FixStatus::Error)
+        .filter_map(|r| r.error.as_deref())
+        .collect();
+    for r in reports.iter().filter(|r| r.status == FixStatus::Error) {
+        eprintln!(
+            "error: [{}] {}",
+            r.task_id,
+            r.error.as_deref().unwrap_or("failed")
+        );
+    }
+    if !errors.is_empty() {
+        let sandbox = errors.iter().any(|e| e.contains("sandbox"));
+        return if sandbox {
+            ExitStatus::Sandbox
+        } else {
+            ExitStatus::Backend
+        };
+    }
+    if reports.iter().all(|r| r.status.passed()) {
+        ExitStatus::Success
+    } else {
+        ExitStatus::TestsFailed
+    }
+}
+
+/// The seed → final diff, coloured on a terminal (unless NO_COLOR is set).
+fn print_diff(seed: &str, last: &str) {
+    if seed == last {
+        return;
+    }
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let diff = crate::agent::unified_diff(seed, last);
+    let mut out = String::new();
+    for line in diff.lines() {
+        let painted = match (color, line.chars().next()) {
+            (true, Some('+')) if !line.starts_with("+++") => format!("\x1b[32m{line}\x1b[0m"),
+            (true, Some('-')) if !line.starts_with("---") => format!("\x1b[31m{line}\x1b[0m"),
+            (true, Some('@')) => format!("\x1b[36m{line}\x1b[0m"),
+            _ => line.to_string(),
+        };
+        out.push_str(&painted);
+        out.push('\n');
+    }
+    eprint!("{out}");
+}

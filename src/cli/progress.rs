@@ -1,0 +1,134 @@
+//! Live progress on stderr: a spinner per run on a terminal, plain lines otherwise.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::agent::progress::{Progress, ProgressEvent};
+
+pub struct StderrProgress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    tokens: Mutex<std::collections::HashMap<String, (u64, u64)>>,
+}
+
+impl StderrProgress {
+    /// `tasks` sizes the bar when many tasks run; `quiet` prints only warnings.
+    pub fn new(tasks: usize, quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = if tasks > 1 {
+                ProgressBar::new(tasks as u64)
+            } else {
+                ProgressBar::new_spinner()
+            };
+            let template = if tasks > 1 {
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks  {msg}"
+            } else {
+                "{spinner} [{elapsed_precise}] {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            bar
+        });
+        StderrProgress {
+            bar,
+            quiet,
+            tokens: Mutex::new(Default::default()),
+        }
+    }
+
+    fn line(&self, text: String) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for StderrProgress {
+    fn event(&self, event: ProgressEvent) {
+        if self.quiet {
+            if let ProgressEvent::Notice { task_id, message } = event {
+                eprintln!("warning: [{task_id}] {message}");
+            }
+            return;
+        }
+        match event {
+            ProgressEvent::Phase {
+                task_id,
+                iteration,
+                phase,
+            } => {
+                let text = format!("[{task_id}] iteration {iteration}: {}", phase.label());
+                if let Some(bar) = &self.bar {
+                    bar.set_message(text);
+                }
+            }
+            ProgressEvent::Tested {
+                task_id,
+                iteration,
+                passed,
+                total,
+                first_failure,
+            } => {
+                let tail = first_failure
+                    .map(|(status, summary)| {
+                        format!(" — first failure: {} {summary}", status.label())
+                    })
+                    .unwrap_or_default();
+                self.line(format!(
+                    "[{task_id}] iteration {iteration}: {passed}/{total} visible tests pass{tail}"
+                ));
+            }
+            ProgressEvent::Tokens {
+                task_id,
+                prompt,
+                completion,
+            } => {
+                if let Ok(mut map) = self.tokens.lock() {
+                    let entry = map.entry(task_id.clone()).or_default();
+                    entry.0 += prompt;
+                    entry.1 += completion;
+                    let (p, c) = *entry;
+                    if let Some(bar) = &self.bar {
+                        bar.set_message(format!(
+                            "[{task_id}] tokens so far: {p} prompt + {c} completion"
+                        ));
+                    }
+                }
+            }
+            ProgressEvent::Notice { task_id, message } => {
+                self.line(format!("warning: [{task_id}] {message}"));
+            }
+            ProgressEvent::Finished {
+                task_id,
+                status,
+                passed,
+                total,
+            } => {
+                let tokens = self
+                    .tokens
+                    .lock()
+                    .ok()
+                    .and_then(|m| m.get(&task_id).copied())
+                    .unwrap_or_default();
+                self.line(format!(
+                    "[{task_id}] {status}: {passed}/{total} visible tests pass ({} prompt + {} completion tokens)",
+                    tokens.0, tokens.1
+                ));
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+            }
+        }
+    }
+}

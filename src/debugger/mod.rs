@@ -1,0 +1,3 @@
+//! The debugger: verdicts about traced blocks, parsed from model replies.
+
+pub mod verdicts;

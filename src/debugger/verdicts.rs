@@ -1,0 +1,1092 @@
+//! The model's per-block verdicts: the schema we ask for and a forgiving parser for what comes back.
+//!
+//! The debugging prompt labels traced blocks (`[BLOCK-0]`, `[BLOCK-1]`, … or `LINE-k`, `CALL-k`)
+//! and asks for `{"verdicts": [{"block": "BLOCK-3", "correct": false, "explanation": "..."}]}`.
+//! Small local models rarely answer exactly that, so [`parse_verdicts`] reads, in order:
+//! JSON anywhere in the reply (fenced or not, strict or Python-literal style with comments and
+//! trailing commas, field-name and value variants), and failing that the paper's plain-text
+//! format (`[BLOCK-3] ... correct: False ...`). Labels are normalised to the form the prompt used.
+//! Anything that needed repair sets [`ParsedVerdicts::lenient`], so callers can count it.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+
+/// A judgement of one traced block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    /// The block's label exactly as shown in the prompt, e.g. "BLOCK-3".
+    pub block: String,
+    /// Whether the block does what the task needs, judged from the values after it ran.
+    pub correct: bool,
+    /// Why: what the block did with these values and, if wrong, what it should do instead.
+    pub explanation: String,
+}
+
+// Doc comments on the schema types become schema descriptions, which the model reads.
+
+/// Verdicts on the traced blocks.
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct VerdictReply {
+    /// One verdict per block shown, in the order shown.
+    verdicts: Vec<Verdict>,
+}
+
+/// What [`parse_verdicts`] read from a reply.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ParsedVerdicts {
+    /// Verdicts in reply order, one per label (the first wins). Includes labels in `unknown`.
+    pub verdicts: Vec<Verdict>,
+    /// Labels asked for but not answered, in the order asked.
+    pub missing: Vec<String>,
+    /// Labels answered that were not asked for, in reply order.
+    pub unknown: Vec<String>,
+    /// True if anything had to be repaired: non-strict JSON, other field names or value forms,
+    /// labels in another spelling, a dropped duplicate, or the plain-text fallback.
+    pub lenient: bool,
+}
+
+/// Why no verdicts could be read. `Display` is addressed to the model, for a repair request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerdictError {
+    #[error(
+        "Your reply contains no JSON. Reply with one JSON object: {{\"verdicts\": [{{\"block\": \
+         \"BLOCK-0\", \"correct\": true, \"explanation\": \"...\"}}, ...]}}, one entry per block."
+    )]
+    NoJson,
+    #[error(
+        "The JSON in your reply could not be used ({detail}). Reply with one JSON object: \
+         {{\"verdicts\": [{{\"block\": \"BLOCK-0\", \"correct\": true, \"explanation\": \"...\"}}, \
+         ...]}}, one entry per block."
+    )]
+    Malformed { detail: String },
+    #[error(
+        "Your reply gave no verdicts. Give one verdict per block: {{\"verdicts\": [{{\"block\": \
+         \"BLOCK-0\", \"correct\": true, \"explanation\": \"...\"}}, ...]}}."
+    )]
+    Empty,
+}
+
+/// JSON schema of the reply (`{"verdicts": [Verdict, ...]}`), fit for OpenAI's strict
+/// `json_schema` response format: everything inline, every property required, no extra ones.
+pub fn verdict_schema() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    generator.into_root_schema_for::<VerdictReply>().to_value()
+}
+
+/// Read the verdicts in `reply`. `expected_labels` are the labels the prompt showed; they fix
+/// the label form (`BLOCK-3`) and drive `missing`/`unknown`. They may be empty.
+pub fn parse_verdicts(
+    reply: &str,
+    expected_labels: &[String],
+) -> Result<ParsedVerdicts, VerdictError> {
+    let labels = Labels::new(expected_labels);
+    let text = reply.replace("\r\n", "\n");
+    let mut seen_object = false;
+    let mut problem: Option<String> = None;
+    let mut best: Option<ParsedVerdicts> = None;
+
+    // Separate objects that each hold one verdict (JSON lines) are read as one answer.
+    let mut singles = Found::default();
+    for span in json_spans(&text) {
+        let Some(body) = text.get(span.clone()) else {
+            continue;
+        };
+        let (value, repaired) = match serde_json::from_str::<Value>(body) {
+            Ok(v) => (v, false),
+            Err(strict) => match lenient_json(body) {
+                Ok(v) => (v, true),
+                Err(detail) => {
+                    if body.starts_with('{') && problem.is_none() {
+                        problem = Some(format!("{strict}; {detail}"));
+                    }
+                    continue;
+                }
+            },
+        };
+        seen_object |= contains_object(&value);
+        let mut found = Found {
+            repaired,
+            ..Found::default()
+        };
+        let single = read_value(&value, &labels, &mut found);
+        if let Some(p) = found.problem.take() {
+            problem.get_or_insert(p);
+        }
+        if single {
+            singles.repaired |= found.repaired;
+            singles.verdicts.extend(found.verdicts);
+        } else {
+            consider(found, &labels, &mut best);
+        }
+    }
+    consider(singles, &labels, &mut best);
+    if let Some(parsed) = best {
+        return Ok(parsed);
+    }
+
+    let from_text = text_verdicts(&text, &labels);
+    if !from_text.is_empty() {
+        return Ok(finish(from_text, true, &labels));
+    }
+    match problem {
+        Some(detail) => Err(VerdictError::Malformed { detail }),
+        None if seen_object => Err(VerdictError::Empty),
+        None => Err(VerdictError::NoJson),
+    }
+}
+
+/// Verdicts read from one JSON value, plus what went wrong along the way.
+#[derive(Default)]
+struct Found {
+    verdicts: Vec<Verdict>,
+    repaired: bool,
+    /// The first reason an entry could not be used, for the error text.
+    problem: Option<String>,
+}
+
+/// Keep `found` as the answer if it beats the best so far.
+fn consider(found: Found, labels: &Labels, best: &mut Option<ParsedVerdicts>) {
+    if found.verdicts.is_empty() {
+        return;
+    }
+    let parsed = finish(found.verdicts, found.repaired, labels);
+    if best.as_ref().is_none_or(|b| rank(&parsed) >= rank(b)) {
+        *best = Some(parsed);
+    }
+}
+
+/// Answers covering more of the asked labels win, then more answers, then cleaner ones; on a
+/// tie the later one, since a model that shows an example first gives its real answer after.
+fn rank(p: &ParsedVerdicts) -> (usize, usize, bool) {
+    (
+        p.verdicts.len().saturating_sub(p.unknown.len()),
+        p.verdicts.len(),
+        !p.lenient,
+    )
+}
+
+/// Drop duplicate labels and compare with the labels asked for.
+fn finish(raw: Vec<Verdict>, mut lenient: bool, labels: &Labels) -> ParsedVerdicts {
+    let mut seen = HashSet::new();
+    let mut verdicts = Vec::new();
+    for v in raw {
+        if seen.insert(v.block.clone()) {
+            verdicts.push(v);
+        } else {
+            lenient = true;
+        }
+    }
+    let expected: HashSet<&str> = labels.expected.iter().map(String::as_str).collect();
+    let missing = labels
+        .expected
+        .iter()
+        .filter(|l| !seen.contains(*l))
+        .cloned()
+        .collect();
+    let unknown = if expected.is_empty() {
+        Vec::new()
+    } else {
+        verdicts
+            .iter()
+            .filter(|v| !expected.contains(v.block.as_str()))
+            .map(|v| v.block.clone())
+            .collect()
+    };
+    ParsedVerdicts {
+        verdicts,
+        missing,
+        unknown,
+        lenient,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// From JSON values to verdicts
+
+const LIST_KEYS: [&str; 8] = [
+    "verdicts",
+    "verdict",
+    "blocks",
+    "results",
+    "answers",
+    "items",
+    "debug",
+    "evaluations",
+];
+const BLOCK_KEYS: [&str; 9] = [
+    "block",
+    "label",
+    "id",
+    "blockid",
+    "blocklabel",
+    "blockname",
+    "name",
+    "blocknumber",
+    "index",
+];
+const CORRECT_KEYS: [&str; 7] = [
+    "correct",
+    "iscorrect",
+    "verdict",
+    "correctness",
+    "status",
+    "result",
+    "valid",
+];
+const EXPLANATION_KEYS: [&str; 10] = [
+    "explanation",
+    "explain",
+    "reason",
+    "reasoning",
+    "why",
+    "comment",
+    "analysis",
+    "description",
+    "rationale",
+    "details",
+];
+
+/// Read verdicts from `value` into `found`. Returns true when `value` was a lone verdict
+/// object rather than a list of them.
+fn read_value(value: &Value, labels: &Labels, found: &mut Found) -> bool {
+    match value {
+        Value::Array(items) => {
+            read_list(items, labels, found);
+            false
+        }
+        Value::Object(map) => read_object(map, labels, found),
+        _ => false,
+    }
+}
+
+fn read_object(map: &Map<String, Value>, labels: &Labels, found: &mut Found) -> bool {
+    // {"verdicts": [...]} and its variants.
+    if let Some((canonical, list)) = field(map, &LIST_KEYS) {
+        match list {
+            Value::Array(items) => {
+                found.repaired |= !canonical;
+                read_list(items, labels, found);
+                return false;
+            }
+            Value::Object(inner) => {
+                found.repaired = true;
+                return read_object(inner, labels, found);
+            }
+            _ => {}
+        }
+    }
+    // A lone verdict.
+    if field(map, &CORRECT_KEYS).is_some() {
+        if let Some(v) = read_entry(map, None, labels, found, 1) {
+            found.verdicts.push(v);
+        }
+        return true;
+    }
+    // {"BLOCK-0": {...} or true, ...}: verdicts keyed by label.
+    let keyed: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| labels.is_label_like(k))
+        .collect();
+    if !keyed.is_empty() {
+        found.repaired = true;
+        for (n, (key, entry)) in keyed.into_iter().enumerate() {
+            let verdict = match entry {
+                Value::Object(inner) => {
+                    let label = labels.normalize(key);
+                    read_entry(inner, Some(&label), labels, found, n + 1)
+                }
+                other => truth(other).map(|correct| Verdict {
+                    block: labels.normalize(key),
+                    correct,
+                    explanation: String::new(),
+                }),
+            };
+            found.verdicts.extend(verdict);
+        }
+        return false;
+    }
+    // Some other wrapper around a list of verdict objects.
+    if let Some(items) = map.values().find_map(|v| match v {
+        Value::Array(items) if items.iter().any(Value::is_object) => Some(items),
+        _ => None,
+    }) {
+        found.repaired = true;
+        read_list(items, labels, found);
+    }
+    false
+}
+
+fn read_list(items: &[Value], labels: &Labels, found: &mut Found) {
+    // Entries without any label can only be placed by position, and only when the model
+    // answered every block asked for.
+    let unlabelled = items.iter().all(|item| match item {
+        Value::Object(map) => field(map, &BLOCK_KEYS).is_none(),
+        _ => true,
+    });
+    let by_position = unlabelled && !items.is_empty() && items.len() == labels.expected.len();
+    for (n, item) in items.iter().enumerate() {
+        let Value::Object(map) = item else { continue };
+        let fallback = if by_position {
+            found.repaired = true;
+            labels.expected.get(n)
+        } else {
+            None
+        };
+        if let Some(v) = read_entry(map, fallback, labels, found, n + 1) {
+            found.verdicts.push(v);
+        }
+    }
+}
+
+/// One verdict object; `None` (with a reason noted) when it lacks a usable label or verdict.
+fn read_entry(
+    map: &Map<String, Value>,
+    fallback_label: Option<&String>,
+    labels: &Labels,
+    found: &mut Found,
+    position: usize,
+) -> Option<Verdict> {
+    let mut note = |why: String| {
+        found.problem.get_or_insert(why);
+    };
+    let block = match field(map, &BLOCK_KEYS) {
+        Some((canonical, value)) => {
+            let raw = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => {
+                    note(format!("verdict {position}: `block` is not a label"));
+                    return None;
+                }
+            };
+            let block = labels.normalize(&raw);
+            if !canonical || block != raw {
+                found.repaired = true;
+            }
+            block
+        }
+        None => match fallback_label {
+            Some(label) => label.clone(),
+            None => {
+                note(format!("verdict {position} has no `block` label"));
+                return None;
+            }
+        },
+    };
+    let correct = match field(map, &CORRECT_KEYS) {
+        Some((canonical, value)) => match truth(value) {
+            Some(correct) => {
+                if !canonical || !value.is_boolean() {
+                    found.repaired = true;
+                }
+                correct
+            }
+            None => {
+                note(format!(
+                    "verdict {position}: `correct` is not true or false"
+                ));
+                return None;
+            }
+        },
+        None => {
+            note(format!("verdict {position} has no `correct` field"));
+            return None;
+        }
+    };
+    let explanation = match field(map, &EXPLANATION_KEYS) {
+        Some((canonical, value)) => {
+            found.repaired |= !canonical;
+            match value {
+                Value::String(s) => s.trim().to_string(),
+                Value::Null => String::new(),
+                other => other.to_string(),
+            }
+        }
+        None => {
+            found.repaired = true;
+            String::new()
+        }
+    };
+    Some(Verdict {
+        block,
+        correct,
+        explanation,
+    })
+}
+
+/// The first of `names` present in `map`, comparing keys without case or punctuation
+/// (`block_id`, `Block ID` and `blockId` are all `blockid`). The flag says whether the key was
+/// exactly the schema's name (`names[0]`), i.e. needed no repair.
+fn field<'m>(map: &'m Map<String, Value>, names: &[&str]) -> Option<(bool, &'m Value)> {
+    let schema_name = names.first().copied().unwrap_or_default();
+    if let Some(value) = map.get(schema_name) {
+        return Some((true, value));
+    }
+    let forms: Vec<(String, &Value)> = map.iter().map(|(k, v)| (key_form(k), v)).collect();
+    names.iter().find_map(|name| {
+        forms
+            .iter()
+            .find(|(form, _)| form == name)
+            .map(|(_, v)| (false, *v))
+    })
+}
+
+fn key_form(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A verdict's truth value from the forms models use.
+fn truth(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
+            _ => None,
+        },
+        Value::String(s) => word_truth(s),
+        _ => None,
+    }
+}
+
+const TRUE_WORDS: [&str; 12] = [
+    "true", "yes", "y", "t", "1", "correct", "right", "ok", "okay", "pass", "passed", "valid",
+];
+const FALSE_WORDS: [&str; 17] = [
+    "false",
+    "no",
+    "n",
+    "f",
+    "0",
+    "incorrect",
+    "wrong",
+    "buggy",
+    "bug",
+    "fail",
+    "failed",
+    "error",
+    "invalid",
+    "not correct",
+    "notcorrect",
+    "incorrectly",
+    "not ok",
+];
+
+fn word_truth(s: &str) -> Option<bool> {
+    let w = s
+        .trim()
+        .trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace())
+        .to_lowercase();
+    if TRUE_WORDS.contains(&w.as_str()) {
+        return Some(true);
+    }
+    if FALSE_WORDS.contains(&w.as_str()) {
+        return Some(false);
+    }
+    // "Incorrect - the loop skips 0", "Correct, because ...".
+    for neg in ["incorrect", "wrong", "not correct", "false"] {
+        if w.starts_with(neg) {
+            return Some(false);
+        }
+    }
+    for pos in ["correct", "true"] {
+        if w.starts_with(pos) && !w.starts_with("correctly") {
+            return Some(true);
+        }
+    }
+    None
+}
+
+fn contains_object(value: &Value) -> bool {
+    match value {
+        Value::Object(_) => true,
+        Value::Array(items) => items.iter().any(Value::is_object),
+        _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Labels
+
+/// The labels asked for, and how to bring other spellings to their form.
+struct Labels<'a> {
+    expected: &'a [String],
+    /// Text before the number in the first expected label (`BLOCK-`); used for bare numbers.
+    default_prefix: String,
+}
+
+impl<'a> Labels<'a> {
+    fn new(expected: &'a [String]) -> Self {
+        let default_prefix = expected
+            .first()
+            .map(|l| l.trim_end_matches(|c: char| c.is_ascii_digit()).to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "BLOCK-".to_string());
+        Self {
+            expected,
+            default_prefix,
+        }
+    }
+
+    /// `3`, `"3"`, `BLOCK 3`, `block-3`, `[BLOCK-3]` → `BLOCK-3` (or the expected spelling).
+    fn normalize(&self, raw: &str) -> String {
+        let trimmed = raw.trim().trim_matches(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '[' | ']' | '(' | ')' | '`' | '*' | '"' | '\'' | '<' | '>'
+                )
+        });
+        if let Some(exact) = self
+            .expected
+            .iter()
+            .find(|l| l.eq_ignore_ascii_case(trimmed))
+        {
+            return exact.clone();
+        }
+        let Some((word, number)) = split_label(trimmed) else {
+            return trimmed.to_string();
+        };
+        let matches: Vec<&String> = self
+            .expected
+            .iter()
+            .filter(|l| {
+                split_label(l).is_some_and(|(w, n)| n == number && (word.is_empty() || w == word))
+            })
+            .collect();
+        if let Some(first) = matches.first() {
+            return (*first).clone();
+        }
+        if word.is_empty() {
+            format!("{}{number}", self.default_prefix)
+        } else {
+            format!("{word}-{number}")
+        }
+    }
+
+    /// A key like `BLOCK-3` (for verdicts keyed by label), but not a bare number.
+    fn is_label_like(&self, key: &str) -> bool {
+        self.expected.iter().any(|l| l == key)
+            || split_label(key.trim().trim_matches(['[', ']']))
+                .is_some_and(|(w, _)| self.words().contains(&w))
+    }
+
+    /// Label words to recognise: those of the expected labels and the usual three.
+    fn words(&self) -> Vec<String> {
+        let mut words: Vec<String> = ["BLOCK", "LINE", "CALL"].map(String::from).to_vec();
+        for l in self.expected {
+            if let Some((w, _)) = split_label(l) {
+                if !w.is_empty() && !words.contains(&w) {
+                    words.push(w);
+                }
+            }
+        }
+        words
+    }
+}
+
+/// Split a label into its upper-cased word and number: `block_3` → ("BLOCK", 3), `3` → ("", 3).
+/// Only separators may sit between them, and nothing but a closing mark may follow.
+fn split_label(s: &str) -> Option<(String, u64)> {
+    let s = s.trim();
+    let word: String = s.chars().take_while(|c| c.is_alphabetic()).collect();
+    let rest = s.get(word.len()..)?;
+    let rest = rest.trim_start_matches([' ', '-', '_', '#', '.', ':']);
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let tail = rest.get(digits.len()..)?.trim();
+    if tail.chars().any(|c| c.is_alphanumeric()) {
+        return None;
+    }
+    let number = digits.parse().ok()?;
+    Some((word.to_uppercase(), number))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plain-text format
+
+/// Verdicts written as text: a line starting with a label opens a section that runs to the next
+/// such line; the section's first verdict word (or `correct: X`) decides, the rest explains.
+fn text_verdicts(text: &str, labels: &Labels) -> Vec<Verdict> {
+    let words = labels.words();
+    let mut sections: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        match leading_label(line, &words) {
+            Some((label, rest)) => sections.push((labels.normalize(&label), rest.to_string())),
+            None => {
+                if let Some((_, body)) = sections.last_mut() {
+                    body.push('\n');
+                    body.push_str(line);
+                }
+            }
+        }
+    }
+    sections
+        .into_iter()
+        .filter_map(|(block, body)| {
+            let correct = text_truth(&body)?;
+            Some(Verdict {
+                block,
+                correct,
+                explanation: text_explanation(&body),
+            })
+        })
+        .collect()
+}
+
+/// A label at the start of a line (after list marks, `#`, `**`, `[`), and the text after it.
+fn leading_label<'l>(line: &'l str, words: &[String]) -> Option<(String, &'l str)> {
+    let s = line.trim_start_matches(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '-' | '*' | '#' | '>' | '`' | '|' | '[' | '(' | '"' | '\''
+            )
+    });
+    let word: String = s.chars().take_while(|c| c.is_alphabetic()).collect();
+    if !words.iter().any(|w| w.eq_ignore_ascii_case(&word)) {
+        return None;
+    }
+    let after_word = s.get(word.len()..)?;
+    let rest = after_word.trim_start_matches([' ', '-', '_', '#']);
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let tail = rest.get(digits.len()..)?;
+    if tail.chars().next().is_some_and(char::is_alphanumeric) {
+        return None;
+    }
+    let tail = tail.trim_start_matches(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ']' | ')' | '*' | '`' | ':' | '-' | '—' | '–' | '"' | '\'' | '|' | ','
+            )
+    });
+    Some((format!("{word}-{digits}"), tail))
+}
+
+/// The truth value a text section states: an explicit `correct: X` / `verdict: X` first,
+/// otherwise the first verdict word.
+fn text_truth(body: &str) -> Option<bool> {
+    let lower = body.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    for key in ["correct", "verdict", "iscorrect"] {
+        for (at, _) in lower.match_indices(key) {
+            let before = lower.get(..at).and_then(|s| s.chars().next_back());
+            if before.is_some_and(char::is_alphanumeric) {
+                continue;
+            }
+            let after = lower.get(at + key.len()..).unwrap_or("");
+            let after = after.trim_start_matches(['"', '\'', '*', ' ']);
+            let Some(value) = after.strip_prefix([':', '=']) else {
+                continue;
+            };
+            let value: String = value
+                .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '*'))
+                .chars()
+                .take_while(|c| c.is_alphanumeric())
+                .collect();
+            if let Some(t) = word_truth(&value) {
+                return Some(t);
+            }
+        }
+    }
+    for (i, w) in words.iter().enumerate() {
+        match *w {
+            "incorrect" | "wrong" | "buggy" | "false" => return Some(false),
+            "correct" | "true" => {
+                let negated = i > 0
+                    && words
+                        .get(i - 1)
+                        .is_some_and(|p| matches!(*p, "not" | "t" | "never"));
+                return Some(!negated);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The explanation in a section: the text after `explanation:` if present, else the section
+/// without its leading verdict word.
+fn text_explanation(body: &str) -> String {
+    let lower = body.to_ascii_lowercase();
+    if let Some(at) = lower.find("explanation") {
+        let after = body.get(at + "explanation".len()..).unwrap_or("");
+        let after = after.trim_start_matches(['"', '\'', '*', ' ']);
+        if let Some(rest) = after.strip_prefix([':', '=']) {
+            return clean_explanation(rest);
+        }
+    }
+    let t = body.trim_start();
+    for word in ["incorrect", "correct", "wrong"] {
+        if t.len() >= word.len()
+            && t.get(..word.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(word))
+            && !t
+                .get(word.len()..)
+                .and_then(|r| r.chars().next())
+                .is_some_and(char::is_alphanumeric)
+        {
+            return clean_explanation(t.get(word.len()..).unwrap_or(""));
+        }
+    }
+    clean_explanation(t)
+}
+
+fn clean_explanation(s: &str) -> String {
+    s.trim_start_matches(|c: char| {
+        c.is_whitespace() || matches!(c, ':' | '-' | '—' | '–' | '.' | ',' | '"' | '\'' | '*')
+    })
+    .trim_end()
+    .trim_end_matches(['"', '\'', '}', ','])
+    .trim()
+    .to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Finding JSON in prose
+
+/// Byte ranges of the outermost bracketed spans (`{...}` or `[...]`) in `text`, in order.
+/// Quotes only open strings inside brackets where a JSON value or key may start, so an
+/// apostrophe in prose cannot swallow the rest of the reply. An opener never closed (truncated
+/// output) yields a span to the end of the text.
+fn json_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    struct Open {
+        byte: usize,
+        ch: char,
+        parent: Option<usize>,
+        closed_at: Option<usize>,
+    }
+    let mut opens: Vec<Open> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut prev_significant: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '{' | '[' => {
+                opens.push(Open {
+                    byte: i,
+                    ch: c,
+                    parent: stack.last().copied(),
+                    closed_at: None,
+                });
+                stack.push(opens.len() - 1);
+            }
+            '}' | ']' => {
+                let want = if c == '}' { '{' } else { '[' };
+                // A stray closer that does not match is prose; ignore it.
+                if let Some(&top) = stack.last() {
+                    if opens.get(top).is_some_and(|o| o.ch == want) {
+                        if let Some(o) = opens.get_mut(top) {
+                            o.closed_at = Some(i + 1);
+                        }
+                        stack.pop();
+                    }
+                }
+            }
+            '"' | '\''
+                if !stack.is_empty() && matches!(prev_significant, Some('{' | '[' | ',' | ':')) =>
+            {
+                // Skip the string, honouring backslash escapes. A single-quoted one also ends at
+                // a line end, so a stray apostrophe cannot hide the rest of the reply.
+                let mut escaped = false;
+                for (_, d) in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c || (c == '\'' && d == '\n') {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            prev_significant = Some(c);
+        }
+    }
+    // Keep spans with no closed ancestor: those are the outermost JSON texts.
+    let mut covered = vec![false; opens.len()];
+    let mut spans = Vec::new();
+    let mut unclosed_kept = 0;
+    for idx in 0..opens.len() {
+        let Some(o) = opens.get(idx) else { continue };
+        let parent_covers = o.parent.is_some_and(|p| {
+            covered.get(p).copied().unwrap_or(false)
+                || opens.get(p).is_some_and(|po| po.closed_at.is_some())
+        });
+        if let Some(slot) = covered.get_mut(idx) {
+            *slot = parent_covers;
+        }
+        if parent_covers {
+            continue;
+        }
+        match o.closed_at {
+            Some(end) => spans.push(o.byte..end),
+            // Only the first few unclosed openers: each costs a parse to the end of the text.
+            None if o.ch == '{' && unclosed_kept < 2 => {
+                unclosed_kept += 1;
+                spans.push(o.byte..text.len());
+            }
+            None => {}
+        }
+    }
+    // Every unclosed opener's span contains later closed spans, so order by start.
+    spans.sort_by_key(|r| r.start);
+    spans
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient JSON
+
+/// Nesting deeper than this is not a verdict list; refusing it keeps recursion bounded.
+const MAX_DEPTH: usize = 64;
+
+/// Parse JSON the way models write it: single-quoted strings, `True`/`False`/`None`, trailing
+/// or missing commas, `//`, `/* */` and `#` comments, unquoted keys and words, and output cut
+/// off mid-way (open containers are closed, a half-written member dropped).
+fn lenient_json(text: &str) -> Result<Value, String> {
+    let mut p = Lenient {
+        chars: text.chars().collect(),
+        pos: 0,
+    };
+    p.value(0)
+}
+
+struct Lenient {
+    chars: Vec<char>,
+    pos: usize,
+}
+
+/// A value ended by the end of the text (truncation) rather than by a syntax error.
+const EOF: &str = "unexpected end of text";
+
+impl Lenient {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(c) = self.peek() {
+            if c.is_whitespace() {
+                self.pos += 1;
+            } else if c == '#' || (c == '/' && self.chars.get(self.pos + 1) == Some(&'/')) {
+                while self.peek().is_some_and(|c| c != '\n') {
+                    self.pos += 1;
+                }
+            } else if c == '/' && self.chars.get(self.pos + 1) == Some(&'*') {
+                self.pos += 2;
+                while self.peek().is_some()
+                    && !(self.peek() == Some('*') && self.chars.get(self.pos + 1) == Some(&'/'))
+                {
+                    self.pos += 1;
+                }
+                self.pos = (self.pos + 2).min(self.chars.len());
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, String> {
+        if depth > MAX_DEPTH {
+            return Err("nested too deeply".to_string());
+        }
+        self.skip_ws();
+        match self.peek() {
+            None => Err(EOF.to_string()),
+            Some('{') => self.object(depth),
+            Some('[') => self.array(depth, ']'),
+            Some('(') => self.array(depth, ')'),
+            Some(q @ ('"' | '\'')) => Ok(Value::String(self.string(q))),
+            Some(c) if c.is_ascii_digit() || matches!(c, '-' | '+' | '.') => Ok(self.number()),
+            Some(c) if c.is_alphabetic() || c == '_' => Ok(self.word()),
+            Some(c) => Err(format!("unexpected `{c}`")),
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, String> {
+        self.pos += 1;
+        let mut map = Map::new();
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None => return Ok(Value::Object(map)),
+                Some('}') => {
+                    self.pos += 1;
+                    return Ok(Value::Object(map));
+                }
+                Some(',') => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let key = match self.peek() {
+                Some(q @ ('"' | '\'')) => self.string(q),
+                _ => self.bare_key(),
+            };
+            if key.is_empty() {
+                return Err(format!("expected a key at character {}", self.pos));
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(':' | '=') => self.pos += 1,
+                None => return Ok(Value::Object(map)),
+                Some(c) => return Err(format!("expected `:` after key `{key}`, found `{c}`")),
+            }
+            match self.value(depth + 1) {
+                Ok(v) => {
+                    map.insert(key, v);
+                }
+                Err(e) if e == EOF => return Ok(Value::Object(map)),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize, close: char) -> Result<Value, String> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                None => return Ok(Value::Array(items)),
+                Some(c) if c == close => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                Some(',') => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            match self.value(depth + 1) {
+                Ok(v) => items.push(v),
+                Err(e) if e == EOF => return Ok(Value::Array(items)),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A quoted string; an unclosed one runs to the end of the text.
+    fn string(&mut self, quote: char) -> String {
+        self.pos += 1;
+        let mut out = String::new();
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            if c == quote {
+                return out;
+            }
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            let Some(e) = self.peek() else { break };
+            self.pos += 1;
+            match e {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                'b' => out.push('\u{8}'),
+                'f' => out.push('\u{c}'),
+                'u' => {
+                    let hex: String = self.chars.iter().skip(self.pos).take(4).collect();
+                    match u32::from_str_radix(&hex, 16) {
+                        Ok(code) if hex.len() == 4 => {
+                            self.pos += 4;
+                            out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+                        }
+                        _ => out.push('u'),
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    fn number(&mut self) -> Value {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
+        {
+            self.pos += 1;
+        }
+        let text: String = self
+            .chars
+            .get(start..self.pos)
+            .unwrap_or_default()
+            .iter()
+            .collect();
+        if let Ok(i) = text.parse::<i64>() {
+            return Value::Number(i.into());
+        }
+        match text.parse::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) => Value::Number(n),
+            None => Value::String(text),
+        }
+    }
+
+    /// `true`/`True`/`null`/`None`…, or an unquoted word (up to a delimiter) taken as a string.
+    fn word(&mut self) -> Value {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| !matches!(c, ',' | '}' | ']' | ')' | '\n' | ':'))
+        {
+            self.pos += 1;
+        }
+        let text: String = self
+            .chars
+            .get(start..self.pos)
+            .unwrap_or_default()
+            .iter()
+            .collect();
+        let text = text.trim();
+        match text {
+            "true" | "True" => Value::Bool(true),
+            "false" | "False" => Value::Bool(false),
+            "null" | "None" => Value::Null,
+            other => Value::String(other.to_string()),
+        }
+    }
+
+    fn bare_key(&mut self) -> String {
+        let start = self.pos;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-'))
+        {
+            self.pos += 1;
+        }
+        self.chars
+            .get(start..self.pos)
+            .unwrap_or_default()
+            .iter()
+            .collect()
+    }
+}

@@ -1,0 +1,744 @@
+//! Model configuration: where the OpenAI-compatible endpoint is, which model, how patient to be.
+//!
+//! Values come from, in order of precedence: command-line flags ([`ModelFlags`]), the config file
+//! (a `[profiles.NAME]` table when a profile is selected, then the `[model]` table), the environment
+//! (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `LDB_MODEL`) and built-in defaults. The file is TOML, by
+//! default `<config dir>/ldb/config.toml` (`--config` or `LDB_CONFIG` point elsewhere):
+//!
+//! ```toml
+//! [model]
+//! base_url = "http://127.0.0.1:8080/v1"
+//! model = "qwen2.5-coder"
+//! api_key_env = "MY_KEY_VAR"   # or api_key = "..."
+//! timeout_secs = 120
+//! max_retries = 4
+//! cache = true                 # on-disk response cache (default on)
+//! cache_dir = "~/.cache/ldb/responses"
+//! [model.headers]
+//! "X-Title" = "ldb"
+//!
+//! [profiles.debugger]          # selected with --profile debugger
+//! model = "gpt-4o"
+//! ```
+//!
+//! Other top-level tables belong to other parts of ldb and are left alone here.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::cache::CachedModel;
+use super::openai::OpenAiModel;
+use super::{ChatModel, ModelError};
+
+/// The endpoint used when none is configured.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// The model used against [`DEFAULT_BASE_URL`] when none is named. Other endpoints must name one:
+/// a guess there would only fail later with a less helpful error.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+/// Per-request timeout unless configured.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Keys accepted in `[model]` and `[profiles.NAME]`.
+const KNOWN_KEYS: &[&str] = &[
+    "base_url",
+    "model",
+    "api_key",
+    "api_key_env",
+    "timeout_secs",
+    "max_retries",
+    "headers",
+    "cache",
+    "cache_dir",
+];
+
+/// How often and how long to retry 429/5xx/timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (so at most `max_retries + 1` requests).
+    pub max_retries: u32,
+    /// First backoff delay; doubled on every further retry.
+    pub base_delay: Duration,
+    /// Upper bound of the exponential backoff.
+    pub max_delay: Duration,
+    /// Upper bound of a server-requested `Retry-After` wait.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at all.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The wait before retry number `retry` (0-based) when the server gave no `Retry-After`:
+    /// exponential, capped, with jitter so that parallel clients do not retry in lockstep.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let factor = 2u32.saturating_pow(retry.min(30));
+        let full = self.base_delay.saturating_mul(factor).min(self.max_delay);
+        // "Equal jitter": keep half, randomise the other half.
+        let half = full / 2;
+        half + half.mul_f64(fastrand::f64())
+    }
+
+    /// A server-requested wait, capped.
+    pub fn retry_after(&self, requested: Duration) -> Duration {
+        requested.min(self.max_retry_after)
+    }
+}
+
+/// Everything needed to talk to one OpenAI-compatible endpoint.
+#[derive(Clone, PartialEq)]
+pub struct ModelConfig {
+    /// E.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1` (a trailing slash is fine).
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer …` when set; local servers usually need none.
+    pub api_key: Option<String>,
+    pub model: String,
+    /// Per-request timeout (each attempt, body included).
+    pub timeout: Duration,
+    pub retry: RetryPolicy,
+    /// Extra headers sent with every request (e.g. `X-Title`, or `api-key` for Azure-style hosts).
+    pub headers: Vec<(String, String)>,
+    /// Response cache directory; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl fmt::Debug for ModelConfig {
+    // Hand-written so that the key and secret-looking headers never reach logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                let shown = if is_sensitive_header(k) {
+                    "<redacted>"
+                } else {
+                    v.as_str()
+                };
+                (k.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("ModelConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("headers", &headers)
+            .field("cache_dir", &self.cache_dir)
+            .finish()
+    }
+}
+
+/// Headers whose values are credentials.
+pub(crate) fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization"
+        || n == "proxy-authorization"
+        || n == "cookie"
+        || n.contains("key")
+        || n.contains("token")
+        || n.contains("secret")
+}
+
+/// Model settings from the command line; `None` means "not given". The CLI fills this in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFlags {
+    /// Select `[profiles.NAME]` from the config file (e.g. a different debugger model).
+    pub profile: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub model: Option<String>,
+    pub timeout_secs: Option<u64>,
+    pub max_retries: Option<u32>,
+    /// Disable the response cache.
+    pub no_cache: bool,
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// One `[model]` or `[profiles.NAME]` table, validated.
+#[derive(Debug, Clone, Default)]
+struct Section {
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key: Option<String>,
+    api_key_env: Option<String>,
+    timeout: Option<Duration>,
+    max_retries: Option<u32>,
+    headers: Vec<(String, String)>,
+    cache: Option<bool>,
+    cache_dir: Option<PathBuf>,
+}
+
+/// The parts of a config file this module reads.
+#[derive(Debug, Clone, Default)]
+struct FileConfig {
+    path: PathBuf,
+    model: Section,
+    profiles: Vec<(String, Section)>,
+}
+
+impl FileConfig {
+    fn read(path: &Path) -> Result<FileConfig, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ModelError::Config(format!(
+                "cannot read config file {}: {e}; fix the path given by --config / LDB_CONFIG",
+                path.display()
+            ))
+        })?;
+        FileConfig::parse(path, &text)
+    }
+
+    fn parse(path: &Path, text: &str) -> Result<FileConfig, ModelError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            ModelError::Config(format!(
+                "config file {} is not valid TOML: {}",
+                path.display(),
+                e.to_string().trim_end()
+            ))
+        })?;
+        let base_dir = path.parent().unwrap_or(Path::new("."));
+        let mut file = FileConfig {
+            path: path.to_path_buf(),
+            ..FileConfig::default()
+        };
+        if let Some(value) = table.get("model") {
+            let t = value
+                .as_table()
+                .ok_or_else(|| bad_key(path, "model", "a table", "[model]"))?;
+            file.model = parse_section(path, base_dir, "model", t)?;
+        }
+        if let Some(value) = table.get("profiles") {
+            let t = value
+                .as_table()
+                .ok_or_else(|| bad_key(path, "profiles", "a table", "[profiles.NAME]"))?;
+            for (name, v) in t {
+                let prefix = format!("profiles.{name}");
+                let section = v
+                    .as_table()
+                    .ok_or_else(|| bad_key(path, &prefix, "a table", &format!("[{prefix}]")))?;
+                file.profiles.push((
+                    name.clone(),
+                    parse_section(path, base_dir, &prefix, section)?,
+                ));
+            }
+        }
+        Ok(file)
+    }
+
+    fn profile(&self, name: &str) -> Result<&Section, ModelError> {
+        self.profiles
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.profiles.iter().map(|(n, _)| n.as_str()).collect();
+                let known = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
+                ModelError::Config(format!(
+                    "profile `{name}` is not defined in config file {} (defined: {known}); add a \
+                     [profiles.{name}] table or choose another --profile",
+                    self.path.display()
+                ))
+            })
+    }
+}
+
+fn bad_key(path: &Path, key: &str, expected: &str, example: &str) -> ModelError {
+    ModelError::Config(format!(
+        "config file {}: key `{key}` must be {expected}; fix: e.g. `{example}`",
+        path.display()
+    ))
+}
+
+fn parse_section(
+    path: &Path,
+    base_dir: &Path,
+    prefix: &str,
+    table: &toml::Table,
+) -> Result<Section, ModelError> {
+    let mut s = Section::default();
+    for (key, value) in table {
+        let full = format!("{prefix}.{key}");
+        let string = || -> Result<String, ModelError> {
+            match value.as_str() {
+                Some(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
+                _ => Err(bad_key(
+                    path,
+                    &full,
+                    "a non-empty string",
+                    &format!("{key} = \"...\""),
+                )),
+            }
+        };
+        match key.as_str() {
+            "base_url" => {
+                let v = string()?;
+                check_base_url(&v).map_err(|why| {
+                    ModelError::Config(format!(
+                        "config file {}: key `{full}`: {why}; fix: e.g. `base_url = \
+                         \"http://127.0.0.1:8080/v1\"`",
+                        path.display()
+                    ))
+                })?;
+                s.base_url = Some(v);
+            }
+            "model" => s.model = Some(string()?),
+            "api_key" => s.api_key = Some(string()?),
+            "api_key_env" => s.api_key_env = Some(string()?),
+            "timeout_secs" => {
+                let secs = match value {
+                    toml::Value::Integer(i) if *i > 0 => Some(*i as f64),
+                    toml::Value::Float(f) if f.is_finite() && *f > 0.0 => Some(*f),
+                    _ => None,
+                };
+                let secs = secs.filter(|s| *s <= 86_400.0).ok_or_else(|| {
+                    bad_key(
+                        path,
+                        &full,
+                        "a positive number of seconds",
+                        "timeout_secs = 120",
+                    )
+                })?;
+                s.timeout = Some(Duration::from_secs_f64(secs));
+            }
+            "max_retries" => {
+                let n = value
+                    .as_integer()
+                    .filter(|n| (0..=100).contains(n))
+                    .ok_or_else(|| {
+                        bad_key(path, &full, "an integer from 0 to 100", "max_retries = 4")
+                    })?;
+                s.max_retries = Some(n as u32);
+            }
+            "headers" => {
+                let t = value
+                    .as_table()
+                    .ok_or_else(|| bad_key(path, &full, "a table", &format!("[{full}]")))?;
+                for (name, v) in t {
+                    let hv = v.as_str().ok_or_else(|| {
+                        bad_key(
+                            path,
+                            &format!("{full}.{name}"),
+                            "a string",
+                            &format!("\"{name}\" = \"value\""),
+                        )
+                    })?;
+                    s.headers.push((name.clone(), hv.to_string()));
+                }
+            }
+            "cache" => {
+                s.cache = Some(
+                    value
+                        .as_bool()
+                        .ok_or_else(|| bad_key(path, &full, "true or false", "cache = true"))?,
+                )
+            }
+            "cache_dir" => s.cache_dir = Some(resolve_path(base_dir, &string()?)),
+            other => {
+                return Err(ModelError::Config(format!(
+                "config file {}: unknown key `{prefix}.{other}`; fix: remove it or use one of {}",
+                path.display(),
+                KNOWN_KEYS.join(", ")
+            )))
+            }
+        }
+    }
+    if s.api_key.is_some() && s.api_key_env.is_some() {
+        return Err(ModelError::Config(format!(
+            "config file {}: keys `{prefix}.api_key` and `{prefix}.api_key_env` are both set; fix: \
+             keep only one",
+            path.display()
+        )));
+    }
+    Ok(s)
+}
+
+/// `~/x` → home, relative → relative to the config file's directory.
+fn resolve_path(base_dir: &Path, raw: &str) -> PathBuf {
+    if let Some(rest) = raw.strip_prefix("~/") {
+        if let Some(home) = dirs::home_dir() {
+            return home.join(rest);
+        }
+    }
+    let p = PathBuf::from(raw);
+    if p.is_absolute() {
+        p
+    } else {
+        base_dir.join(p)
+    }
+}
+
+/// Why `url` cannot be a base URL, if it cannot.
+fn check_base_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+    match parsed.scheme() {
+        "http" | "https" => Ok(()),
+        other => Err(format!("scheme `{other}` is not http or https")),
+    }
+}
+
+/// The environment as ldb reads it: unset and empty variables are both "not set".
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn env_var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// `<config dir>/ldb/config.toml`, where the platform has a config dir.
+pub fn default_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("ldb").join("config.toml"))
+}
+
+/// `<cache dir>/ldb/responses`, where the platform has a cache dir.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    dirs::cache_dir().map(|d| d.join("ldb").join("responses"))
+}
+
+/// Which config file to read: `--config` if given, else `LDB_CONFIG`, else the default path if
+/// that file exists. An explicitly named file that is missing is an error later, when read; a
+/// missing default file just means "no file".
+pub fn config_path(
+    explicit: Option<&Path>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(p.to_path_buf());
+    }
+    if let Some(p) = env_var(env, "LDB_CONFIG") {
+        return Some(PathBuf::from(p));
+    }
+    default_config_path().filter(|p| p.is_file())
+}
+
+/// The config sections that apply, most specific first.
+fn sections<'a>(
+    file: Option<&'a FileConfig>,
+    profile: Option<&str>,
+) -> Result<Vec<&'a Section>, ModelError> {
+    let mut out = Vec::new();
+    match (file, profile) {
+        (Some(f), Some(name)) => {
+            out.push(f.profile(name)?);
+            out.push(&f.model);
+        }
+        (Some(f), None) => out.push(&f.model),
+        (None, Some(name)) => {
+            return Err(ModelError::Config(format!(
+                "profile `{name}` was selected but there is no config file; fix: create {} with a \
+                 [profiles.{name}] table, or pass --config",
+                default_config_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "a config file".to_string())
+            )))
+        }
+        (None, None) => {}
+    }
+    Ok(out)
+}
+
+fn first<T: Clone>(sections: &[&Section], get: impl Fn(&Section) -> Option<T>) -> Option<T> {
+    sections.iter().find_map(|s| get(s))
+}
+
+/// Whether flags, the config file or the environment point at an OpenAI-compatible endpoint at
+/// all (a base URL or an API key somewhere). When not, ldb falls back to its embedded local
+/// model. A model name alone does not count: it may name a local model.
+pub fn endpoint_configured(
+    flags: &ModelFlags,
+    config_file: Option<&Path>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<bool, ModelError> {
+    if flags.base_url.is_some() || flags.api_key.is_some() {
+        return Ok(true);
+    }
+    let file = config_file.map(FileConfig::read).transpose()?;
+    let secs = sections(file.as_ref(), flags.profile.as_deref())?;
+    if secs
+        .iter()
+        .any(|s| s.base_url.is_some() || s.api_key.is_some() || s.api_key_env.is_some())
+    {
+        return Ok(true);
+    }
+    Ok(env_var(env, "OPENAI_API_KEY").is_some() || env_var(env, "OPENAI_BASE_URL").is_some())
+}
+
+impl ModelConfig {
+    /// A config with defaults for everything but the endpoint and model; no key, no cache.
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        ModelConfig {
+            base_url: base_url.into(),
+            api_key: None,
+            model: model.into(),
+            timeout: DEFAULT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            headers: Vec::new(),
+            cache_dir: None,
+        }
+    }
+
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.cache_dir = dir;
+        self
+    }
+
+    /// Resolve flags > config file (selected profile, then `[model]`) > environment > defaults.
+    /// `config_file` is read when given (see [`config_path`]); a missing or malformed file is a
+    /// [`ModelError::Config`] naming the file, the key and the fix.
+    ///
+    /// As with OpenAI's own clients, `OPENAI_API_KEY` is sent to whatever base URL is chosen
+    /// unless a key is configured more specifically.
+    pub fn resolve(
+        flags: &ModelFlags,
+        config_file: Option<&Path>,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<ModelConfig, ModelError> {
+        let file = config_file.map(FileConfig::read).transpose()?;
+        let secs = sections(file.as_ref(), flags.profile.as_deref())?;
+        let file_name = || {
+            file.as_ref()
+                .map(|f| f.path.display().to_string())
+                .unwrap_or_default()
+        };
+
+        let (base_url, base_from_default) = if let Some(url) = &flags.base_url {
+            check_base_url(url).map_err(|why| {
+                ModelError::Config(format!(
+                    "--base-url: {why}; fix: e.g. --base-url http://127.0.0.1:8080/v1"
+                ))
+            })?;
+            (url.trim().to_string(), false)
+        } else if let Some(url) = first(&secs, |s| s.base_url.clone()) {
+            (url, false)
+        } else if let Some(url) = env_var(env, "OPENAI_BASE_URL") {
+            check_base_url(&url).map_err(|why| {
+                ModelError::Config(format!(
+                    "environment variable OPENAI_BASE_URL: {why}; fix: unset it or set it to e.g. \
+                     https://api.openai.com/v1"
+                ))
+            })?;
+            (url, false)
+        } else {
+            (DEFAULT_BASE_URL.to_string(), true)
+        };
+
+        // The most specific source that says anything about the key wins, including a file's
+        // `api_key_env`, which must then name a variable that is set.
+        let api_key = if let Some(k) = flags
+            .api_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+        {
+            Some(k.to_string())
+        } else if let Some(section) = secs
+            .iter()
+            .find(|s| s.api_key.is_some() || s.api_key_env.is_some())
+        {
+            match (&section.api_key, &section.api_key_env) {
+                (Some(k), _) => Some(k.clone()),
+                (None, Some(var)) => Some(env_var(env, var).ok_or_else(|| {
+                    ModelError::Config(format!(
+                        "config file {}: key `api_key_env` names environment variable `{var}`, \
+                         which is not set; fix: export {var}=<your key>, or change api_key_env",
+                        file_name()
+                    ))
+                })?),
+                (None, None) => None,
+            }
+        } else {
+            env_var(env, "OPENAI_API_KEY")
+        };
+
+        let model = flags
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string)
+            .or_else(|| first(&secs, |s| s.model.clone()))
+            .or_else(|| env_var(env, "LDB_MODEL"));
+        let model = match model {
+            Some(m) => m,
+            None if base_from_default || is_openai(&base_url) => DEFAULT_OPENAI_MODEL.to_string(),
+            None => {
+                return Err(ModelError::Config(format!(
+                    "no model named for endpoint {}; fix: pass --model, set `model` under [model] \
+                     in the config file, or set LDB_MODEL",
+                    super::openai::display_url(&base_url)
+                )))
+            }
+        };
+
+        let timeout = match flags.timeout_secs {
+            Some(0) => {
+                return Err(ModelError::Config(
+                    "--timeout must be at least 1 second".to_string(),
+                ))
+            }
+            Some(s) => Duration::from_secs(s),
+            None => first(&secs, |s| s.timeout).unwrap_or(DEFAULT_TIMEOUT),
+        };
+
+        let retry = RetryPolicy {
+            max_retries: flags
+                .max_retries
+                .or_else(|| first(&secs, |s| s.max_retries))
+                .unwrap_or(RetryPolicy::default().max_retries),
+            ..RetryPolicy::default()
+        };
+
+        // Headers merge: `[model.headers]` first, a profile's headers replace same-named ones.
+        let mut headers: Vec<(String, String)> = Vec::new();
+        for section in secs.iter().rev() {
+            for (k, v) in &section.headers {
+                headers.retain(|(old, _)| !old.eq_ignore_ascii_case(k));
+                headers.push((k.clone(), v.clone()));
+            }
+        }
+
+        let cache_dir = if flags.no_cache {
+            None
+        } else if let Some(dir) = &flags.cache_dir {
+            Some(dir.clone())
+        } else if first(&secs, |s| s.cache) == Some(false) {
+            None
+        } else {
+            first(&secs, |s| s.cache_dir.clone()).or_else(default_cache_dir)
+        };
+
+        Ok(ModelConfig {
+            base_url,
+            api_key,
+            model,
+            timeout,
+            retry,
+            headers,
+            cache_dir,
+        })
+    }
+
+    /// [`ModelConfig::resolve`] against the process environment and the config file chosen by
+    /// `--config` (pass `None` when not given), `LDB_CONFIG` or the default location.
+    pub fn load(flags: &ModelFlags, config_flag: Option<&Path>) -> Result<ModelConfig, ModelError> {
+        let path = config_path(config_flag, &process_env);
+        ModelConfig::resolve(flags, path.as_deref(), &process_env)
+    }
+
+    /// The client for this configuration, behind the response cache when `cache_dir` is set.
+    pub fn build(&self) -> Result<Arc<dyn ChatModel>, ModelError> {
+        let client = OpenAiModel::new(self.clone())?;
+        Ok(match &self.cache_dir {
+            Some(dir) => {
+                let namespace = format!(
+                    "openai|{}|{}",
+                    super::openai::display_url(&self.base_url),
+                    self.model
+                );
+                Arc::new(CachedModel::new(client, dir.clone()).with_namespace(namespace))
+            }
+            None => Arc::new(client),
+        })
+    }
+}
+
+fn is_openai(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h == "api.openai.com"))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let p = RetryPolicy {
+            max_retries: 10,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+            max_retry_after: Duration::from_secs(60),
+        };
+        for retry in 0..10 {
+            let full = (100u64 << retry).min(1000);
+            let d = p.backoff(retry).as_millis() as u64;
+            assert!(d >= full / 2 && d <= full, "retry {retry}: {d} ms");
+        }
+        assert_eq!(
+            p.retry_after(Duration::from_secs(600)),
+            Duration::from_secs(60)
+        );
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let c = ModelConfig::new(DEFAULT_BASE_URL, "m")
+            .with_api_key("sk-very-secret")
+            .with_header("X-Api-Key", "hdr-secret")
+            .with_header("X-Title", "ldb");
+        let shown = format!("{c:?}");
+        assert!(!shown.contains("sk-very-secret") && !shown.contains("hdr-secret"));
+        assert!(shown.contains("X-Title") && shown.contains("ldb"));
+    }
+
+    #[test]
+    fn relative_cache_dir_is_relative_to_the_file() {
+        let f = FileConfig::parse(
+            Path::new("/etc/ldb/config.toml"),
+            "[model]\ncache_dir = \"responses\"\n",
+        )
+        .unwrap();
+        assert_eq!(f.model.cache_dir, Some(PathBuf::from("/etc/ldb/responses")));
+    }
+
+    #[test]
+    fn other_top_level_tables_are_ignored() {
+        let f = FileConfig::parse(Path::new("c.toml"), "[sandbox]\nmemory_mb = 512\n").unwrap();
+        assert!(f.model.model.is_none());
+    }
+}

@@ -1,0 +1,215 @@
+//! Chat models: one async trait, several backends.
+//!
+//! Everything that talks to an LLM goes through [`ChatModel`]. Backends: an OpenAI-compatible HTTP
+//! client ([`openai`]; OpenAI, vLLM, Ollama, llama.cpp server, `ldb serve`), an on-disk response
+//! cache that wraps any backend ([`cache`]), and a scripted model for tests ([`scripted`]).
+//! Providers that differ only by URL, key or headers are configuration ([`config`]), not types.
+
+pub mod cache;
+pub mod config;
+pub mod meter;
+pub mod openai;
+pub mod scripted;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A JSON schema the reply must follow (OpenAI `response_format: json_schema`, or a grammar for
+/// local models).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonSchema {
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    /// `None` leaves the backend's default; ldb uses 0 (greedy) unless told otherwise.
+    pub temperature: Option<f32>,
+    pub max_tokens: Option<u32>,
+    /// Ask for structured output; backends without support ignore it (callers then parse
+    /// leniently and may ask once more).
+    pub json_schema: Option<JsonSchema>,
+}
+
+impl ChatRequest {
+    pub fn new(messages: Vec<Message>) -> Self {
+        ChatRequest {
+            messages,
+            temperature: Some(0.0),
+            max_tokens: None,
+            json_schema: None,
+        }
+    }
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        self.prompt_tokens += rhs.prompt_tokens;
+        self.completion_tokens += rhs.completion_tokens;
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub content: String,
+    pub usage: Usage,
+    /// Wall time of the call, retries included (zero for a cache hit).
+    #[serde(with = "duration_ms")]
+    pub latency: Duration,
+    /// The model that answered, as the backend names it.
+    pub model: String,
+    /// Served from the on-disk cache.
+    #[serde(default)]
+    pub cached: bool,
+    /// Attempts made (1 = no retry).
+    #[serde(default = "one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+mod duration_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().min(u64::MAX as u128) as u64)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}
+
+/// Why a model call failed. Retryable failures have already been retried when they reach the
+/// caller; the variant says which kind gave up.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("the model endpoint rejected the credentials ({status}): {message}")]
+    Auth { status: u16, message: String },
+    #[error("model `{model}` was not found at {endpoint}: {message}")]
+    ModelNotFound {
+        model: String,
+        endpoint: String,
+        message: String,
+    },
+    #[error("the model endpoint rejected the request ({status}): {message}")]
+    BadRequest { status: u16, message: String },
+    #[error("gave up after {attempts} attempts: {last}")]
+    RetriesExhausted { attempts: u32, last: String },
+    #[error("the model endpoint sent a reply ldb cannot read: {0}")]
+    InvalidResponse(String),
+    #[error("cannot reach the model endpoint {endpoint}: {message}")]
+    Connection { endpoint: String, message: String },
+    #[error("model configuration: {0}")]
+    Config(String),
+    #[error("local model: {0}")]
+    Local(String),
+}
+
+impl ModelError {
+    /// A hint for the user, where there is something to do.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            ModelError::Auth { .. } => {
+                Some("set OPENAI_API_KEY (or --api-key / api_key in the config file)")
+            }
+            ModelError::ModelNotFound { .. } => {
+                Some("check --model against the models the endpoint serves (GET /v1/models)")
+            }
+            ModelError::Connection { .. } => {
+                Some("check --base-url / OPENAI_BASE_URL and that the server is running")
+            }
+            ModelError::RetriesExhausted { .. } => {
+                Some("the endpoint kept failing; try again later or raise --retries")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A chat model. Implementations must be safe to call from many tasks at once.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
+    fn name(&self) -> String;
+}
+
+/// A model shared between tasks (the generator and the debugger may be the same one).
+pub type SharedModel = Arc<dyn ChatModel>;
+
+// Wrappers (cache, meter) take any `M: ChatModel`; these let them wrap shared or boxed models.
+#[async_trait::async_trait]
+impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).chat(request).await
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).chat(request).await
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}

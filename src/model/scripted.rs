@@ -1,0 +1,139 @@
+//! A scripted model for tests: replies come from a queue or a closure, every request is kept.
+//!
+//! Usage is made up but deterministic (about four characters per token), latency is zero, so
+//! tests that check token accounting or reports stay stable.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
+
+type Responder = Box<dyn Fn(&ChatRequest) -> Result<String, ModelError> + Send + Sync>;
+
+enum Script {
+    Queue(VecDeque<Result<String, ModelError>>),
+    Func(Responder),
+}
+
+/// A [`ChatModel`] that plays back a script.
+pub struct ScriptedModel {
+    name: String,
+    script: Mutex<Script>,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl ScriptedModel {
+    /// Reply with `replies` in order; once they run out, calls fail with
+    /// `ModelError::InvalidResponse("script exhausted")`.
+    pub fn new<I, S>(replies: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self::with_results(replies.into_iter().map(|r| Ok(r.into())))
+    }
+
+    /// Like [`ScriptedModel::new`], with errors in the script too.
+    pub fn with_results(results: impl IntoIterator<Item = Result<String, ModelError>>) -> Self {
+        ScriptedModel {
+            name: "scripted".to_string(),
+            script: Mutex::new(Script::Queue(results.into_iter().collect())),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Compute each reply from the request.
+    pub fn from_fn(
+        f: impl Fn(&ChatRequest) -> Result<String, ModelError> + Send + Sync + 'static,
+    ) -> Self {
+        ScriptedModel {
+            name: "scripted".to_string(),
+            script: Mutex::new(Script::Func(Box::new(f))),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The name reported by [`ChatModel::name`] and in `ChatResponse::model`.
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Append a reply (queue scripts only; ignored for closures).
+    pub fn push(&self, reply: impl Into<String>) {
+        self.push_result(Ok(reply.into()));
+    }
+
+    /// Append an error (queue scripts only; ignored for closures).
+    pub fn push_error(&self, error: ModelError) {
+        self.push_result(Err(error));
+    }
+
+    fn push_result(&self, result: Result<String, ModelError>) {
+        if let Script::Queue(q) = &mut *lock(&self.script) {
+            q.push_back(result);
+        }
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<ChatRequest> {
+        lock(&self.requests).clone()
+    }
+
+    /// How many calls were made.
+    pub fn calls(&self) -> usize {
+        lock(&self.requests).len()
+    }
+
+    /// Queued replies not yet used (`None` for closure scripts).
+    pub fn remaining(&self) -> Option<usize> {
+        match &*lock(&self.script) {
+            Script::Queue(q) => Some(q.len()),
+            Script::Func(_) => None,
+        }
+    }
+}
+
+// A test that panicked while holding a lock should not hide the data from the next assertion.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// About four characters per token, rounded up.
+fn pseudo_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+#[async_trait::async_trait]
+impl ChatModel for ScriptedModel {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        lock(&self.requests).push(request.clone());
+        let reply = match &mut *lock(&self.script) {
+            Script::Queue(q) => q.pop_front().unwrap_or_else(|| {
+                Err(ModelError::InvalidResponse("script exhausted".to_string()))
+            }),
+            Script::Func(f) => f(request),
+        }?;
+        let prompt_tokens = request
+            .messages
+            .iter()
+            .map(|m| pseudo_tokens(&m.content))
+            .sum();
+        Ok(ChatResponse {
+            usage: Usage {
+                prompt_tokens,
+                completion_tokens: pseudo_tokens(&reply),
+            },
+            content: reply,
+            latency: Duration::ZERO,
+            model: self.name.clone(),
+            cached: false,
+            attempts: 1,
+        })
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}

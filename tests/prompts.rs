@@ -1,0 +1,81 @@
+//! Every prompt template rendered with fixed inputs, as snapshots; a missing variable is an error.
+
+use ldb::prompts::Prompts;
+use serde_json::json;
+
+fn prompts() -> Prompts {
+    Prompts::new().expect("templates load")
+}
+
+#[test]
+fn every_template_renders_as_expected() {
+    let p = prompts();
+    let cases = [
+        ("system", json!({})),
+        (
+            "generate",
+            json!({
+                "task_prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n",
+                "entry_point": "add",
+                "visible_tests": ["assert add(1, 2) == 3"],
+            }),
+        ),
+        (
+            "translate",
+            json!({
+                "source_language": "cpp",
+                "source_code": "int f(int x) { return x * 2; }",
+                "entry_point": "f",
+                "visible_tests": ["assert f(2) == 4"],
+            }),
+        ),
+        (
+            "debug",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "failing_test": "assert f([2]) == 2",
+                "failing_result": "FAIL (got 0, expected 2)",
+                "unit_name": "block",
+                "trace": "[BLOCK-0] in f\n     2 |     return 0\n  state before: xs = [2]\n",
+                "labels": ["BLOCK-0"],
+            }),
+        ),
+        (
+            "regenerate",
+            json!({
+                "wrong_blocks": [{"block": "BLOCK-0", "correct": false, "explanation": "ignores xs"}],
+                "traced": true,
+            }),
+        ),
+        ("regenerate", json!({"wrong_blocks": [], "traced": false})),
+        (
+            "repair_code",
+            json!({"problem": "no code block found", "entry_point": "f"}),
+        ),
+        (
+            "repair_verdicts",
+            json!({"problem": "no JSON found", "labels": ["BLOCK-0", "BLOCK-1"]}),
+        ),
+    ];
+    for (i, (name, vars)) in cases.iter().enumerate() {
+        let text = p.render(name, vars).expect("renders");
+        insta::assert_snapshot!(format!("prompt_{i}_{name}"), text);
+    }
+    // Every template is covered above.
+    for name in Prompts::names() {
+        assert!(
+            cases.iter().any(|(n, _)| *n == name),
+            "no snapshot for {name}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_variable_is_an_error() {
+    let err = prompts()
+        .render("debug", json!({"task_prompt": "x"}))
+        .expect_err("must fail");
+    assert!(err.to_string().contains("debug"), "{err}");
+}
