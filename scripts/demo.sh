@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the example task: build ldb, run the task's tests on its buggy seed, and show
-# the block-level trace of the failing test.
+# The main job: debug the example task's buggy seed with `ldb fix`. With no model endpoint
+# configured, ldb runs its embedded model (qwen2.5-coder-1.5b, downloaded once, 1.1 GB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,5 +10,5 @@ task=examples/sum_evens/task.json
 echo "\$ ldb test $task" >&2
 "$ldb" test "$task" || true
 echo >&2
-echo "\$ ldb trace --task $task" >&2
-"$ldb" trace --task "$task" || true
+echo "\$ ldb fix $task --report target/demo-report.json" >&2
+"$ldb" fix "$task" --report target/demo-report.json "$@"

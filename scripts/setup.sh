@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Install what building and running ldb needs on a fresh Debian/Ubuntu machine, then build.
+# Install what building and running ldb needs on a fresh Debian/Ubuntu machine.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian's CPython 3.11: ldb embeds it (pyo3) and the sandbox runs it as an unprivileged user,
 # so it must live where every user can read it (see .cargo/config.toml).
-packages=(python3.11 libpython3.11 libpython3.11-dev pkg-config)
+# cmake, clang and libclang-dev build llama.cpp, the embedded model's engine.
+packages=(python3.11 libpython3.11 libpython3.11-dev pkg-config cmake clang libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -12,5 +12,6 @@ pub mod prompts;
 pub mod python;
 pub mod runner;
 pub mod sandbox;
+pub mod serve;
 pub mod task;
 pub mod trace;

@@ -205,6 +205,14 @@ fn bare_code_keeps_the_region_that_defines_the_entry_point() {
 }
 
 #[test]
+fn unfenced_program_with_fenced_tests() {
+    let reply = format!("{ADD}\nTests:\n```python\nassert add(1, 2) == 3\n```\n");
+    let found = ok(&reply, Some("add"));
+    assert_eq!(found.code, ADD);
+    assert_eq!(found.how, ExtractionKind::Bare);
+}
+
+#[test]
 fn main_guard_scaffolding_is_kept() {
     let body = format!(
         "{ADD}\n\nif __name__ == \"__main__\":\n    assert add(1, 2) == 3\n    print(\"ok\")\n"

@@ -3,9 +3,11 @@
 
 mod cfg_cmd;
 mod fix_cmd;
+mod model_cmd;
 mod models;
 mod output;
 mod progress;
+mod serve_cmd;
 mod test_cmd;
 mod trace_cmd;
 
@@ -46,6 +48,34 @@ pub enum Command {
     Cfg(CfgArgs),
     /// Print the JSON Schema of the `ldb fix --report` file.
     Schema,
+    /// Download and list the embedded models.
+    #[command(subcommand)]
+    Model(ModelCommand),
+    /// Serve the model (by default the embedded one) as an OpenAI-compatible API on loopback.
+    Serve(Box<ServeArgs>),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Download an embedded model (resumes an interrupted download; verifies size and sha256).
+    Pull(model_cmd::PullArgs),
+    /// Show the embedded models and which are installed.
+    List(model_cmd::ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Port (0 picks a free one; the base URL is printed on stdout).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Model id clients see (default: the model's name).
+    #[arg(long, value_name = "ID")]
+    pub served_name: Option<String>,
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 /// Limits for sandboxed runs.
@@ -163,7 +193,9 @@ pub struct ModelArgs {
     /// API key (prefer OPENAI_API_KEY or the config file: flags show up in process lists).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
-    /// Model name for both generation and debugging.
+    /// Model for both generation and debugging: a name the endpoint serves, an embedded model
+    /// (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b) or a local PATH.gguf. With no endpoint
+    /// configured, the embedded qwen2.5-coder-1.5b is used (downloaded on first use).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// Model that writes seed programs (default: --model).
@@ -196,6 +228,33 @@ pub struct ModelArgs {
     /// Directory of the response cache.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub local: LocalArgs,
+}
+
+/// Settings of the embedded (llama.cpp) model.
+#[derive(Debug, Clone, Args)]
+pub struct LocalArgs {
+    /// Generation threads of the embedded model (default: the cores idle when it loads).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Context length of the embedded model, in tokens.
+    #[arg(long, value_name = "TOKENS", default_value_t = 8192)]
+    pub context: u32,
+    /// Read the model into memory instead of mapping it (lower RSS; slower start).
+    #[arg(long)]
+    pub no_mmap: bool,
+}
+
+impl LocalArgs {
+    pub fn options(&self) -> crate::local::llama::LocalOptions {
+        crate::local::llama::LocalOptions {
+            threads: self.threads,
+            context_len: self.context,
+            use_mmap: !self.no_mmap,
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -269,6 +328,9 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Test(args) => test_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
         Command::Cfg(args) => cfg_cmd::run(&args),
+        Command::Model(ModelCommand::Pull(args)) => model_cmd::pull(&args),
+        Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
+        Command::Serve(args) => serve_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)

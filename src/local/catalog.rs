@@ -67,7 +67,7 @@ pub fn catalog() -> Vec<ModelSpec> {
     vec![
         ModelSpec {
             name: DEFAULT_MODEL.to_string(),
-            description: "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (default)".to_string(),
+            description: "Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M".to_string(),
             file_name: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf".to_string(),
             size: 1_117_320_768,
             sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046".to_string(),

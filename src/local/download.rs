@@ -215,18 +215,10 @@ pub async fn pull_with(
         return Ok(final_path);
     }
 
-    let client = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!(
-            "ldb/",
-            env!("CARGO_PKG_VERSION"),
-            " (model download)"
-        ))
-        .build()
-        .map_err(|e| PullError::Network {
-            url: options.index_url.clone(),
-            message: error_chain(&e),
-        })?;
+    let client = http_client().map_err(|e| PullError::Network {
+        url: options.index_url.clone(),
+        message: error_chain(&e),
+    })?;
 
     let assembled = work.join(format!("{}.part", spec.file_name));
     let mut state = State::load(&work, &assembled, spec)?;
@@ -308,6 +300,46 @@ pub async fn pull_with(
 fn clean_up(dir: &Path, work: &Path) {
     let _ = std::fs::remove_dir_all(work);
     let _ = std::fs::remove_dir(dir.join(PARTIAL_DIR));
+}
+
+/// System CA bundles, most common first; `SSL_CERT_FILE` overrides them.
+const CA_BUNDLES: [&str; 4] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// A client that trusts the built-in web roots plus the system's CA bundle: behind a
+/// TLS-inspecting proxy the proxy's CA is only in the latter.
+fn http_client() -> reqwest::Result<reqwest::Client> {
+    let builder = || {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .user_agent(concat!(
+                "ldb/",
+                env!("CARGO_PKG_VERSION"),
+                " (model download)"
+            ))
+    };
+    let bundle = std::env::var_os("SSL_CERT_FILE")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(CA_BUNDLES.iter().map(PathBuf::from))
+        .find_map(|path| std::fs::read(path).ok());
+    let certs = bundle
+        .and_then(|pem| reqwest::Certificate::from_pem_bundle(&pem).ok())
+        .unwrap_or_default();
+    if !certs.is_empty() {
+        let with_system = certs
+            .into_iter()
+            .fold(builder(), |b, cert| b.add_root_certificate(cert));
+        // A bundle entry the TLS library rejects must not stop downloads the built-in roots allow.
+        if let Ok(client) = with_system.build() {
+            return Ok(client);
+        }
+    }
+    builder().build()
 }
 
 /// How far an interrupted pull got: `(parts appended, parts in total)`.

@@ -5,3 +5,4 @@
 
 pub mod catalog;
 pub mod download;
+pub mod llama;

@@ -60,8 +60,11 @@ pub enum ExtractError {
 
 /// Take the Python program out of `reply`.
 ///
-/// With `entry_point`, a block that defines that name at top level wins over longer blocks;
-/// without it the longest parsing block wins (blocks with a `def` or `class` first).
+/// Fenced blocks come first. With `entry_point`, a block that defines that name at top level
+/// wins over longer blocks, and takes along earlier or later blocks that only define things it
+/// uses (imports, helpers); if no single block defines it, all blocks joined may. Without
+/// `entry_point` the longest parsing block wins (blocks with a `def` or `class` first). With no
+/// usable fence, the largest run of lines that parses is taken, prose around it dropped.
 pub fn extract_program(reply: &str, entry_point: Option<&str>) -> Result<Extracted, ExtractError> {
     let text = normalize_newlines(reply);
     let fences = fenced_blocks(&text);
@@ -70,7 +73,7 @@ pub fn extract_program(reply: &str, entry_point: Option<&str>) -> Result<Extract
         .enumerate()
         .filter_map(|(index, fence)| Block::new(index, fence))
         .collect();
-    if let Some(found) = choose_fenced(&blocks, entry_point) {
+    if let Some(found) = choose_fenced(&text, &blocks, entry_point) {
         return found;
     }
     // Fenced code that does not parse is the model's answer with a mistake in it; searching the
@@ -282,6 +285,7 @@ impl Facts {
 
 /// Pick among fenced blocks; `None` when no fenced block parses, so other routes are tried.
 fn choose_fenced(
+    text: &str,
     blocks: &[Block],
     entry_point: Option<&str>,
 ) -> Option<Result<Extracted, ExtractError>> {
@@ -317,6 +321,11 @@ fn choose_fenced(
         return None;
     }
     let best = best_block(&parsing)?;
+    // The fences may hold only tests or output, with the program itself unfenced.
+    let bare = extract_bare(text, Some(entry));
+    if bare.is_ok() {
+        return Some(bare);
+    }
     Some(Err(ExtractError::MissingEntryPoint {
         name: entry.to_string(),
         code: best.code.clone(),

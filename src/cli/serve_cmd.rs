@@ -1,0 +1,56 @@
+//! `ldb serve`: the configured model (by default the embedded one) behind an OpenAI-compatible
+//! HTTP API on loopback.
+
+use std::io::Write;
+
+use super::output::{CliError, ExitStatus};
+use super::ServeArgs;
+use crate::serve::{serve, ServeState};
+
+pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
+    let ip: std::net::IpAddr = args.host.parse().map_err(|_| {
+        CliError::bad_input(
+            format!("--host {} is not an IP address", args.host),
+            "use 127.0.0.1 (the default) or ::1",
+        )
+    })?;
+    if !ip.is_loopback() {
+        eprintln!(
+            "warning: serving on {ip}, which other machines may reach; the API has no authentication"
+        );
+    }
+    let (model, _) = super::models::build(&args.model)?;
+    let model_id = args
+        .served_name
+        .clone()
+        .unwrap_or_else(|| model.name().trim_start_matches("local:").to_string());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((ip, args.port))
+            .await
+            .map_err(|e| {
+                CliError::bad_input(
+                    format!("cannot listen on {ip}:{}: {e}", args.port),
+                    "pick another --port (0 picks a free one)",
+                )
+            })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| CliError::sandbox(format!("listener address: {e}")))?;
+        // The base URL is the one piece of data: scripts read it from stdout.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{addr}/v1");
+        let _ = out.flush();
+        drop(out);
+        eprintln!("ldb: serving `{model_id}` at http://{addr}/v1 (Ctrl-C stops)");
+        let state = ServeState::new(model, model_id);
+        tokio::select! {
+            r = serve(listener, state) => r.map_err(|e| CliError::sandbox(format!("server stopped: {e}"))),
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
+    })?;
+    Ok(ExitStatus::Success)
+}
