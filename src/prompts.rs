@@ -9,9 +9,19 @@ use serde::Serialize;
 /// Every template, by name (the file name in `prompts/` without `.j2`).
 const TEMPLATES: &[(&str, &str)] = &[
     ("system", include_str!("../prompts/system.j2")),
+    // Shared opening of the feedback prompts (task, program, test results); included by them.
+    ("context", include_str!("../prompts/context.j2")),
     ("generate", include_str!("../prompts/generate.j2")),
     ("translate", include_str!("../prompts/translate.j2")),
     ("debug", include_str!("../prompts/debug.j2")),
+    (
+        "selfdebug_expl",
+        include_str!("../prompts/selfdebug_expl.j2"),
+    ),
+    (
+        "selfdebug_trace",
+        include_str!("../prompts/selfdebug_trace.j2"),
+    ),
     ("regenerate", include_str!("../prompts/regenerate.j2")),
     ("repair_code", include_str!("../prompts/repair_code.j2")),
     (

@@ -55,6 +55,10 @@ struct Run {
 }
 
 async fn run_fix(replies: Vec<ResponseTemplate>, extra: &[&str]) -> Run {
+    run_fix_on(&task_path(), replies, extra).await
+}
+
+async fn run_fix_on(task: &Path, replies: Vec<ResponseTemplate>, extra: &[&str]) -> Run {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
@@ -67,7 +71,7 @@ async fn run_fix(replies: Vec<ResponseTemplate>, extra: &[&str]) -> Run {
     std::fs::write(&config, "").expect("config");
     let mut args: Vec<String> = vec![
         "fix".into(),
-        task_path().display().to_string(),
+        task.display().to_string(),
         "--base-url".into(),
         format!("{}/v1", server.uri()),
         "--model".into(),
@@ -75,12 +79,13 @@ async fn run_fix(replies: Vec<ResponseTemplate>, extra: &[&str]) -> Run {
         "--config".into(),
         config.display().to_string(),
         "--no-cache".into(),
-        "--max-iters".into(),
-        "3".into(),
         "--report".into(),
         report.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
+    if !extra.contains(&"--max-iters") {
+        args.extend(["--max-iters".to_string(), "3".to_string()]);
+    }
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
         .args(&args)
         .env_remove("OPENAI_API_KEY")
@@ -305,4 +310,64 @@ async fn the_report_validates_against_the_documented_schema() {
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+fn shared() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/ldb");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        eprintln!("../shared/datasets is absent: skipping");
+        None
+    }
+}
+
+/// Run `ldb fix` on a task file with no model replies needed (`--max-iters 0`).
+async fn run_seed_only(task: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "--task-id".to_string(),
+        "HumanEval/0".to_string(),
+        "--max-iters".to_string(),
+        "0".to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_fix_on(task, Vec::new(), &refs).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ldb_and_reflexion_seed_files_work_as_they_are() {
+    let Some(ldb_dir) = shared() else { return };
+    let probs = ldb_dir.join("humaneval/dataset/probs.jsonl");
+    for seeds in ["gpt-3.5-turbo-0613", "reflexion"] {
+        let seed_file = ldb_dir.join(format!("humaneval/seed/{seeds}/seed.jsonl"));
+        let run = run_seed_only(&probs, &["--seeds", &seed_file.display().to_string()]).await;
+        let task = first_task(&run);
+        assert!(
+            task["seed"]["origin"].as_str().is_some_and(|o| o.starts_with("seeds:")),
+            "{seeds}: {task}"
+        );
+        // Reflexion's seeds are bodies only: the prompt's signature makes them whole programs.
+        let program = task["final_program"].as_str().unwrap_or_default();
+        assert!(ldb::python::extract::defines(program, "has_close_elements"), "{seeds}: {program}");
+        assert!(run.requests.is_empty(), "{seeds}: no model call was needed");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_seed_command_gets_the_task_without_hidden_tests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seen = dir.path().join("stdin.json");
+    let cmd = format!(
+        "cat > {}; printf 'def sum_evens(xs):\\n    return sum(x for x in xs if x %% 2 == 0)\\n'",
+        seen.display()
+    );
+    let run = run_fix_on(&task_path(), Vec::new(), &["--seed-cmd", &cmd]).await;
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(first_task(&run)["status"], "already_passing");
+    assert_eq!(first_task(&run)["seed"]["origin"], "command");
+    let given: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&seen).expect("stdin saved")).expect("json");
+    assert_eq!(given["task_id"], "example/sum_evens");
+    assert!(given.get("hidden_tests").is_none(), "{given}");
 }

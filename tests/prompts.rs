@@ -45,11 +45,15 @@ fn every_template_renders_as_expected() {
         (
             "regenerate",
             json!({
+                "feedback": "verdicts",
                 "wrong_blocks": [{"block": "BLOCK-0", "correct": false, "explanation": "ignores xs"}],
                 "traced": true,
             }),
         ),
-        ("regenerate", json!({"wrong_blocks": [], "traced": false})),
+        (
+            "regenerate",
+            json!({"feedback": "verdicts", "wrong_blocks": [], "traced": false}),
+        ),
         (
             "repair_code",
             json!({"problem": "no code block found", "entry_point": "f"}),
@@ -58,6 +62,37 @@ fn every_template_renders_as_expected() {
             "repair_verdicts",
             json!({"problem": "no JSON found", "labels": ["BLOCK-0", "BLOCK-1"]}),
         ),
+        // Appended, so the numbers of the snapshots above stay put.
+        (
+            "context",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+            }),
+        ),
+        (
+            "selfdebug_expl",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "failing_test": "assert f([2]) == 2",
+                "failing_result": "FAIL (got 0, expected 2)",
+            }),
+        ),
+        (
+            "selfdebug_trace",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "failing_test": "assert f([2]) == 2",
+                "failing_result": "FAIL (got 0, expected 2)",
+            }),
+        ),
+        ("regenerate", json!({"feedback": "explain"})),
+        ("regenerate", json!({"feedback": "dry_run"})),
     ];
     for (i, (name, vars)) in cases.iter().enumerate() {
         let text = p.render(name, vars).expect("renders");

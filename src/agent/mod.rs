@@ -1,37 +1,34 @@
-//! The debugging loop (LDB): test the program; if a visible test fails, trace it block by block,
-//! ask the debugger model for a verdict on every block, regenerate the program from those
-//! verdicts, and repeat until the visible tests pass or the iteration budget is spent.
+//! The debugging loop: test the program; if a visible test fails, improve it with the chosen
+//! [`Strategy`] (LDB by default: trace the failing test block by block, get a verdict per block,
+//! regenerate), and repeat until the visible tests pass or the iteration budget is spent.
 //!
-//! Data flows one way: task → seed ([`seed`]) → runner → trace → verdicts ([`conversation`]) →
-//! regenerated program → [`report`]. Hidden tests never reach a prompt: only the task prompt, the
-//! program, visible tests and their results are rendered.
+//! Data flows one way: task → seed ([`seed`]) → runner → one strategy round ([`strategies`]) →
+//! next program → [`report`]. Every strategy shares this loop, the runner, the models, the seed and
+//! the budget, so comparisons between them are fair. Hidden tests never reach a prompt: only the
+//! task prompt, the program, visible tests and their results are rendered.
 
 mod conversation;
 pub mod progress;
 pub mod report;
 pub mod seed;
+mod strategies;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use similar::TextDiff;
 
-use conversation::Conversation;
 use progress::{Phase, Progress, ProgressEvent};
 use report::{FixReport, FixStatus, IterationReport, SeedInfo, TestResult, Timings, UsageTotals};
 pub use seed::SeedSource;
 
 use crate::model::{ChatModel, ModelError};
 use crate::prompts::{PromptError, Prompts};
-use crate::python::cfg::ProgramCfg;
-use crate::python::source::SourceFile;
-use crate::runner::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
+use crate::runner::{visible_tests, Runner, TestInput, TestOutcome};
 use crate::sandbox::SandboxError;
 use crate::task::Task;
-use crate::trace::render::{TraceEntry, TraceReport};
 use crate::trace::sample::SampleConfig;
-use crate::trace::units::UnitMap;
-use crate::trace::{Level, TraceRequest, TracerKind};
+use crate::trace::Level;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -47,27 +44,70 @@ pub enum AgentError {
     Internal(String),
 }
 
+/// How a failing program is improved each round. All strategies share the runner, the model,
+/// the seed and the iteration budget, so comparisons between them are fair.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// The seed only: no debugging.
+    None,
+    /// LDB: trace a failing test, get a verdict per unit (line/block/function), regenerate.
+    #[default]
+    Ldb,
+    /// Self-Debugging +Expl: the model explains the program line by line, then fixes it.
+    SelfdebugExpl,
+    /// Self-Debugging +Trace: the model dry-runs the program on the failing test, then fixes it.
+    SelfdebugTrace,
+    /// Repeated sampling: generate a fresh program until the visible tests pass.
+    Resample,
+}
+
+impl Strategy {
+    /// Whether the strategy gets any rounds after the seed is tested.
+    pub fn improves(self) -> bool {
+        self != Strategy::None
+    }
+}
+
 /// Settings of the loop.
 #[derive(Debug, Clone)]
 pub struct FixOptions {
+    pub strategy: Strategy,
+    /// Trace granularity for [`Strategy::Ldb`].
     pub level: Level,
     /// Debugging rounds at most (the paper uses 10).
     pub max_iters: usize,
     pub sample: SampleConfig,
     /// Characters kept per variable value in traces.
     pub value_chars: usize,
+    /// Temperature of the debugging calls (verdicts, explanations, fixes).
     pub temperature: f32,
+    /// Temperature of [`Strategy::Resample`]'s fresh programs (greedy would repeat itself).
+    pub resample_temperature: f32,
     pub seed: SeedSource,
 }
 
 impl Default for FixOptions {
     fn default() -> Self {
         FixOptions {
+            strategy: Strategy::Ldb,
             level: Level::Block,
             max_iters: 10,
             sample: SampleConfig::for_level(Level::Block),
             value_chars: 120,
             temperature: 0.0,
+            resample_temperature: 0.8,
             seed: SeedSource::default(),
         }
     }
@@ -98,6 +138,7 @@ impl Fixer {
         let mut report = FixReport {
             task_id: task.task_id.clone(),
             status: FixStatus::Error,
+            strategy: self.options.strategy,
             level: self.options.level,
             seed: SeedInfo {
                 origin: String::new(),
@@ -165,8 +206,14 @@ impl Fixer {
         let mut program = report.seed.program.clone();
         report.final_program = program.clone();
         let mut best: Option<(String, usize)> = None;
+        // `Strategy::None` measures the seed alone: one test run, no model call after the seed.
+        let rounds = if self.options.strategy.improves() {
+            self.options.max_iters
+        } else {
+            0
+        };
 
-        for index in 0..=self.options.max_iters {
+        for index in 0..=rounds {
             let mut timings = Timings::default();
             phase(index, Phase::Testing);
             let t = Instant::now();
@@ -203,13 +250,14 @@ impl Fixer {
                 trace: None,
                 verdicts: Vec::new(),
                 verdict_problem: None,
+                explanation: None,
                 diff: None,
                 regeneration_problem: None,
                 calls: Vec::new(),
                 timings,
             };
             let all_pass = tested.passed == tests.len();
-            if all_pass || index == self.options.max_iters {
+            if all_pass || index == rounds {
                 report.iterations.push(iteration);
                 report.status = match (all_pass, index) {
                     (true, 0) => FixStatus::AlreadyPassing,
@@ -218,9 +266,14 @@ impl Fixer {
                 };
                 break;
             }
-            let next = self
-                .debug_round(task, &tested, &mut iteration, progress)
-                .await;
+            let mut round = strategies::Round {
+                fixer: self,
+                task,
+                tested: &tested,
+                iteration: &mut iteration,
+                progress,
+            };
+            let next = strategies::improve(self.options.strategy, &mut round).await;
             self.report_tokens(&id, &iteration.calls, progress);
             let next = match next {
                 Ok(next) => next,
@@ -276,192 +329,6 @@ impl Fixer {
         })
     }
 
-    /// Trace the first failing test, get verdicts, regenerate. Returns the new program, if the
-    /// model produced one.
-    async fn debug_round(
-        &self,
-        task: &Task,
-        tested: &Tested,
-        iteration: &mut IterationReport,
-        progress: &dyn Progress,
-    ) -> Result<Option<String>, AgentError> {
-        let id = &task.task_id;
-        let Some(failing) = tested.outcomes.iter().find(|o| !o.passed()) else {
-            return Ok(None);
-        };
-        progress.event(ProgressEvent::Phase {
-            task_id: id.clone(),
-            iteration: iteration.index,
-            phase: Phase::Tracing,
-        });
-        let t = Instant::now();
-        let traced = self.trace(&tested.program, &failing.test).await?;
-        iteration.timings.trace_ms = ms(t.elapsed());
-        iteration.traced_test = Some(failing.test.describe());
-
-        let unit_name = match self.options.level {
-            Level::Line => "line",
-            Level::Block => "block",
-            Level::Function => "function call",
-        };
-        let (trace_text, labels, failing_result) = match &traced {
-            Ok((outcome, report)) => {
-                let labels: Vec<String> = report
-                    .entries
-                    .iter()
-                    .filter_map(|e| match e {
-                        TraceEntry::Step(s) => Some(s.label.clone()),
-                        TraceEntry::Omitted { .. } => None,
-                    })
-                    .collect();
-                (report.to_text(), labels, result_text(outcome))
-            }
-            Err(reason) => (
-                format!("(no trace: {reason})"),
-                Vec::new(),
-                result_text(failing),
-            ),
-        };
-        iteration.trace = Some(trace_text.clone());
-        let test_summary: Vec<String> = tested
-            .outcomes
-            .iter()
-            .map(|o| {
-                if o.passed() {
-                    format!("PASS `{}`", o.test.describe())
-                } else {
-                    format!(
-                        "{} `{}`: {}",
-                        o.status.label(),
-                        o.test.describe(),
-                        o.summary
-                    )
-                }
-            })
-            .collect();
-        let vars = serde_json::json!({
-            "task_prompt": task.prompt,
-            "program": tested.program.trim_end(),
-            "test_summary": test_summary,
-            "failing_test": failing.test.describe(),
-            "failing_result": failing_result,
-            "unit_name": unit_name,
-            "trace": trace_text,
-            "labels": labels,
-        });
-
-        let mut conv = Conversation::new(&self.prompts)?;
-        conv.temperature = self.options.temperature;
-        conv.user(self.prompts.render("debug", &vars)?);
-        let traced_ok = !labels.is_empty();
-        if traced_ok {
-            progress.event(ProgressEvent::Phase {
-                task_id: id.clone(),
-                iteration: iteration.index,
-                phase: Phase::Debugging,
-            });
-            let outcome = conv
-                .ask_verdicts(&*self.debugger, &labels, &self.prompts)
-                .await;
-            iteration.calls = conv.calls.clone();
-            let (verdicts, problem) = outcome?;
-            iteration.verdicts = verdicts;
-            iteration.verdict_problem = problem;
-        } else {
-            iteration.verdict_problem = Some("no trace, so no verdicts were asked for".into());
-        }
-        progress.event(ProgressEvent::Phase {
-            task_id: id.clone(),
-            iteration: iteration.index,
-            phase: Phase::Regenerating,
-        });
-        let wrong: Vec<_> = iteration
-            .verdicts
-            .iter()
-            .filter(|v| !v.correct)
-            .cloned()
-            .collect();
-        let regen = self.prompts.render(
-            "regenerate",
-            serde_json::json!({ "wrong_blocks": wrong, "traced": traced_ok }),
-        )?;
-        if traced_ok {
-            conv.user(regen);
-        } else if let Some(last) = conv.messages.last_mut() {
-            // No verdict exchange: one message carries the context and the request.
-            last.content = format!("{}\n{}", last.content.trim_end(), regen);
-        }
-        let outcome = conv
-            .ask_program(
-                &*self.debugger,
-                &task.entry_point,
-                "regenerate",
-                "repair_program",
-                &self.prompts,
-            )
-            .await;
-        iteration.calls = conv.calls.clone();
-        let (program, problem) = outcome?;
-        iteration.regeneration_problem = problem;
-        Ok(program)
-    }
-
-    /// Run `test` traced; `Err` carries why no trace could be had (the program does not parse).
-    async fn trace(
-        &self,
-        program: &str,
-        test: &TestInput,
-    ) -> Result<Result<(TestOutcome, TraceReport), String>, AgentError> {
-        let src = SourceFile::new(program.to_string());
-        let cfg = match ProgramCfg::build(&src) {
-            Ok(cfg) => cfg,
-            Err(e) => {
-                return Ok(Err(format!(
-                    "the program does not parse (line {}: {})",
-                    e.line, e.message
-                )))
-            }
-        };
-        let script = matches!(test, TestInput::Io { .. });
-        let units = UnitMap::build(&cfg, self.options.level, script, src.line_count());
-        let sample = self.options.sample;
-        let wall = self.runner.sandbox().limits().wall_ms;
-        let request = TraceRequest {
-            scopes: units.scopes().to_vec(),
-            keep_first: sample.head,
-            keep_last: sample.tail,
-            value_chars: self.options.value_chars,
-            tracer: TracerKind::Native,
-            deadline_ms: wall.saturating_mul(8) / 10,
-        };
-        let runner = self.runner.clone();
-        let program = program.to_string();
-        let test = test.clone();
-        let outcome =
-            tokio::task::spawn_blocking(move || runner.run(&program, &test, Some(request)))
-                .await
-                .map_err(|e| AgentError::Internal(format!("trace worker thread: {e}")))??;
-        let Some(raw) = outcome.trace.clone() else {
-            return Ok(Err(format!(
-                "the run ended before the tracer could report ({})",
-                outcome.summary
-            )));
-        };
-        if raw.instances.is_empty() {
-            return Ok(Err(format!(
-                "no {} of the program ran before the test ended ({})",
-                match self.options.level {
-                    Level::Line => "line",
-                    Level::Block => "block",
-                    Level::Function => "function",
-                },
-                outcome.summary
-            )));
-        }
-        let report = TraceReport::build(&raw, &units, &src, &sample);
-        Ok(Ok((outcome, report)))
-    }
-
     fn report_tokens(&self, id: &str, calls: &[report::CallRecord], progress: &dyn Progress) {
         if calls.is_empty() {
             return;
@@ -471,13 +338,6 @@ impl Fixer {
             prompt: calls.iter().map(|c| c.prompt_tokens).sum(),
             completion: calls.iter().map(|c| c.completion_tokens).sum(),
         });
-    }
-}
-
-fn result_text(outcome: &TestOutcome) -> String {
-    match outcome.status {
-        TestStatus::Passed => "it passed".into(),
-        _ => format!("{} ({})", outcome.status.label(), outcome.summary),
     }
 }
 

@@ -10,6 +10,12 @@ pub enum Phase {
     Testing,
     Tracing,
     Debugging,
+    /// Self-Debugging +Expl: the model explains the program.
+    Explaining,
+    /// Self-Debugging +Trace: the model dry-runs the program.
+    DryRunning,
+    /// Repeated sampling: a fresh program is generated.
+    Resampling,
     Regenerating,
 }
 
@@ -20,6 +26,9 @@ impl Phase {
             Phase::Testing => "running visible tests",
             Phase::Tracing => "tracing a failing test",
             Phase::Debugging => "asking for block verdicts",
+            Phase::Explaining => "asking for a line-by-line explanation",
+            Phase::DryRunning => "asking for a dry run of a failing test",
+            Phase::Resampling => "sampling a fresh program",
             Phase::Regenerating => "regenerating the program",
         }
     }

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Strategy;
 use crate::debugger::verdicts::Verdict;
 use crate::runner::TestStatus;
 use crate::trace::Level;
@@ -42,6 +43,10 @@ impl FixStatus {
 pub struct FixReport {
     pub task_id: String,
     pub status: FixStatus,
+    /// How failing programs were improved. Reports written before strategies existed are LDB's.
+    #[serde(default)]
+    pub strategy: Strategy,
+    /// Trace granularity; it only shapes the run when `strategy` is `ldb`.
     pub level: Level,
     pub seed: SeedInfo,
     /// The program ldb returns: the last one if it passes, else the one that passed most tests.
@@ -65,7 +70,8 @@ pub struct SeedInfo {
     pub problem: Option<String>,
 }
 
-/// One round: test the program; if a test fails, trace it, get verdicts, regenerate.
+/// One round: test the program; if a test fails, improve it with the run's strategy (LDB: trace
+/// a failing test, get verdicts, regenerate).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct IterationReport {
     /// 0 tests the seed.
@@ -73,15 +79,19 @@ pub struct IterationReport {
     pub program: String,
     pub tests: Vec<TestResult>,
     pub passed: usize,
-    /// The failing test that was traced.
+    /// The failing test that was traced (ldb) or dry-run by the model (selfdebug-trace).
     pub traced_test: Option<String>,
-    /// The sampled trace as the debugger saw it.
+    /// The sampled trace as the debugger saw it (ldb).
     pub trace: Option<String>,
+    /// Verdict per traced unit (ldb).
     pub verdicts: Vec<Verdict>,
     /// Why verdicts are missing or incomplete, if they are.
     pub verdict_problem: Option<String>,
+    /// The model's own line-by-line explanation (selfdebug-expl) or dry run (selfdebug-trace).
+    pub explanation: Option<String>,
     /// Unified diff from this iteration's program to the regenerated one.
     pub diff: Option<String>,
+    /// What was wrong with the replies that should hold the next program, if anything.
     pub regeneration_problem: Option<String>,
     pub calls: Vec<CallRecord>,
     pub timings: Timings,
@@ -96,7 +106,8 @@ pub struct TestResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CallRecord {
-    /// `generate`, `repair_seed`, `debug`, `repair_verdicts`, `regenerate`, `repair_program`.
+    /// `generate`, `repair_seed`, `debug`, `repair_verdicts`, `explain`, `dry_run`,
+    /// `regenerate`, `repair_program`, `resample`, `repair_resample`.
     pub purpose: String,
     pub model: String,
     pub prompt_tokens: u64,

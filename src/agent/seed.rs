@@ -81,11 +81,9 @@ fn complete_body(task: &Task, program: &str) -> String {
     }
 }
 
-async fn generate(
-    task: &Task,
-    generator: &dyn ChatModel,
-    prompts: &Prompts,
-) -> Result<SeedInfo, AgentError> {
+/// The generator's request for a program written from scratch (`generate`, or `translate` for
+/// translation tasks). Repeated sampling sends the same request.
+pub(super) fn request(task: &Task, prompts: &Prompts) -> Result<String, AgentError> {
     let vars = serde_json::json!({
         "task_prompt": task.prompt,
         "entry_point": task.entry_point,
@@ -98,8 +96,16 @@ async fn generate(
     } else {
         "generate"
     };
+    Ok(prompts.render(template, &vars)?)
+}
+
+async fn generate(
+    task: &Task,
+    generator: &dyn ChatModel,
+    prompts: &Prompts,
+) -> Result<SeedInfo, AgentError> {
     let mut conv = Conversation::new(prompts)?;
-    conv.user(prompts.render(template, &vars)?);
+    conv.user(request(task, prompts)?);
     let (program, problem) = conv
         .ask_program(
             generator,

@@ -38,11 +38,13 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         runner,
         prompts,
         options: FixOptions {
+            strategy: args.strategy,
             level: args.level,
             max_iters: args.max_iters,
             sample,
             value_chars: 120,
             temperature: args.temperature,
+            resample_temperature: args.resample_temperature,
             seed,
         },
     });

@@ -2,6 +2,7 @@
 //! everything below the CLI is library code that returns errors instead of printing them.
 
 mod cfg_cmd;
+mod eval_cmd; // TEMP-EVAL-WIRING
 mod fix_cmd;
 mod model_cmd;
 mod models;
@@ -53,6 +54,8 @@ pub enum Command {
     Model(ModelCommand),
     /// Serve the model (by default the embedded one) as an OpenAI-compatible API on loopback.
     Serve(Box<ServeArgs>),
+    /// Run strategies over a benchmark and score them on hidden tests (TEMP-EVAL-WIRING).
+    Eval(Box<eval_cmd::EvalArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -276,7 +279,11 @@ pub struct FixArgs {
     /// Generate the seed with the generator model even if the task has one.
     #[arg(long)]
     pub generate: bool,
-    /// Debugging granularity.
+    /// How failing programs are improved: LDB, no debugging, Self-Debugging with a
+    /// line-by-line explanation or a dry run, or repeated sampling.
+    #[arg(long, value_enum, default_value_t = crate::agent::Strategy::Ldb)]
+    pub strategy: crate::agent::Strategy,
+    /// Debugging granularity (for --strategy ldb).
     #[arg(long, value_enum, default_value_t = Level::Block)]
     pub level: Level,
     /// Debugging rounds at most.
@@ -285,6 +292,9 @@ pub struct FixArgs {
     /// Sampling temperature of the model calls.
     #[arg(long, value_name = "T", default_value_t = 0.0)]
     pub temperature: f32,
+    /// Sampling temperature of the fresh programs of --strategy resample.
+    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    pub resample_temperature: f32,
     /// Token budget for the trace in each debugging prompt.
     #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
     pub budget: usize,
@@ -331,6 +341,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Model(ModelCommand::Pull(args)) => model_cmd::pull(&args),
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
         Command::Serve(args) => serve_cmd::run(&args),
+        Command::Eval(args) => eval_cmd::run(&args), // TEMP-EVAL-WIRING
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)

@@ -1,0 +1,149 @@
+//! LDB: run the first failing test under the tracer, show the sampled trace unit by unit
+//! (line, block or function call), ask for a verdict per unit, and regenerate from the verdicts.
+
+use std::time::Instant;
+
+use super::{result_text, Round};
+use crate::agent::progress::Phase;
+use crate::agent::{ms, AgentError, Fixer};
+use crate::python::cfg::ProgramCfg;
+use crate::python::source::SourceFile;
+use crate::runner::{TestInput, TestOutcome};
+use crate::trace::render::{TraceEntry, TraceReport};
+use crate::trace::units::UnitMap;
+use crate::trace::{Level, TraceRequest, TracerKind};
+
+/// Trace the first failing test, get verdicts, regenerate.
+pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentError> {
+    let Some(failing) = r.first_failure() else {
+        return Ok(None);
+    };
+    r.phase(Phase::Tracing);
+    let t = Instant::now();
+    let traced = trace(r.fixer, &r.tested.program, &failing.test).await?;
+    r.iteration.timings.trace_ms = ms(t.elapsed());
+    r.iteration.traced_test = Some(failing.test.describe());
+
+    let level = r.fixer.options.level;
+    let (trace_text, labels, failing_result) = match &traced {
+        Ok((outcome, report)) => {
+            let labels: Vec<String> = report
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    TraceEntry::Step(s) => Some(s.label.clone()),
+                    TraceEntry::Omitted { .. } => None,
+                })
+                .collect();
+            (report.to_text(), labels, result_text(outcome))
+        }
+        Err(reason) => (
+            format!("(no trace: {reason})"),
+            Vec::new(),
+            result_text(failing),
+        ),
+    };
+    r.iteration.trace = Some(trace_text.clone());
+    let mut vars = r.failure_vars(failing, &failing_result);
+    vars["unit_name"] = unit_name(level).into();
+    vars["trace"] = trace_text.into();
+    vars["labels"] = labels.clone().into();
+
+    let fixer = r.fixer;
+    let prompts = &fixer.prompts;
+    let mut conv = r.conversation()?;
+    conv.user(prompts.render("debug", &vars)?);
+    let traced_ok = !labels.is_empty();
+    if traced_ok {
+        r.phase(Phase::Debugging);
+        let outcome = conv.ask_verdicts(&*fixer.debugger, &labels, prompts).await;
+        r.iteration.calls = conv.calls.clone();
+        let (verdicts, problem) = outcome?;
+        r.iteration.verdicts = verdicts;
+        r.iteration.verdict_problem = problem;
+    } else {
+        r.iteration.verdict_problem = Some("no trace, so no verdicts were asked for".into());
+    }
+    let wrong: Vec<_> = r
+        .iteration
+        .verdicts
+        .iter()
+        .filter(|v| !v.correct)
+        .cloned()
+        .collect();
+    let regen = prompts.render(
+        "regenerate",
+        serde_json::json!({ "feedback": "verdicts", "wrong_blocks": wrong, "traced": traced_ok }),
+    )?;
+    if traced_ok {
+        conv.user(regen);
+    } else if let Some(last) = conv.messages.last_mut() {
+        // No verdict exchange: one message carries the context and the request.
+        last.content = format!("{}\n{}", last.content.trim_end(), regen);
+    }
+    r.regenerate(conv).await
+}
+
+fn unit_name(level: Level) -> &'static str {
+    match level {
+        Level::Line => "line",
+        Level::Block => "block",
+        Level::Function => "function call",
+    }
+}
+
+/// Run `test` traced; `Err` carries why no trace could be had (the program does not parse).
+async fn trace(
+    fixer: &Fixer,
+    program: &str,
+    test: &TestInput,
+) -> Result<Result<(TestOutcome, TraceReport), String>, AgentError> {
+    let options = &fixer.options;
+    let src = SourceFile::new(program.to_string());
+    let cfg = match ProgramCfg::build(&src) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            return Ok(Err(format!(
+                "the program does not parse (line {}: {})",
+                e.line, e.message
+            )))
+        }
+    };
+    let script = matches!(test, TestInput::Io { .. });
+    let units = UnitMap::build(&cfg, options.level, script, src.line_count());
+    let sample = options.sample;
+    let wall = fixer.runner.sandbox().limits().wall_ms;
+    let request = TraceRequest {
+        scopes: units.scopes().to_vec(),
+        keep_first: sample.head,
+        keep_last: sample.tail,
+        value_chars: options.value_chars,
+        tracer: TracerKind::Native,
+        deadline_ms: wall.saturating_mul(8) / 10,
+    };
+    let runner = fixer.runner.clone();
+    let program = program.to_string();
+    let test = test.clone();
+    let outcome = tokio::task::spawn_blocking(move || runner.run(&program, &test, Some(request)))
+        .await
+        .map_err(|e| AgentError::Internal(format!("trace worker thread: {e}")))??;
+    let Some(raw) = outcome.trace.clone() else {
+        return Ok(Err(format!(
+            "the run ended before the tracer could report ({})",
+            outcome.summary
+        )));
+    };
+    if raw.instances.is_empty() {
+        return Ok(Err(format!(
+            "no {} of the program ran before the test ended ({})",
+            match options.level {
+                Level::Line => "line",
+                Level::Block => "block",
+                Level::Function => "function",
+            },
+            outcome.summary
+        )));
+    }
+    let report = TraceReport::build(&raw, &units, &src, &sample);
+    Ok(Ok((outcome, report)))
+}

@@ -1,0 +1,31 @@
+//! Repeated sampling, the paper's simplest comparison: when the visible tests fail, sample a
+//! fresh program from the program generator with the seed prompt, with no feedback at all.
+
+use crate::agent::progress::Phase;
+use crate::agent::seed;
+use crate::agent::AgentError;
+
+use super::Round;
+
+/// Sample a new program at `options.resample_temperature`.
+pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentError> {
+    let fixer = r.fixer;
+    r.phase(Phase::Resampling);
+    let mut conv = r.conversation()?;
+    // Greedy decoding would return the same program every round.
+    conv.temperature = fixer.options.resample_temperature;
+    conv.user(seed::request(r.task, &fixer.prompts)?);
+    let outcome = conv
+        .ask_program(
+            &*fixer.generator,
+            &r.task.entry_point,
+            "resample",
+            "repair_resample",
+            &fixer.prompts,
+        )
+        .await;
+    r.iteration.calls = conv.calls;
+    let (program, problem) = outcome?;
+    r.iteration.regeneration_problem = problem;
+    Ok(program)
+}
