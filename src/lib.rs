@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cli;
 pub mod debugger;
+pub mod eval;
 pub mod local;
 pub mod model;
 pub mod prompts;

@@ -344,12 +344,17 @@ async fn ldb_and_reflexion_seed_files_work_as_they_are() {
         let run = run_seed_only(&probs, &["--seeds", &seed_file.display().to_string()]).await;
         let task = first_task(&run);
         assert!(
-            task["seed"]["origin"].as_str().is_some_and(|o| o.starts_with("seeds:")),
+            task["seed"]["origin"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("seeds:")),
             "{seeds}: {task}"
         );
         // Reflexion's seeds are bodies only: the prompt's signature makes them whole programs.
         let program = task["final_program"].as_str().unwrap_or_default();
-        assert!(ldb::python::extract::defines(program, "has_close_elements"), "{seeds}: {program}");
+        assert!(
+            ldb::python::extract::defines(program, "has_close_elements"),
+            "{seeds}: {program}"
+        );
         assert!(run.requests.is_empty(), "{seeds}: no model call was needed");
     }
 }
@@ -370,4 +375,30 @@ async fn a_seed_command_gets_the_task_without_hidden_tests() {
         serde_json::from_str(&std::fs::read_to_string(&seen).expect("stdin saved")).expect("json");
     assert_eq!(given["task_id"], "example/sum_evens");
     assert!(given.get("hidden_tests").is_none(), "{given}");
+}
+
+/// Regression: a seed that fails while loading (here a missing `typing` import) has no trace;
+/// the debug prompt used to index an empty label list and the run stopped with a template error.
+#[tokio::test(flavor = "multi_thread")]
+async fn regression_a_seed_that_fails_to_load_is_regenerated_without_verdicts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seed = dir.path().join("seed.py");
+    std::fs::write(
+        &seed,
+        "def sum_evens(xs: List[int]) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n",
+    )
+    .expect("seed");
+    let run = run_fix(
+        vec![program_reply(FIXED)],
+        &["--seed", &seed.display().to_string()],
+    )
+    .await;
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.requests.len(), 1, "only the regeneration call");
+    let text = request_text(&run.requests[0]);
+    assert!(text.contains("could not be traced"), "{text}");
+    assert!(text.contains("NameError"), "{text}");
+    assert!(run.requests[0].get("response_format").is_none());
+    assert_eq!(first_task(&run)["status"], "fixed");
+    assert_no_hidden_tests(&run);
 }

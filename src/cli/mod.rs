@@ -2,7 +2,7 @@
 //! everything below the CLI is library code that returns errors instead of printing them.
 
 mod cfg_cmd;
-mod eval_cmd; // TEMP-EVAL-WIRING
+mod eval_cmd;
 mod fix_cmd;
 mod model_cmd;
 mod models;
@@ -54,7 +54,7 @@ pub enum Command {
     Model(ModelCommand),
     /// Serve the model (by default the embedded one) as an OpenAI-compatible API on loopback.
     Serve(Box<ServeArgs>),
-    /// Run strategies over a benchmark and score them on hidden tests (TEMP-EVAL-WIRING).
+    /// Run strategies over a benchmark and score them on hidden tests.
     Eval(Box<eval_cmd::EvalArgs>),
 }
 
@@ -341,7 +341,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Model(ModelCommand::Pull(args)) => model_cmd::pull(&args),
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
         Command::Serve(args) => serve_cmd::run(&args),
-        Command::Eval(args) => eval_cmd::run(&args), // TEMP-EVAL-WIRING
+        Command::Eval(args) => eval_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)

@@ -37,11 +37,7 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
                 .collect();
             (report.to_text(), labels, result_text(outcome))
         }
-        Err(reason) => (
-            format!("(no trace: {reason})"),
-            Vec::new(),
-            result_text(failing),
-        ),
+        Err(reason) => (reason.clone(), Vec::new(), result_text(failing)),
     };
     r.iteration.trace = Some(trace_text.clone());
     let mut vars = r.failure_vars(failing, &failing_result);

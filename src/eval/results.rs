@@ -1,0 +1,576 @@
+//! Results files: JSONL, one header line with the run's settings, then one record per task,
+//! appended the moment the task is done (write, flush, fsync).
+//!
+//! A killed run leaves at worst a torn last line. [`ResultsLog::open`] drops it (or, when it is a
+//! whole record that only lacks its newline, keeps it), refuses a file whose header names other
+//! settings, and returns the records already there so the caller skips those tasks. A task id is
+//! never written twice: the log remembers what it holds. `--retry-errors` rewrites the file
+//! without the records of failed tasks (atomically: temp file, fsync, rename) so they run again.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::score::ErrorClass;
+use super::EvalError;
+use crate::agent::report::FixStatus;
+use crate::runner::TestStatus;
+
+/// Version of the results format; bump on incompatible changes.
+pub const RESULTS_VERSION: u32 = 1;
+
+/// The settings that make results comparable; a run resumes a file only with equal settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// `humaneval`, ..., or the task file's name.
+    pub dataset: String,
+    /// Strategy label (`ldb-block`, ...), or `seeds` for the seeds file.
+    pub strategy: String,
+    pub max_iters: usize,
+    /// `generate`, `ldb:MODEL` or a seed file's path.
+    pub seeds: String,
+    /// The generator model as `name@host` (`-` when seeds come from a file).
+    pub generator: String,
+    /// The debugger model as `name@host` (`-` when the strategy calls none).
+    pub debugger: String,
+    pub temperature: f32,
+    /// Token budget of the rendered trace.
+    pub trace_budget: usize,
+    /// How hidden tests are run (`program` or `prompt-program`; `-` for the seeds file).
+    pub harness: String,
+}
+
+impl RunConfig {
+    /// What differs, in words; empty when `other` may resume this file. Models compare by name
+    /// only: the same model behind another host or port is the same model.
+    pub fn differences(&self, other: &RunConfig) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut check = |name: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{name} was `{a}`, now `{b}`"));
+            }
+        };
+        check("dataset", self.dataset.clone(), other.dataset.clone());
+        check("strategy", self.strategy.clone(), other.strategy.clone());
+        check(
+            "max_iters",
+            self.max_iters.to_string(),
+            other.max_iters.to_string(),
+        );
+        check("seeds", self.seeds.clone(), other.seeds.clone());
+        check(
+            "generator",
+            model_name(&self.generator).into(),
+            model_name(&other.generator).into(),
+        );
+        check(
+            "debugger",
+            model_name(&self.debugger).into(),
+            model_name(&other.debugger).into(),
+        );
+        check(
+            "temperature",
+            self.temperature.to_string(),
+            other.temperature.to_string(),
+        );
+        check(
+            "trace_budget",
+            self.trace_budget.to_string(),
+            other.trace_budget.to_string(),
+        );
+        check("harness", self.harness.clone(), other.harness.clone());
+        out
+    }
+}
+
+/// `gpt-4o@api.openai.com` → `gpt-4o`.
+pub fn model_name(label: &str) -> &str {
+    label.split('@').next().unwrap_or(label)
+}
+
+/// The first line of a results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always `header`.
+    pub kind: String,
+    pub version: u32,
+    pub ldb_version: String,
+    /// When the file was started (seconds since the Unix epoch).
+    pub created_unix: u64,
+    pub config: RunConfig,
+}
+
+impl Header {
+    pub fn new(config: RunConfig) -> Self {
+        Header {
+            kind: "header".into(),
+            version: RESULTS_VERSION,
+            ldb_version: env!("CARGO_PKG_VERSION").into(),
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            config,
+        }
+    }
+}
+
+/// Prompt and completion tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub prompt: u64,
+    pub completion: u64,
+}
+
+impl Tokens {
+    pub fn total(&self) -> u64 {
+        self.prompt + self.completion
+    }
+}
+
+/// Which tests scored a task at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HiddenSource {
+    /// The task's hidden tests.
+    Hidden,
+    /// The task has none, so its visible tests stand in.
+    Visible,
+}
+
+/// Milliseconds, split by where they went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordTimings {
+    /// Inside model calls.
+    pub llm_ms: u64,
+    /// The rest of the fix loop: tests, tracing, prompt building.
+    pub non_llm_ms: u64,
+    /// The whole fix loop.
+    pub total_ms: u64,
+    pub tests_ms: u64,
+    pub trace_ms: u64,
+    /// Hidden-test scoring after the loop (not part of the loop's time).
+    pub hidden_ms: u64,
+}
+
+/// One task's result under one strategy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// Always `task`.
+    pub kind: String,
+    pub task_id: String,
+    pub strategy: String,
+    /// The fix loop's verdict; `None` when the loop did not run (no seed).
+    pub status: Option<FixStatus>,
+    /// At least one debugging round ran (the seed failed a visible test).
+    pub debugged: bool,
+    pub seed_visible_pass: bool,
+    pub final_visible_pass: bool,
+    /// Visible tests the final program passes, of `visible_total`.
+    pub visible_passed: usize,
+    pub visible_total: usize,
+    pub seed_hidden_pass: bool,
+    pub final_hidden_pass: bool,
+    /// Entry k: whether the program the loop returns with a budget of k iterations passes the
+    /// hidden tests (k = 0 is the seed ... max_iters).
+    pub hidden_by_budget: Vec<bool>,
+    pub hidden_tests: HiddenSource,
+    /// How the final program fared on the hidden tests.
+    pub final_hidden_status: Option<TestStatus>,
+    pub final_hidden_summary: String,
+    /// Debugging rounds run.
+    pub iterations: usize,
+    /// Tokens of the strategy's calls (seed generation is in `seed_tokens`).
+    pub tokens: Tokens,
+    pub seed_tokens: Tokens,
+    /// Model calls of the strategy.
+    pub calls: u64,
+    pub timings: RecordTimings,
+    pub error_class: Option<ErrorClass>,
+    pub error: Option<String>,
+    pub seed_origin: String,
+    pub final_program: String,
+}
+
+/// One task's seed, shared by every strategy of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedRecord {
+    /// Always `seed`.
+    pub kind: String,
+    pub task_id: String,
+    /// `seeds:PATH`, `generated`, ...
+    pub origin: String,
+    pub program: String,
+    pub visible_passed: usize,
+    pub visible_total: usize,
+    pub visible_pass: bool,
+    pub tokens: Tokens,
+    pub calls: u64,
+    pub llm_ms: u64,
+    pub total_ms: u64,
+    /// What was wrong with the generator's replies, if anything.
+    pub problem: Option<String>,
+    pub error_class: Option<ErrorClass>,
+    pub error: Option<String>,
+}
+
+/// A record kind a results file holds.
+pub trait Record: Serialize + DeserializeOwned + Clone {
+    const KIND: &'static str;
+    fn task_id(&self) -> &str;
+    /// The task failed for a reason other than its program (backend, sandbox).
+    fn is_error(&self) -> bool;
+}
+
+impl Record for TaskRecord {
+    const KIND: &'static str = "task";
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+    fn is_error(&self) -> bool {
+        self.error_class.is_some()
+    }
+}
+
+impl Record for SeedRecord {
+    const KIND: &'static str = "seed";
+    fn task_id(&self) -> &str {
+        &self.task_id
+    }
+    fn is_error(&self) -> bool {
+        self.error_class.is_some()
+    }
+}
+
+/// What reading a results file found besides its records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadNotes {
+    /// Byte offset where an unfinished last line starts (a killed run's torn write).
+    pub torn_at: Option<u64>,
+    /// The last record is whole but lacks its newline.
+    pub missing_newline: bool,
+    /// Records whose task id came earlier in the file (ignored).
+    pub duplicates: usize,
+}
+
+/// Reads a results file without changing it: header, records (first of each task id), notes.
+pub fn read_log<R: Record>(path: &Path) -> Result<(Header, Vec<R>, ReadNotes), EvalError> {
+    let bytes = std::fs::read(path).map_err(|e| EvalError::io(path, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut notes = ReadNotes::default();
+    let mut header: Option<Header> = None;
+    let mut records = Vec::new();
+    let mut seen = HashSet::new();
+    let mut offset = 0u64;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let start = offset;
+        offset += raw.len() as u64;
+        let complete = raw.ends_with('\n');
+        let line = raw.trim_end_matches(['\n', '\r']);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: Result<Value, _> = serde_json::from_str(line);
+        let value =
+            match parsed {
+                Ok(v) => v,
+                Err(_) if !complete && i + 1 == lines.len() => {
+                    notes.torn_at = Some(start);
+                    break;
+                }
+                Err(e) => return Err(EvalError::input(
+                    format!("{} line {}: not a JSON record: {e}", path.display(), i + 1),
+                    "results files are written by `ldb eval`; remove the damaged line or start a \
+                     new run",
+                )),
+            };
+        if !complete {
+            notes.missing_newline = true;
+        }
+        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        if header.is_none() {
+            if kind != "header" {
+                return Err(not_results(path));
+            }
+            let h: Header = serde_json::from_value(value).map_err(|e| {
+                EvalError::input(
+                    format!("{}: unreadable header: {e}", path.display()),
+                    "the file was written by another version of ldb, or edited",
+                )
+            })?;
+            if h.version != RESULTS_VERSION {
+                return Err(EvalError::input(
+                    format!(
+                        "{} has results format version {}, this ldb reads version {RESULTS_VERSION}",
+                        path.display(),
+                        h.version
+                    ),
+                    "start a new run with another --out DIR",
+                ));
+            }
+            header = Some(h);
+            continue;
+        }
+        if kind != R::KIND {
+            return Err(EvalError::input(
+                format!(
+                    "{} line {}: a `{kind}` record where `{}` records belong",
+                    path.display(),
+                    i + 1,
+                    R::KIND
+                ),
+                "seed files (seeds.jsonl) and strategy results files are not interchangeable",
+            ));
+        }
+        let record: R = serde_json::from_value(value).map_err(|e| {
+            EvalError::input(
+                format!("{} line {}: unreadable record: {e}", path.display(), i + 1),
+                "the file was written by another version of ldb, or edited",
+            )
+        })?;
+        if seen.insert(record.task_id().to_string()) {
+            records.push(record);
+        } else {
+            notes.duplicates += 1;
+        }
+    }
+    let header = header.ok_or_else(|| not_results(path))?;
+    Ok((header, records, notes))
+}
+
+fn not_results(path: &Path) -> EvalError {
+    EvalError::input(
+        format!(
+            "{} is not an `ldb eval` results file (no header line)",
+            path.display()
+        ),
+        "pass files written by `ldb eval`, or choose another --out DIR for a new run",
+    )
+}
+
+/// An open results file that appends records.
+pub struct ResultsLog<R> {
+    path: PathBuf,
+    file: Mutex<File>,
+    written: Mutex<HashSet<String>>,
+    _record: PhantomData<fn(R)>,
+}
+
+impl<R: Record> ResultsLog<R> {
+    /// Opens (or creates) `path` for a run with `config`, returning the records already there.
+    /// With `retry_errors`, records of failed tasks are removed from the file first.
+    pub fn open(
+        path: &Path,
+        config: &RunConfig,
+        retry_errors: bool,
+    ) -> Result<(Self, Vec<R>), EvalError> {
+        let empty = std::fs::metadata(path)
+            .map(|m| m.len() == 0)
+            .unwrap_or(true);
+        if empty {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| EvalError::io(dir, e))?;
+            }
+            let mut file = File::create(path).map_err(|e| EvalError::io(path, e))?;
+            write_line(&mut file, &Header::new(config.clone()), path)?;
+            sync_dir(path);
+            return Ok((Self::wrap(path, HashSet::new())?, Vec::new()));
+        }
+        let (header, mut records, notes) = read_log::<R>(path)?;
+        let differences = header.config.differences(config);
+        if !differences.is_empty() {
+            return Err(EvalError::ConfigMismatch {
+                path: path.to_path_buf(),
+                differences,
+            });
+        }
+        let failed = records.iter().filter(|r| r.is_error()).count();
+        if notes.duplicates > 0 || (retry_errors && failed > 0) {
+            // Rewrite: one record per task, and none of the failed ones when retrying them.
+            if retry_errors {
+                records.retain(|r| !r.is_error());
+            }
+            rewrite(path, &header, &records)?;
+        } else if let Some(at) = notes.torn_at {
+            let file = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| EvalError::io(path, e))?;
+            file.set_len(at).map_err(|e| EvalError::io(path, e))?;
+            file.sync_all().map_err(|e| EvalError::io(path, e))?;
+        } else if notes.missing_newline {
+            let mut file = OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| EvalError::io(path, e))?;
+            file.write_all(b"\n").map_err(|e| EvalError::io(path, e))?;
+            file.sync_all().map_err(|e| EvalError::io(path, e))?;
+        }
+        let ids = records.iter().map(|r| r.task_id().to_string()).collect();
+        Ok((Self::wrap(path, ids)?, records))
+    }
+
+    fn wrap(path: &Path, written: HashSet<String>) -> Result<Self, EvalError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| EvalError::io(path, e))?;
+        Ok(ResultsLog {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+            written: Mutex::new(written),
+            _record: PhantomData,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `record` durably. Returns `false` (and writes nothing) when its task is already
+    /// in the file.
+    pub fn append(&self, record: &R) -> Result<bool, EvalError> {
+        let mut written = self
+            .written
+            .lock()
+            .map_err(|_| EvalError::input("results log lock poisoned", "run again"))?;
+        if written.contains(record.task_id()) {
+            return Ok(false);
+        }
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| EvalError::input("results log lock poisoned", "run again"))?;
+        write_line(&mut file, record, &self.path)?;
+        written.insert(record.task_id().to_string());
+        Ok(true)
+    }
+}
+
+/// One JSON line, written whole, flushed and synced to disk.
+fn write_line(file: &mut File, value: &impl Serialize, path: &Path) -> Result<(), EvalError> {
+    let mut line =
+        serde_json::to_string(value).map_err(|e| EvalError::io(path, std::io::Error::other(e)))?;
+    line.push('\n');
+    file.write_all(line.as_bytes())
+        .and_then(|_| file.flush())
+        .and_then(|_| file.sync_data())
+        .map_err(|e| EvalError::io(path, e))
+}
+
+fn rewrite<R: Record>(path: &Path, header: &Header, records: &[R]) -> Result<(), EvalError> {
+    let tmp = path.with_extension("jsonl.tmp");
+    {
+        let mut file = File::create(&tmp).map_err(|e| EvalError::io(&tmp, e))?;
+        write_line(&mut file, header, &tmp)?;
+        for r in records {
+            write_line(&mut file, r, &tmp)?;
+        }
+    }
+    std::fs::rename(&tmp, path).map_err(|e| EvalError::io(path, e))?;
+    sync_dir(path);
+    Ok(())
+}
+
+/// Make a file's creation or rename durable; best effort (not every filesystem allows it).
+fn sync_dir(path: &Path) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> RunConfig {
+        RunConfig {
+            dataset: "d".into(),
+            strategy: "seeds".into(),
+            max_iters: 10,
+            seeds: "generate".into(),
+            generator: "m@127.0.0.1:1".into(),
+            debugger: "-".into(),
+            temperature: 0.0,
+            trace_budget: 3000,
+            harness: "-".into(),
+        }
+    }
+
+    fn seed(id: &str) -> SeedRecord {
+        SeedRecord {
+            kind: "seed".into(),
+            task_id: id.into(),
+            origin: "generated".into(),
+            program: "def f(): pass\n".into(),
+            visible_passed: 0,
+            visible_total: 1,
+            visible_pass: false,
+            tokens: Tokens::default(),
+            calls: 0,
+            llm_ms: 0,
+            total_ms: 0,
+            problem: None,
+            error_class: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn appends_resumes_and_drops_a_torn_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("seeds.jsonl");
+        let (log, old) = ResultsLog::<SeedRecord>::open(&path, &config(), false).expect("open");
+        assert!(old.is_empty());
+        assert!(log.append(&seed("a")).expect("append"));
+        assert!(!log.append(&seed("a")).expect("append twice"));
+        drop(log);
+        // A killed writer leaves half a line.
+        let mut f = OpenOptions::new().append(true).open(&path).expect("open");
+        f.write_all(b"{\"kind\":\"seed\",\"task_id\":\"b\",\"ori")
+            .expect("write");
+        drop(f);
+        let mut other_host = config();
+        other_host.generator = "m@127.0.0.1:2".into();
+        let (log, old) = ResultsLog::<SeedRecord>::open(&path, &other_host, false).expect("reopen");
+        assert_eq!(old.len(), 1);
+        assert!(log.append(&seed("b")).expect("append"));
+        let (_, all, notes) = read_log::<SeedRecord>(&path).expect("read");
+        assert_eq!(all.len(), 2);
+        assert_eq!(notes, ReadNotes::default());
+    }
+
+    #[test]
+    fn other_settings_are_refused_and_errors_can_be_retried() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("seeds.jsonl");
+        let (log, _) = ResultsLog::<SeedRecord>::open(&path, &config(), false).expect("open");
+        let mut failed = seed("x");
+        failed.error_class = Some(ErrorClass::BackendRetries);
+        log.append(&failed).expect("append");
+        log.append(&seed("y")).expect("append");
+        drop(log);
+        let mut changed = config();
+        changed.max_iters = 3;
+        match ResultsLog::<SeedRecord>::open(&path, &changed, false) {
+            Err(EvalError::ConfigMismatch { differences, .. }) => {
+                assert!(differences[0].contains("max_iters"), "{differences:?}")
+            }
+            other => panic!("expected a mismatch, got {:?}", other.map(|(_, r)| r)),
+        }
+        let (_, kept) = ResultsLog::<SeedRecord>::open(&path, &config(), true).expect("retry");
+        assert_eq!(kept.len(), 1);
+        let (_, all, _) = read_log::<SeedRecord>(&path).expect("read");
+        assert_eq!(all.len(), 1);
+    }
+}

