@@ -140,6 +140,7 @@ fn one(name: &str, threads: Option<u32>, no_mmap: bool) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let s2 = model.last_stats();
     let rss = peak_rss_mib();
+    let threads = model.threads();
     drop(model);
 
     // The same second call with no reuse (a fresh model evaluates the whole prompt).
@@ -151,7 +152,7 @@ fn one(name: &str, threads: Option<u32>, no_mmap: bool) -> Result<(), String> {
     let _ = t;
     println!(
         "| {name} | {} | {:.1} s | {:.0} | {:.1} | {} MiB | {{NO_MMAP_RSS}} | {} of {} | {:.2} s | {} tokens, {:.2} s |",
-        fresh.threads(),
+        threads,
         load,
         s1.evaluated_tokens as f64 / s1.prompt_secs.max(1e-9),
         s1.generated_tokens as f64 / s1.generation_secs.max(1e-9),

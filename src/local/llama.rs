@@ -407,6 +407,8 @@ pub fn idle_cores() -> u32 {
     };
     let total = t1.saturating_sub(t0).max(1) as f64;
     let busy = 1.0 - i1.saturating_sub(i0) as f64 / total;
-    let busy_cores = (busy * cores as f64).round() as u32;
+    // A core counts as taken only when mostly busy: brief kernel work must not halve the
+    // threads of a model that will run for minutes.
+    let busy_cores = (busy * cores as f64 + 0.25).floor() as u32;
     cores.saturating_sub(busy_cores).max(1)
 }
