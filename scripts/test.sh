@@ -7,8 +7,7 @@ scripts/setup.sh
 # The official OpenAI client, for the test that talks to `ldb serve`.
 python3 -c "import openai" 2>/dev/null || python3 -m pip install -q openai \
   || python3 -m pip install -q --break-system-packages openai
-cargo build --quiet --bin ldb
-target/debug/ldb model pull qwen2.5-coder-0.5b >/dev/null
+cargo run --quiet --bin ldb -- model pull qwen2.5-coder-0.5b >/dev/null
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --no-fail-fast --run-ignored all "$@"
 else
