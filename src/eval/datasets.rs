@@ -23,13 +23,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rustpython_parser::lexer::lex;
-use rustpython_parser::{Mode, Tok};
 use serde_json::{Map, Value};
 
 use super::score::Harness;
 use super::EvalError;
-use crate::task::{docstring_asserts, load_ldb_layout, load_tasks, Task};
+use crate::task::{
+    called_names, docstring_asserts, is_builtin_wrapper, load_ldb_layout, load_tasks, Task,
+};
 
 /// The benchmarks `--dataset` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -712,59 +712,6 @@ pub fn attach_setup_code(tasks: &mut [Task]) -> Vec<String> {
         }
     }
     changed
-}
-
-/// Builtins that wrap the call under test in some asserts (`assert set(f(x)) == ...`).
-fn is_builtin_wrapper(name: &str) -> bool {
-    const WRAPPERS: &[&str] = &[
-        "abs",
-        "all",
-        "any",
-        "bool",
-        "dict",
-        "float",
-        "frozenset",
-        "int",
-        "isinstance",
-        "len",
-        "list",
-        "max",
-        "min",
-        "print",
-        "range",
-        "repr",
-        "reversed",
-        "round",
-        "set",
-        "sorted",
-        "str",
-        "sum",
-        "tuple",
-        "type",
-        "zip",
-    ];
-    WRAPPERS.contains(&name)
-}
-
-/// Names called as plain functions (`name(`, not `obj.name(`), in source order.
-fn called_names(source: &str) -> Vec<String> {
-    let tokens: Vec<Tok> = lex(source, Mode::Module)
-        .map_while(Result::ok)
-        .map(|(tok, _)| tok)
-        .collect();
-    let mut names: Vec<String> = Vec::new();
-    for (i, tok) in tokens.iter().enumerate() {
-        let Tok::Name { name } = tok else { continue };
-        let call = matches!(tokens.get(i + 1), Some(Tok::Lpar));
-        let qualified = i
-            .checked_sub(1)
-            .and_then(|p| tokens.get(p))
-            .is_some_and(|t| matches!(t, Tok::Dot | Tok::Def | Tok::Class));
-        if call && !qualified && !names.contains(name) {
-            names.push(name.clone());
-        }
-    }
-    names
 }
 
 #[cfg(test)]

@@ -174,12 +174,17 @@ pub(crate) fn called_function(assert: &str, code: &str) -> Option<String> {
     calls
         .iter()
         .find(|n| defined(n))
-        .or_else(|| calls.iter().find(|n| !WRAPPERS.contains(&n.as_str())))
+        .or_else(|| calls.iter().find(|n| !is_builtin_wrapper(n)))
         .cloned()
 }
 
+/// Whether `name` is a builtin that asserts wrap around the call under test (`set(f(x))`).
+pub(crate) fn is_builtin_wrapper(name: &str) -> bool {
+    WRAPPERS.contains(&name)
+}
+
 /// Names called as plain functions (`name(`), in source order; `obj.name(` is skipped.
-fn called_names(source: &str) -> Vec<String> {
+pub(crate) fn called_names(source: &str) -> Vec<String> {
     let tokens: Vec<Tok> = lex(source, Mode::Module)
         .map_while(Result::ok)
         .map(|(tok, _)| tok)
