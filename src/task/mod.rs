@@ -35,9 +35,9 @@ use serde_json::{Map, Value};
 pub use doctest::docstring_asserts;
 pub use error::{ErrorKind, FieldProblem, Location, TaskError};
 pub use ldb_layout::load_ldb_layout;
+pub(crate) use mbpp::{called_names, is_builtin_wrapper};
 pub use seeds::load_seeds;
 pub use validate::is_python_identifier;
-pub(crate) use mbpp::{called_names, is_builtin_wrapper};
 
 /// One programming task. Serializes to exactly the `task.json` form; empty optional fields are
 /// left out.
