@@ -190,7 +190,10 @@ fn exit_status(reports: &[FixReport]) -> ExitStatus {
         );
     }
     if !errors.is_empty() {
-        let sandbox = errors.iter().any(|e| e.contains("sandbox"));
+        // One classification of error messages for `fix` and `eval` alike.
+        let sandbox = errors
+            .iter()
+            .any(|e| crate::eval::score::classify_error(e) == crate::eval::ErrorClass::Sandbox);
         return if sandbox {
             ExitStatus::Sandbox
         } else {
