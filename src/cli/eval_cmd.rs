@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::output::{self, CliError, ExitStatus};
 use super::{ModelArgs, SandboxArgs};
 use crate::eval::datasets::{load_dataset, SeedSpec};
+use crate::eval::published::{self, Published};
 use crate::eval::report::{self, load_results, Summary};
 use crate::eval::run::{
     default_out_dir, default_run_name, run_eval, EvalEnv, EvalEvent, EvalPlan, EvalProgress,
@@ -139,6 +140,17 @@ pub struct ReportArgs {
     /// Print the summaries as JSON instead of markdown.
     #[arg(long)]
     pub json: bool,
+    /// Add a sanity line for one of LDB's published results files
+    /// (`ldb/results_summary/<dataset>__<model>.jsonl`): LDB's claimed pass@1 next to ours on
+    /// its final programs (and seeds), re-scored in the sandbox with LDB's harness. Repeatable.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub ldb_published: Vec<PathBuf>,
+    /// Folder with the benchmark files, for --ldb-published (default: LDB_DATA_DIR, else the
+    /// folder above the file's `ldb/`).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 impl From<EvalError> for CliError {
@@ -288,7 +300,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
     let plot_path = plan.out_dir.join("pass_at_iteration.svg");
     write_file(&plot_path, &report::plot(&summaries))?;
-    let markdown = report::markdown(&summaries, Some("pass_at_iteration.svg"));
+    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"));
     write_file(&plan.out_dir.join("summary.md"), &markdown)?;
     for run in &runs {
         let path = plan
@@ -330,6 +342,7 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         }
     }
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
+    let published = published_rows(args)?;
     if let Some(path) = &args.samples {
         let [run] = runs.as_slice() else {
             return Err(CliError::bad_input(
@@ -351,15 +364,50 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         .as_ref()
         .map(|p| relative_to(p, args.out.as_deref()));
     if args.json {
-        output::print_json(&summaries)?;
+        output::print_json(&serde_json::json!({"runs": summaries, "published": published}))?;
         return Ok(ExitStatus::Success);
     }
-    let markdown = report::markdown(&summaries, plot_ref.as_deref());
+    let markdown = report::markdown(&summaries, &published, plot_ref.as_deref());
     match &args.out {
         Some(path) => write_file(path, &markdown)?,
         None => output::print(&markdown),
     }
     Ok(ExitStatus::Success)
+}
+
+/// Re-scores each `--ldb-published` file.
+fn published_rows(args: &ReportArgs) -> Result<Vec<Published>, CliError> {
+    if args.ldb_published.is_empty() {
+        return Ok(Vec::new());
+    }
+    let runner = args.sandbox.runner()?;
+    let mut rows = Vec::new();
+    for file in &args.ldb_published {
+        let data_dir = args
+            .data_dir
+            .clone()
+            .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from))
+            .or_else(|| default_data_dir(file));
+        let Some(data_dir) = data_dir else {
+            return Err(CliError::bad_input(
+                format!(
+                    "--ldb-published {}: cannot tell where the dataset is",
+                    file.display()
+                ),
+                "pass --data-dir (the folder holding ldb/)",
+            ));
+        };
+        eprintln!("re-scoring {} ...", file.display());
+        rows.push(published::rescore(file, &data_dir, &runner)?);
+    }
+    Ok(rows)
+}
+
+/// `DIR/ldb/results_summary/x.jsonl` → `DIR`.
+fn default_data_dir(file: &Path) -> Option<PathBuf> {
+    let summary_dir = file.parent()?;
+    let ldb_dir = summary_dir.parent()?;
+    (ldb_dir.file_name()? == "ldb").then(|| ldb_dir.parent().map(Path::to_path_buf))?
 }
 
 /// `path` as the markdown at `markdown` should link it.

@@ -16,6 +16,7 @@
 
 pub mod datasets;
 pub mod plot;
+pub mod published;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::plot::{line_chart, Series};
+use super::published::Published;
 use super::results::{model_name, read_log, Header, ReadNotes, TaskRecord};
 use super::EvalError;
 
@@ -221,13 +222,14 @@ pub fn run_label(header: &Header) -> String {
 
 /// The markdown report: a comparison table of every run, then each run's details. `plot` is
 /// the chart's path relative to where the markdown goes, when one was written.
-pub fn markdown(summaries: &[Summary], plot: Option<&str>) -> String {
+/// `published` rows (LDB's own results, re-scored) follow the runs as sanity lines.
+pub fn markdown(summaries: &[Summary], published: &[Published], plot: Option<&str>) -> String {
     let mut out = String::from("# ldb eval report\n\n");
     out.push_str(
         "pass@1 on hidden tests. *fixed*: seed fails, final passes; *broken*: the reverse. \
          Means are per debugged task (at least one debugging round).\n\n",
     );
-    out.push_str(&comparison_table(summaries));
+    out.push_str(&comparison_table(summaries, published));
     if let Some(plot) = plot {
         out.push_str(&format!("\n![pass@1 against iteration budget]({plot})\n"));
     }
@@ -238,8 +240,8 @@ pub fn markdown(summaries: &[Summary], plot: Option<&str>) -> String {
     out
 }
 
-/// One row per run.
-pub fn comparison_table(summaries: &[Summary]) -> String {
+/// One row per run, then one per published result.
+pub fn comparison_table(summaries: &[Summary], published: &[Published]) -> String {
     let mut out = String::from(
         "| run | tasks | pass@1 seed | pass@1 final | Δ | fixed | broken | debugged | iters/debugged | tokens/debugged (prompt + completion) | LLM time | non-LLM time | errors |\n\
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
@@ -263,9 +265,74 @@ pub fn comparison_table(summaries: &[Summary]) -> String {
             s.errors.values().sum::<usize>(),
         ));
     }
+    for p in published {
+        let seed = p
+            .pass1_seed()
+            .map_or_else(|| "–".to_string(), |v| format!("{v:.1}"));
+        let delta = p.pass1_seed().map_or_else(
+            || "–".to_string(),
+            |v| format!("{:+.1}", p.pass1_rescored() - v),
+        );
+        let counted = |ids: &[String]| {
+            if p.seed_solved.is_some() {
+                ids.len().to_string()
+            } else {
+                "–".into()
+            }
+        };
+        out.push_str(&format!(
+            "| {} (re-scored; LDB's `is_solved`: {:.1}) | {} | {seed} | {:.1} | {delta} | {} | {} | {} | {:.2} | {:.0} (total) | – | – | – |\n",
+            escape(&p.label),
+            p.pass1_claimed(),
+            p.tasks,
+            p.pass1_rescored(),
+            counted(&p.fixed),
+            counted(&p.broken),
+            p.debugged,
+            p.mean_iterations,
+            p.mean_tokens,
+        ));
+    }
     let sets: std::collections::BTreeSet<usize> = summaries.iter().map(|s| s.tasks).collect();
     if sets.len() > 1 {
         out.push_str("\nThe runs cover different numbers of tasks: compare pass@1 with care.\n");
+    }
+    for p in published {
+        out.push_str(&published_note(p));
+    }
+    out
+}
+
+/// How LDB's own verdicts compare with ours on the same programs.
+fn published_note(p: &Published) -> String {
+    let mut out = format!(
+        "\nSanity line `{}`: LDB marks {}/{} tasks solved ({:.1}%); their final programs pass \
+         {}/{} ({:.1}%) of the hidden tests here, run with LDB's harness (program + test).",
+        p.file.display(),
+        p.claimed_solved,
+        p.tasks,
+        p.pass1_claimed(),
+        p.rescored_solved,
+        p.tasks,
+        p.pass1_rescored(),
+    );
+    match p.seed_solved {
+        Some(k) => out.push_str(&format!(
+            " Their seeds of the same model pass {k}/{} here.",
+            p.tasks
+        )),
+        None => {
+            out.push_str(" No seed file of the same model was found, so seed columns are empty.")
+        }
+    }
+    if p.disagreements.is_empty() {
+        out.push_str(" Every verdict agrees.\n");
+    } else {
+        out.push_str(&format!(
+            " Verdicts differ on {}: {}.\n",
+            p.disagreements.len(),
+            id_list(&p.disagreements)
+        ));
     }
     out
 }

@@ -160,6 +160,10 @@ impl Runner {
         self
     }
 
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
     pub fn sandbox(&self) -> &Sandbox {
         &self.sandbox
     }

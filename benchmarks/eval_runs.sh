@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The evaluation runs behind benchmarks/RESULTS.md ("Debugging results"), with the embedded
+# default model (qwen2.5-coder-1.5b) on the CPU.
+#
+# Usage: benchmarks/eval_runs.sh [HE_LIMIT] [MBPP_LIMIT] [GEN_LIMIT]
+#   HE_LIMIT / MBPP_LIMIT: failing GPT-3.5 seeds debugged per dataset (default 8)
+#   GEN_LIMIT: HumanEval tasks whose seed the 1.5B model writes (default 20)
+# Runs resume: calling the script again with larger limits adds tasks and redoes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HE_LIMIT=${1:-8}
+MBPP_LIMIT=${2:-8}
+GEN_LIMIT=${3:-20}
+DATA=${LDB_DATA_DIR:-../shared/datasets}
+LDB=${LDB_BIN:-target/release/ldb}
+OUT=benchmarks/results
+COMMON=(--data-dir "$DATA" --model qwen2.5-coder-1.5b --max-iters 3 --concurrency 1 --threads 2)
+
+[ -x "$LDB" ] || cargo build --release --bin ldb
+
+# (a) LDB's shipped GPT-3.5 seeds, only the tasks whose seed fails a visible test.
+"$LDB" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --only-failing --limit "$HE_LIMIT" \
+  --strategy none,ldb-block,selfdebug-expl,resample "${COMMON[@]}" \
+  --out "$OUT/humaneval-gpt35seeds-failing-qwen1.5b"
+
+"$LDB" eval --dataset mbpp --seeds ldb:gpt-3.5-turbo-0613 --only-failing --limit "$MBPP_LIMIT" \
+  --strategy none,ldb-block,selfdebug-expl,resample "${COMMON[@]}" \
+  --out "$OUT/mbpp-gpt35seeds-failing-qwen1.5b"
+
+# (b) HumanEval with seeds written by the 1.5B model itself.
+"$LDB" eval --dataset humaneval --limit "$GEN_LIMIT" \
+  --strategy none,ldb-block "${COMMON[@]}" \
+  --out "$OUT/humaneval-qwen1.5bseeds"
