@@ -25,6 +25,7 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         None => None,
     };
     let runner = args.sandbox.runner()?;
+    let strict = runner.clone().strict();
     let mut all_passed = true;
     let mut reports = Vec::new();
     for task in &tasks {
@@ -42,15 +43,15 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
                 ))
             }
         };
-        let mut tests = visible_tests(task);
-        if args.hidden {
-            if let Some(hidden) = &task.hidden_tests {
-                tests.push(TestInput::Code {
-                    source: hidden.clone(),
-                });
-            }
-        }
-        if tests.is_empty() {
+        let tests = visible_tests(task);
+        // Hidden tests are scored as `ldb eval` scores them: strictly.
+        let hidden: Vec<TestInput> = match (&task.hidden_tests, args.hidden) {
+            (Some(source), true) => vec![TestInput::Code {
+                source: source.clone(),
+            }],
+            _ => Vec::new(),
+        };
+        if tests.is_empty() && hidden.is_empty() {
             return Err(CliError::bad_input(
                 format!(
                     "{}: task `{}` has no tests to run",
@@ -62,6 +63,9 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         }
         let mut results = Vec::with_capacity(tests.len());
         for r in runner.run_all(&program, &tests) {
+            results.push(r?);
+        }
+        for r in strict.run_all(&program, &hidden) {
             results.push(r?);
         }
         let passed = results.iter().filter(|r| r.passed()).count();

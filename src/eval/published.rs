@@ -245,7 +245,7 @@ fn score_all(runner: &Runner, jobs: &[(&Task, String)]) -> Result<Vec<bool>, Eva
                 let source = Harness::Program.assemble(task, program);
                 // One worker per test run; running them one by one here keeps at most
                 // `jobs` workers alive across all threads.
-                let single = runner.clone().with_jobs(1);
+                let single = runner.clone().with_jobs(1).strict();
                 let verdict = single
                     .run_all(&source, &tests)
                     .into_iter()

@@ -243,9 +243,11 @@ pub struct HiddenScorer {
 }
 
 impl HiddenScorer {
+    /// Hidden tests run with strict checking ([`Runner::strict`]): a program that fools the
+    /// comparisons (an `__eq__` that is always true, patched helpers) does not pass.
     pub fn new(runner: Runner, harness: Harness, parallel: usize) -> Self {
         HiddenScorer {
-            runner,
+            runner: runner.strict(),
             harness,
             limit: Arc::new(Semaphore::new(parallel.max(1))),
             cache: Mutex::new(HashMap::new()),

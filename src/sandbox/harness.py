@@ -80,6 +80,184 @@ def _eval(source, g):
     return eval(compile(source, TEST, "eval", dont_inherit=True), g)
 
 
+# --- strict checking (scoring) -----------------------------------------------------------
+# Hidden-test scoring must not count programs that fool the checker. Two tricks are closed:
+# values whose comparison or truth dunders are code of the program under test (an `__eq__`
+# that always returns True, also inside containers), and changes the program makes to
+# builtins or to standard modules the tests use (`math.isclose = lambda *a: True`): each
+# assert first puts those back. A program that goes after the harness itself (frames, gc) is
+# out of reach of any in-process check; see SECURITY.md.
+
+_CHECKED_DUNDERS = (
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__bool__", "__len__", "__contains__", "__abs__", "__float__", "__index__", "__int__",
+)
+# Modules test code commonly relies on, loaded before the program so their state can be kept.
+_PRELOADED = ("math", "cmath", "re", "string", "collections", "itertools", "functools",
+              "operator", "heapq", "bisect", "fractions", "decimal", "statistics")
+_ELEMENTS_CHECKED = 100000
+
+
+class _Strict:
+    def __init__(self, program_module):
+        import ast
+        import operator
+        import types
+        for name in _PRELOADED:
+            try:
+                __import__(name)
+            except BaseException:
+                pass
+        self.ast = ast
+        self.function_type = types.FunctionType
+        self.program_module = program_module
+        self.ops = {
+            "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
+            "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
+            "In": lambda a, b: operator.contains(b, a),
+            "NotIn": lambda a, b: not operator.contains(b, a),
+        }
+        self.modules = dict(sys.modules)
+        self.saved = {name: dict(vars(m)) for name, m in self.modules.items()
+                      if name in _PRELOADED or name == "builtins"}
+        self.isinstance = isinstance
+        self.type = type
+
+    def restore(self):
+        """Undo the program's changes to builtins and the preloaded modules."""
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
+        for name, saved in self.saved.items():
+            space = vars(self.modules[name])
+            for key, value in saved.items():
+                if space.get(key, saved) is not value:
+                    space[key] = value
+
+    def foreign(self, fn):
+        """Whether `fn` is code of the program under test."""
+        if self.isinstance(fn, (staticmethod, classmethod)):
+            fn = fn.__func__
+        if not self.isinstance(fn, self.function_type):
+            return False
+        return (getattr(fn, "__module__", None) == self.program_module
+                or fn.__code__.co_filename in (PROGRAM, "<string>"))
+
+    def untrusted(self, value):
+        """The first value (in `value` or its elements) whose type answers comparisons or truth
+        tests with program code, or None."""
+        stack = [value]
+        seen = 0
+        while stack and seen < _ELEMENTS_CHECKED:
+            v = stack.pop()
+            seen += 1
+            t = self.type(v)
+            for klass in t.__mro__:
+                space = vars(klass)
+                for name in _CHECKED_DUNDERS:
+                    if name in space and self.foreign(space[name]):
+                        return v, name
+            if t in (list, tuple, set, frozenset):
+                stack.extend(v)
+            elif t is dict:
+                stack.extend(v.keys())
+                stack.extend(v.values())
+        return None
+
+    def check(self, *values):
+        for value in values:
+            bad = self.untrusted(value)
+            if bad is not None:
+                raise AssertionError(
+                    "strict scoring: a %s value answers %s with code of the program under test"
+                    % (_safe_type_name(bad[0]), bad[1]))
+
+    def compare(self, ops, *operands):
+        self.check(*operands)
+        for i, op in enumerate(ops):
+            if not self.ops[op](operands[i], operands[i + 1]):
+                return False
+        return True
+
+    def truth(self, value):
+        self.check(value)
+        return bool(value)
+
+    def transform(self, source, helpers):
+        """`source` with each `assert` preceded by a restore and its test routed through the
+        checks; `helpers` names the check functions in the test's globals."""
+        ast = self.ast
+        restore, compare, truth = helpers
+
+        def call(name, args):
+            return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
+
+        def wrap(expr):
+            if isinstance(expr, ast.Compare):
+                ops = ast.Tuple(elts=[ast.Constant(type(o).__name__) for o in expr.ops],
+                                ctx=ast.Load())
+                return call(compare, [ops, expr.left] + list(expr.comparators))
+            if isinstance(expr, ast.BoolOp):
+                return ast.BoolOp(op=expr.op, values=[wrap(v) for v in expr.values])
+            if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+                return ast.UnaryOp(op=expr.op, operand=wrap(expr.operand))
+            return call(truth, [expr])
+
+        class Rewrite(ast.NodeTransformer):
+            def visit_Assert(self, node):
+                self.generic_visit(node)
+                checked = ast.Assert(test=wrap(node.test), msg=node.msg)
+                return [ast.Expr(call(restore, [])), ast.copy_location(checked, node)]
+
+        tree = Rewrite().visit(ast.parse(source, TEST))
+        return ast.fix_missing_locations(tree)
+
+
+def _safe_type_name(value):
+    try:
+        return type(value).__qualname__
+    except BaseException:
+        return "?"
+
+
+def _install(strict, g):
+    """Puts the check functions in the test's globals under names the program cannot know."""
+    import os
+    token = os.urandom(6).hex()
+    names = ("_ldb_restore_" + token, "_ldb_compare_" + token, "_ldb_truth_" + token)
+    for name, fn in zip(names, (strict.restore, strict.compare, strict.truth)):
+        g[name] = fn
+    return names
+
+
+def _run_test_strict(test, g, chars, strict):
+    strict.restore()
+    kind = test["kind"]
+    if kind == "assert_eq":
+        _register(TEST, test["source"])
+        actual = _eval(test["lhs"], g)
+        expected = _eval(test["rhs"], g)
+        strict.restore()
+        strict.check(actual, expected)
+        if actual == expected:
+            return _result("passed")
+        return _result("failed", "test", actual=_ldb.render(actual, chars),
+                       expected=_ldb.render(expected, chars))
+    if kind == "assert_truthy":
+        _register(TEST, test["source"])
+        value = _eval(test["expr"], g)
+        strict.restore()
+        if strict.truth(value):
+            return _result("passed")
+        return _result("failed", "test", actual=_ldb.render(value, chars))
+    if kind == "statements":
+        _register(TEST, test["source"])
+        tree = strict.transform(test["source"], _install(strict, g))
+        exec(compile(tree, TEST, "exec", dont_inherit=True), g)
+        return _result("passed")
+    return _run_test(test, g, chars)
+
+
 def _run_test(test, g, chars):
     kind = test["kind"]
     if kind == "load_only":
@@ -122,8 +300,10 @@ def run(req):
         if isinstance(exc, SyntaxError) and exc.lineno:
             result["exception"]["program_line"] = exc.lineno
         return result
+    module_name = "__main__" if req["as_main"] else "__ldb_program__"
+    strict = _Strict(module_name) if req.get("strict") else None
     g = {
-        "__name__": "__main__" if req["as_main"] else "__ldb_program__",
+        "__name__": module_name,
         "__builtins__": builtins,
         "__file__": PROGRAM,
     }
@@ -132,7 +312,10 @@ def run(req):
     try:
         exec(code, g)
         phase = "test"
-        result = _run_test(req["test"], g, chars)
+        if strict is None:
+            result = _run_test(req["test"], g, chars)
+        else:
+            result = _run_test_strict(req["test"], g, chars, strict)
     except _ldb.TraceDeadline:
         result = _result("timeout", phase)
     except SystemExit as exc:

@@ -1,9 +1,10 @@
 //! Inside the worker, before any untrusted code: namespaces, an unprivileged user, kernel limits.
 //!
-//! Order matters. New network and PID namespaces are made first (they need privileges), then the
-//! worker forks so the child is PID 1 of the new namespace (when it exits, the kernel kills every
-//! process it left behind), then the child drops to a per-run uid and applies rlimits. What could
-//! not be applied is reported, never silently skipped.
+//! Order matters. New network, PID and mount namespaces are made first (they need privileges),
+//! then the worker forks so the child is PID 1 of the new namespace (when it exits, the kernel
+//! kills every process it left behind), then the child makes its private file system
+//! ([`super::mounts`]), drops to a per-run uid (or, without root, its capabilities) and applies
+//! rlimits. What could not be applied is reported, never silently skipped.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -25,10 +26,11 @@ pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
     let root = unsafe { libc::geteuid() } == 0;
     let run_uid = UID_BASE + std::process::id() % 1_000_000;
 
+    let all = libc::CLONE_NEWNET | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
     let namespaces = if root {
-        unshare(libc::CLONE_NEWNET | libc::CLONE_NEWPID)
+        unshare(all)
     } else {
-        user_namespace(libc::CLONE_NEWNET | libc::CLONE_NEWPID)
+        user_namespace(all)
     };
     match namespaces {
         Ok(()) => {
@@ -44,7 +46,7 @@ pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
             };
             iso.network = net.is_ok();
             iso.warnings.push(format!(
-                "no PID namespace ({err}): processes the program leaves behind are only killed through its process group"
+                "no PID or mount namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
             ));
             if let Err(e) = net {
                 iso.warnings.push(format!("network not isolated ({e})"));
@@ -53,8 +55,19 @@ pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
     }
     if iso.pid_namespace {
         fork_and_wait();
+        let mounts = super::mounts::private_filesystem(workdir);
+        iso.read_only_fs = mounts.read_only;
+        iso.private_proc = mounts.private_proc;
+        iso.warnings.extend(mounts.warnings);
     }
     set_parent_death_signal();
+    if !root {
+        // In its user namespace the worker holds every capability; the program gets none (it
+        // could otherwise undo the read-only mounts).
+        if let Err(e) = drop_capabilities() {
+            iso.warnings.push(format!("capabilities not dropped ({e})"));
+        }
+    }
 
     if root {
         match drop_privileges(run_uid, workdir) {
@@ -177,6 +190,42 @@ fn fork_and_wait() {
         }
         libc::_exit(70);
     }
+}
+
+/// Clears every capability set of this process (and forbids gaining new privileges by exec).
+fn drop_capabilities() -> Result<(), std::io::Error> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads a v3 header and two data structs, as laid out above.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(errno());
+        }
+        if libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) != 0 {
+            return Err(errno());
+        }
+    }
+    Ok(())
 }
 
 fn set_parent_death_signal() {

@@ -7,6 +7,7 @@
 
 pub mod isolate;
 pub mod limits;
+mod mounts;
 pub mod protocol;
 mod pyjson;
 pub mod worker;
@@ -63,6 +64,8 @@ pub struct RunSpec {
     pub as_main: bool,
     pub trace: Option<TraceRequest>,
     pub value_chars: usize,
+    /// Strict checking for scoring (see [`WorkerRequest::strict`]).
+    pub strict: bool,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -142,6 +145,7 @@ impl Sandbox {
             workdir: workdir.path().to_path_buf(),
             value_chars: spec.value_chars,
             trace: spec.trace.clone(),
+            strict: spec.strict,
         };
         let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);

@@ -45,6 +45,11 @@ pub struct WorkerRequest {
     /// Characters kept when rendering actual/expected values.
     pub value_chars: usize,
     pub trace: Option<TraceRequest>,
+    /// Checking meant for scoring: comparisons and truth tests in the test refuse values whose
+    /// `__eq__`/`__bool__`/... come from the program under test, and each assert first undoes
+    /// the program's changes to builtins and preloaded standard modules.
+    #[serde(default)]
+    pub strict: bool,
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see
@@ -90,6 +95,12 @@ pub struct Isolation {
     pub pid_namespace: bool,
     pub unprivileged_user: bool,
     pub process_limit: bool,
+    /// Host mounts read-only, private scratch tmpfs, the work dir the only writable host path.
+    #[serde(default)]
+    pub read_only_fs: bool,
+    /// `/proc` shows only the run's own processes.
+    #[serde(default)]
+    pub private_proc: bool,
     pub warnings: Vec<String>,
 }
 

@@ -85,6 +85,7 @@ fn run_harness(
         "test": req.test,
         "as_main": req.as_main,
         "value_chars": req.value_chars,
+        "strict": req.strict,
     });
     let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
     let mut response: WorkerResponse =
