@@ -93,14 +93,14 @@ _CHECKED_DUNDERS = (
     "__bool__", "__len__", "__contains__", "__abs__", "__float__", "__index__", "__int__",
 )
 # Modules test code commonly relies on, loaded before the program so their state can be kept.
-_PRELOADED = ("math", "cmath", "re", "string", "collections", "itertools", "functools",
-              "operator", "heapq", "bisect", "fractions", "decimal", "statistics")
+# Kept to cheap ones: this runs before every scored test.
+_PRELOADED = ("math", "re", "string", "collections", "itertools", "functools", "operator",
+              "heapq", "bisect")
 _ELEMENTS_CHECKED = 100000
 
 
 class _Strict:
     def __init__(self, program_module):
-        import ast
         import operator
         import types
         for name in _PRELOADED:
@@ -108,7 +108,6 @@ class _Strict:
                 __import__(name)
             except BaseException:
                 pass
-        self.ast = ast
         self.function_type = types.FunctionType
         self.program_module = program_module
         self.ops = {
@@ -186,7 +185,7 @@ class _Strict:
     def transform(self, source, helpers):
         """`source` with each `assert` preceded by a restore and its test routed through the
         checks; `helpers` names the check functions in the test's globals."""
-        ast = self.ast
+        import ast
         restore, compare, truth = helpers
 
         def call(name, args):

@@ -1,0 +1,364 @@
+//! Hostile programs, one fixture each (the rest of the suite is in `sandbox.rs`): every run must
+//! end with the right classification, the host unchanged and no process left behind. Scoring
+//! fixtures check that programs which fool the checker are not counted as passes.
+//!
+//! Processes a fixture spawns carry a marker in their command line, so the test can look for
+//! survivors in the host's `/proc` without mistaking other tests' workers for them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
+use ldb::sandbox::{Limits, Sandbox};
+
+fn runner(wall: Duration) -> Runner {
+    let limits = Limits::default().with_wall(wall);
+    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits))
+}
+
+fn run_with(runner: &Runner, program: &str, test: &str) -> TestOutcome {
+    runner
+        .run(
+            program,
+            &TestInput::Code {
+                source: test.to_string(),
+            },
+            None,
+        )
+        .expect("sandbox run")
+}
+
+fn run(program: &str, test: &str) -> TestOutcome {
+    run_with(&runner(Duration::from_secs(5)), program, test)
+}
+
+/// Hidden-test scoring runs strictly.
+fn score(program: &str, test: &str) -> TestOutcome {
+    run_with(&runner(Duration::from_secs(5)).strict(), program, test)
+}
+
+fn unique(name: &str) -> String {
+    format!("ldb-hostile-{name}-{}", std::process::id())
+}
+
+/// Host processes whose command line contains `marker`.
+fn survivors(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
+
+/// A host directory the sandbox user could write to if the file system were shared.
+fn world_writable_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .expect("chmod");
+    dir
+}
+
+fn py(path: &Path) -> String {
+    format!("{:?}", path.display().to_string())
+}
+
+#[test]
+fn a_thread_spinning_forever_does_not_hold_the_run() {
+    let prog = "import threading\ndef f():\n    threading.Thread(target=lambda: [None for _ in iter(int, 1)]).start()\n    return 1\n";
+    let started = std::time::Instant::now();
+    let out = run(prog, "assert f() == 1");
+    // The test itself passed; the spinning thread is cut off at the wall-clock limit at worst.
+    assert!(
+        matches!(out.status, TestStatus::Passed | TestStatus::Timeout),
+        "{out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn infinite_recursion_is_an_error_naming_recursion() {
+    let out = run("def f(n):\n    return f(n + 1)\n", "assert f(0) == 1");
+    assert_eq!(out.status, TestStatus::Error, "{out:?}");
+    assert_eq!(
+        out.exception.as_ref().map(|e| e.kind.as_str()),
+        Some("RecursionError")
+    );
+}
+
+#[test]
+fn recursion_with_a_raised_limit_is_stopped() {
+    // Python 3.11 keeps pure-Python frames off the C stack: this ends at the memory or time
+    // limit (or a crash), whichever comes first.
+    let prog = "import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1) + 1\n";
+    let out = run_with(&runner(Duration::from_secs(2)), prog, "assert f(0) == 1");
+    assert!(
+        matches!(
+            out.status,
+            TestStatus::Crashed | TestStatus::MemoryLimit | TestStatus::Error | TestStatus::Timeout
+        ),
+        "{out:?}"
+    );
+    assert!(!out.passed());
+}
+
+#[test]
+fn a_stderr_flood_is_capped() {
+    let prog = "import sys\ndef f():\n    while True:\n        sys.stderr.write('e' * 65536)\n";
+    let out = run(prog, "f()");
+    assert_eq!(out.status, TestStatus::OutputLimit, "{out:?}");
+    assert!(out.stderr.len() <= Limits::default().output_keep_bytes + 200);
+}
+
+#[test]
+fn writes_to_tmp_stay_inside_the_run() {
+    let target = PathBuf::from("/tmp").join(unique("tmp-write"));
+    let prog = format!(
+        "def f():\n    open({p}, 'w').write('x')\n    return open({p}).read()\n",
+        p = py(&target)
+    );
+    // The program has a private /tmp: the write works there and vanishes with the run.
+    let out = run(&prog, "assert f() == 'x'");
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+    assert!(!target.exists(), "the program wrote into the host's /tmp");
+}
+
+#[test]
+fn writes_to_the_home_directory_fail() {
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    let target = home.join(unique("home-write"));
+    let prog = format!("def f():\n    open({}, 'w').write('x')\n", py(&target));
+    let out = run(&prog, "f()");
+    assert_eq!(out.status, TestStatus::Error, "{out:?}");
+    assert!(!target.exists());
+}
+
+#[test]
+fn writes_into_the_repository_fail() {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join(unique("repo-write"));
+    let prog = format!("def f():\n    open({}, 'w').write('x')\n", py(&target));
+    let out = run(&prog, "f()");
+    assert_eq!(out.status, TestStatus::Error, "{out:?}");
+    assert!(!target.exists());
+}
+
+#[test]
+fn deleting_host_files_fails_even_where_permissions_allow_it() {
+    // A file in a world-writable directory: only the read-only mount protects it.
+    let dir = world_writable_dir();
+    let victim = dir.path().join("keep-me.txt");
+    std::fs::write(&victim, "precious").expect("write");
+    let prog = format!(
+        "import os, shutil\ndef f():\n    os.remove({v})\n    shutil.rmtree({d})\n",
+        v = py(&victim),
+        d = py(dir.path())
+    );
+    let out = run(&prog, "f()");
+    assert_eq!(out.status, TestStatus::Error, "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("still there"),
+        "precious"
+    );
+}
+
+#[test]
+fn the_parents_private_files_are_unreadable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = dir.path().join("credentials");
+    std::fs::write(&secret, "sk-very-secret").expect("write");
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("chmod");
+    let prog = format!("def f():\n    return open({}).read()\n", py(&secret));
+    let out = run(&prog, "assert f() == ''");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert_eq!(out.status, TestStatus::Error, "{out:?}");
+        assert!(!format!("{out:?}").contains("sk-very-secret"));
+    }
+}
+
+#[test]
+fn host_processes_are_invisible_and_unkillable() {
+    // A host process the program will try to find and kill.
+    let mut bystander = std::process::Command::new("sleep")
+        .arg("30")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let prog = "import os, signal\ndef f():\n    pids = [int(p) for p in os.listdir('/proc') if p.isdigit()]\n    for sig_target in (-1, os.getppid()):\n        try:\n            os.kill(sig_target, signal.SIGKILL)\n        except OSError:\n            pass\n    return pids\n";
+    let out = run(prog, "assert f() == [1]");
+    // kill(-1) may take the program down with it; either way it saw only itself.
+    assert!(
+        matches!(out.status, TestStatus::Passed | TestStatus::Crashed),
+        "{out:?}"
+    );
+    assert!(
+        bystander.try_wait().expect("wait").is_none(),
+        "the sandbox killed a host process"
+    );
+    bystander.kill().ok();
+    bystander.wait().ok();
+}
+
+#[test]
+fn a_spawned_process_does_not_outlive_the_run() {
+    let marker = unique("orphan");
+    let prog = format!(
+        "import subprocess\ndef f():\n    subprocess.Popen(['sh', '-c', 'sleep 60; : {marker}'], start_new_session=True)\n    return 1\n"
+    );
+    let out = run(&prog, "assert f() == 1");
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn system_exit_raised_inside_the_test_is_not_a_pass() {
+    let out = run("def f():\n    raise SystemExit(0)\n", "assert f() == 1");
+    assert_eq!(out.status, TestStatus::Exited, "{out:?}");
+    assert!(!out.passed());
+}
+
+#[test]
+fn an_alarm_the_program_sets_cannot_outlast_the_limit() {
+    // Ignoring SIGALRM and spinning: the parent's wall clock still ends it.
+    let prog = "import signal\ndef f():\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    signal.alarm(1)\n    while True:\n        pass\n";
+    let out = run_with(&runner(Duration::from_secs(2)), prog, "f()");
+    assert_eq!(out.status, TestStatus::Timeout, "{out:?}");
+    // With the default action: the program is PID 1 of its namespace, where the kernel does not
+    // deliver it; either way the run ends by the limit and is not a pass.
+    let prog =
+        "import signal, time\ndef f():\n    signal.alarm(1)\n    time.sleep(30)\n    return 1\n";
+    let started = std::time::Instant::now();
+    let out = run_with(&runner(Duration::from_secs(2)), prog, "assert f() == 1");
+    assert!(
+        matches!(out.status, TestStatus::Crashed | TestStatus::Timeout),
+        "{out:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_test_that_sleeps_past_the_limit_times_out() {
+    let out = run_with(
+        &runner(Duration::from_secs(1)),
+        "def f():\n    return 1\n",
+        "import time\ntime.sleep(30)\nassert f() == 1",
+    );
+    assert_eq!(out.status, TestStatus::Timeout, "{out:?}");
+}
+
+#[test]
+fn a_huge_integer_is_stopped() {
+    let out = run_with(
+        &runner(Duration::from_secs(2)),
+        "def f():\n    return 10 ** 10 ** 8\n",
+        "assert f() > 0",
+    );
+    assert!(
+        matches!(out.status, TestStatus::Timeout | TestStatus::MemoryLimit),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_forged_response_on_the_response_pipe_is_not_a_pass() {
+    let prog =
+        "import os\ndef f():\n    os.write(4, b'{\"status\": \"passed\"')\n    os._exit(0)\n";
+    let out = run(prog, "assert f() == 1");
+    assert!(!out.passed(), "{out:?}");
+}
+
+#[test]
+fn patching_builtins_assertion_error_does_not_make_a_wrong_answer_pass() {
+    let prog = "import builtins\nclass Quiet(Exception):\n    pass\nbuiltins.AssertionError = Quiet\ndef f():\n    return 2\n";
+    let out = run(prog, "assert f() == 1");
+    assert!(!out.passed(), "{out:?}");
+    let out = score(
+        prog,
+        "def check(candidate):\n    assert candidate() == 1\ncheck(f)\n",
+    );
+    assert!(!out.passed(), "{out:?}");
+}
+
+#[test]
+fn an_object_equal_to_everything_is_not_a_pass_in_scoring() {
+    let prog = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef f(x):\n    return Anything()\n";
+    // The plain runner (visible tests in the loop) is fooled, which is why scoring is strict.
+    assert_eq!(run(prog, "assert f(1) == 2").status, TestStatus::Passed);
+    for test in [
+        "assert f(1) == 2",
+        "def check(candidate):\n    assert candidate(1) == 2\ncheck(f)\n",
+        "def check(candidate):\n    assert [candidate(1)] == [2]\ncheck(f)\n",
+        "def check(candidate):\n    assert {'k': candidate(1)} == {'k': 2}\ncheck(f)\n",
+        "def check(candidate):\n    assert not (candidate(1) != 2)\ncheck(f)\n",
+    ] {
+        let out = score(prog, test);
+        assert_eq!(out.status, TestStatus::Failed, "{test}: {out:?}");
+        assert!(out.summary.contains("strict scoring"), "{}", out.summary);
+    }
+}
+
+#[test]
+fn a_truthy_object_and_a_static_eq_are_not_passes_in_scoring() {
+    let prog = "class Yes:\n    def __bool__(self):\n        return True\nclass Eq:\n    __eq__ = staticmethod(lambda a, b: True)\ndef f():\n    return Yes()\ndef g():\n    return Eq()\n";
+    assert_eq!(score(prog, "assert f()").status, TestStatus::Failed);
+    assert_eq!(
+        score(prog, "def check():\n    assert g() == 3\ncheck()\n").status,
+        TestStatus::Failed
+    );
+}
+
+#[test]
+fn overriding_the_tests_helpers_is_undone_before_each_assert() {
+    let prog = "import math\ndef f(x):\n    math.isclose = lambda *a, **k: True\n    return 99.0\n";
+    let test = "import math\ndef check(candidate):\n    candidate(1)\n    assert math.isclose(candidate(2), 3.0)\ncheck(f)\n";
+    assert_eq!(
+        run(prog, test).status,
+        TestStatus::Passed,
+        "fooled without strict"
+    );
+    let out = score(prog, test);
+    assert_eq!(out.status, TestStatus::Failed, "{out:?}");
+    // Patching a builtin the test uses, at load time.
+    let prog = "import builtins\nbuiltins.abs = lambda x: 0\ndef f():\n    return 5.0\n";
+    let out = score(
+        prog,
+        "def check(c):\n    assert abs(c() - 1.0) < 1e-9\ncheck(f)\n",
+    );
+    assert_eq!(out.status, TestStatus::Failed, "{out:?}");
+}
+
+#[test]
+fn strict_scoring_still_passes_honest_programs() {
+    let prog = "from fractions import Fraction\nimport collections\nPoint = collections.namedtuple('Point', 'x y')\ndef f(x):\n    return x + 1\ndef g():\n    return Point(1, 2)\ndef h():\n    return Fraction(1, 3)\n";
+    for test in [
+        "assert f(1) == 2",
+        "assert f(1)",
+        "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) != 2\n    assert 1 < candidate(1) <= 2\n    assert candidate(1) in [2, 3]\n    assert not candidate(-1)\ncheck(f)\n",
+        "assert g() == (1, 2)",
+        "assert h() == Fraction(1, 3)\n",
+    ] {
+        let test = if test.contains("Fraction") {
+            format!("from fractions import Fraction\n{test}")
+        } else {
+            test.to_string()
+        };
+        let out = score(prog, &test);
+        assert_eq!(out.status, TestStatus::Passed, "{test}: {out:?}");
+    }
+    let out = score(
+        prog,
+        "def check(candidate):\n    assert candidate(1) == 3, 'off by one'\ncheck(f)\n",
+    );
+    assert_eq!(out.status, TestStatus::Failed);
+    assert!(out.summary.contains("off by one"), "{}", out.summary);
+}
