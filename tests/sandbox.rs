@@ -79,7 +79,9 @@ fn a_loop_that_ignores_sigterm_is_still_killed() {
 #[test]
 fn memory_bomb_is_stopped() {
     let prog = "def f():\n    chunks = []\n    while True:\n        chunks.append(bytearray(50 * 1024 * 1024))\n";
-    let out = run(prog, "f()");
+    // Touching a GiB of pages takes about a second here, many more on a loaded machine: the
+    // wall clock must not win the race.
+    let out = run_with(runner(Duration::from_secs(60)), prog, "f()");
     assert_eq!(out.status, TestStatus::MemoryLimit, "{out:?}");
 }
 

@@ -290,13 +290,37 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(run_eval(&plan, env, progress.clone()));
+    // Ctrl-C drops the run: every finished task is already on disk (each record is appended and
+    // synced when its task ends), unfinished ones are redone on resume.
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            outcome = run_eval(&plan, env, progress.clone()) => Some(outcome),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
     progress.finish();
-    let outcome = outcome?;
+    let interrupted = outcome.is_none();
+    if interrupted {
+        // Sandbox runs in flight end at their own limits; do not wait for them.
+        runtime.shutdown_background();
+        eprintln!(
+            "ldb eval: interrupted; finished tasks are saved in {}",
+            plan.out_dir.display()
+        );
+    }
+    let outcome = outcome.transpose()?;
 
     // Reports over every results file of the run directory: earlier invocations' strategies
     // and records included, so one directory compares all strategies run on its seeds.
-    let runs = load_results(std::slice::from_ref(&plan.out_dir))?;
+    let runs = match load_results(std::slice::from_ref(&plan.out_dir)) {
+        Ok(runs) => runs,
+        // Interrupted before any task finished: nothing to summarise.
+        Err(_) if interrupted => {
+            eprintln!("hint: run the same command again to resume");
+            return Ok(ExitStatus::Interrupted);
+        }
+        Err(e) => return Err(e.into()),
+    };
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
     let plot_path = plan.out_dir.join("pass_at_iteration.svg");
     write_file(&plot_path, &report::plot(&summaries))?;
@@ -307,6 +331,10 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             .out_dir
             .join(format!("{}.samples.jsonl", run.header.config.strategy));
         report::write_samples(&run.records, &path)?;
+    }
+    if interrupted {
+        eprintln!("hint: run the same command again to resume");
+        return Ok(ExitStatus::Interrupted);
     }
     if args.json {
         output::print_json(&summaries)?;
@@ -319,7 +347,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             plan.out_dir.display()
         );
     }
-    match outcome.stopped {
+    match outcome.and_then(|o| o.stopped) {
         None => Ok(ExitStatus::Success),
         Some(e) => {
             let e = CliError::from(e);

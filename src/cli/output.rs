@@ -12,6 +12,8 @@ pub enum ExitStatus {
     BadInput = 2,
     Backend = 3,
     Sandbox = 4,
+    /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
+    Interrupted = 130,
 }
 
 #[derive(Debug)]
