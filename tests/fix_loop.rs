@@ -402,3 +402,32 @@ async fn regression_a_seed_that_fails_to_load_is_regenerated_without_verdicts() 
     assert_eq!(first_task(&run)["status"], "fixed");
     assert_no_hidden_tests(&run);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replies_in_another_language_or_without_code_end_the_loop_cleanly() {
+    let js = ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "fake-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+            "content": "```javascript\nfunction sumEvens(xs) {\n  return xs.filter(x => x % 2 === 0).reduce((a, b) => a + b, 0);\n}\n```"}}],
+    }));
+    let prose = chat("The loop should start at index zero; that is the whole fix.");
+    let run = run_fix(
+        vec![
+            chat(VERDICTS),
+            js.clone(),
+            js,
+            chat(VERDICTS),
+            prose.clone(),
+            prose,
+        ],
+        &["--max-iters", "2"],
+    )
+    .await;
+    // Not fixed (exit 1), no crash, the seed kept, and no request past the script.
+    assert_eq!(run.status, 1, "stderr: {}", run.stderr);
+    let task = first_task(&run);
+    assert_eq!(task["status"], "not_fixed", "{task}");
+    assert!(run.requests.len() <= 6, "{} requests", run.requests.len());
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert_no_hidden_tests(&run);
+}

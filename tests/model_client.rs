@@ -979,3 +979,70 @@ async fn meter_adds_up_calls() {
     assert_eq!(t.usage.completion_tokens, 2);
     assert_eq!(t.cached_usage.completion_tokens, 1);
 }
+
+/// A server that accepts connections and drops them at once (a reset before any reply).
+fn resetting_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = accepted.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // Linger 0: closing sends RST instead of FIN.
+            drop(reset_on_close(stream));
+        }
+    });
+    (url, accepted)
+}
+
+/// Sets SO_LINGER to zero so that dropping the stream resets the connection.
+fn reset_on_close(stream: std::net::TcpStream) -> std::net::TcpStream {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt on a socket we own, with a correctly sized linger struct.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    stream
+}
+
+#[tokio::test]
+async fn connection_resets_are_retried_a_bounded_number_of_times() {
+    let (url, accepted) = resetting_server();
+    let cfg = ModelConfig::new(url, "m")
+        .with_timeout(Duration::from_secs(5))
+        .with_retry(fast_retries(2));
+    let model = OpenAiModel::new(cfg).expect("client");
+    let err = model.chat(&request()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ModelError::Connection { .. } | ModelError::RetriesExhausted { .. }
+        ),
+        "got {err:?}"
+    );
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn an_enormous_reply_is_refused_without_retrying() {
+    let huge = "x".repeat(40 << 20);
+    let (err, n) =
+        invalid_reply(ResponseTemplate::new(200).set_body_json(reply(json!(huge)))).await;
+    assert!(
+        matches!(err, ModelError::InvalidResponse(ref m) if m.contains("MiB")),
+        "got {err:?}"
+    );
+    assert_eq!(n, 1);
+}

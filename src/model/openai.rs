@@ -87,7 +87,13 @@ enum Failure {
         kind: TransportKind,
         message: String,
     },
+    /// The body went past [`MAX_REPLY_BYTES`]; asking again would only repeat it.
+    TooLarge,
 }
+
+/// Replies are read up to this size: a chat completion is kilobytes, and a runaway server must
+/// not take the memory of the whole run.
+const MAX_REPLY_BYTES: usize = 32 << 20;
 
 impl Failure {
     fn retryable(&self) -> bool {
@@ -100,13 +106,14 @@ impl Failure {
                 matches!(status.as_u16(), 408 | 429 | 500 | 502 | 503 | 504)
             }
             Failure::Transport { .. } => true,
+            Failure::TooLarge => false,
         }
     }
 
     fn retry_after(&self) -> Option<Duration> {
         match self {
             Failure::Status { retry_after, .. } => *retry_after,
-            Failure::Transport { .. } => None,
+            Failure::Transport { .. } | Failure::TooLarge => None,
         }
     }
 
@@ -116,6 +123,7 @@ impl Failure {
                 status, message, ..
             } => format!("HTTP {status}: {message}"),
             Failure::Transport { message, .. } => message.clone(),
+            Failure::TooLarge => too_large_message(),
         }
     }
 }
@@ -314,12 +322,26 @@ impl OpenAiModel {
             .map_err(|e| self.transport_failure(e))?;
         let status = response.status();
         let retry_after = parse_retry_after(response.headers());
-        let bytes = response
-            .bytes()
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_REPLY_BYTES as u64)
+        {
+            return Err(Failure::TooLarge);
+        }
+        let mut response = response;
+        let mut bytes: Vec<u8> = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
             .await
-            .map_err(|e| self.transport_failure(e))?;
+            .map_err(|e| self.transport_failure(e))?
+        {
+            if bytes.len() + chunk.len() > MAX_REPLY_BYTES {
+                return Err(Failure::TooLarge);
+            }
+            bytes.extend_from_slice(&chunk);
+        }
         if status.is_success() {
-            return Ok(bytes.to_vec());
+            return Ok(bytes);
         }
         // Redact before cutting an excerpt, so that no part of a secret survives the cut.
         let text = self.redact(&String::from_utf8_lossy(&bytes));
@@ -622,6 +644,9 @@ impl ChatModel for OpenAiModel {
                     }
                     return Err(self.status_error(status, message, code));
                 }
+                Failure::TooLarge => {
+                    return Err(ModelError::InvalidResponse(too_large_message()));
+                }
                 // Transport failures are all retryable; this arm only satisfies the match.
                 Failure::Transport { message, .. } => {
                     return Err(ModelError::Connection {
@@ -875,4 +900,11 @@ mod tests {
         assert_eq!(error_message("", s).0, "Not Found");
         assert_eq!(error_message("<html>x</html>", s).0, "<html>x</html>");
     }
+}
+
+fn too_large_message() -> String {
+    format!(
+        "the endpoint sent a reply of more than {} MiB; a chat completion is far smaller, so the endpoint is misbehaving",
+        MAX_REPLY_BYTES >> 20
+    )
 }
