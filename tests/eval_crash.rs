@@ -137,7 +137,7 @@ fn ctrl_c_stops_cleanly_and_keeps_what_is_done() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
     let results = out.join("none.jsonl");
-    let mut child = eval_command(&out)
+    let child = eval_command(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -843,6 +843,13 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+fn too_large_message() -> String {
+    format!(
+        "the endpoint sent a reply of more than {} MiB; a chat completion is far smaller, so the endpoint is misbehaving",
+        MAX_REPLY_BYTES >> 20
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -900,11 +907,4 @@ mod tests {
         assert_eq!(error_message("", s).0, "Not Found");
         assert_eq!(error_message("<html>x</html>", s).0, "<html>x</html>");
     }
-}
-
-fn too_large_message() -> String {
-    format!(
-        "the endpoint sent a reply of more than {} MiB; a chat completion is far smaller, so the endpoint is misbehaving",
-        MAX_REPLY_BYTES >> 20
-    )
 }
