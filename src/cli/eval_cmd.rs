@@ -185,10 +185,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             "e.g. --concurrency 4",
         ));
     }
-    let data_dir = args
-        .data_dir
-        .clone()
-        .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from));
+    let data_dir = data_dir_or_env(args.data_dir.as_ref());
     let dataset = load_dataset(dataset_spec, data_dir.as_deref())?;
     if !args.quiet && !dataset.entry_point_fixes.is_empty() {
         let fixes: Vec<String> = dataset
@@ -411,11 +408,7 @@ fn published_rows(args: &ReportArgs) -> Result<Vec<Published>, CliError> {
     let runner = args.sandbox.runner()?;
     let mut rows = Vec::new();
     for file in &args.ldb_published {
-        let data_dir = args
-            .data_dir
-            .clone()
-            .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from))
-            .or_else(|| default_data_dir(file));
+        let data_dir = data_dir_or_env(args.data_dir.as_ref()).or_else(|| default_data_dir(file));
         let Some(data_dir) = data_dir else {
             return Err(CliError::bad_input(
                 format!(
@@ -429,6 +422,12 @@ fn published_rows(args: &ReportArgs) -> Result<Vec<Published>, CliError> {
         rows.push(published::rescore(file, &data_dir, &runner)?);
     }
     Ok(rows)
+}
+
+/// `--data-dir`, else `LDB_DATA_DIR`.
+fn data_dir_or_env(flag: Option<&PathBuf>) -> Option<PathBuf> {
+    flag.cloned()
+        .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from))
 }
 
 /// `DIR/ldb/results_summary/x.jsonl` → `DIR`.

@@ -10,15 +10,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
 use super::datasets::{load_dataset, LoadedDataset, SeedSpec};
-use super::score::{Harness, HiddenScorer};
+use super::score::{hidden_result, Harness};
 use super::EvalError;
-use crate::runner::Runner;
+use crate::runner::{in_parallel, Runner};
 use crate::sandbox::SandboxError;
 use crate::task::Task;
 
@@ -142,7 +140,7 @@ pub fn rescore(path: &Path, data_dir: &Path, runner: &Runner) -> Result<Publishe
         .iter()
         .map(|t| (t.task_id.as_str(), t))
         .collect();
-    let mut jobs: Vec<(&Task, String)> = Vec::new();
+    let mut items: Vec<(&PublishedRecord, &Task)> = Vec::with_capacity(records.len());
     for r in &records {
         let Some(task) = tasks.get(r.task_id.as_str()) else {
             return Err(EvalError::input(
@@ -154,60 +152,59 @@ pub fn rescore(path: &Path, data_dir: &Path, runner: &Runner) -> Result<Publishe
                 "check that --data-dir holds the dataset the file was made on",
             ));
         };
-        jobs.push((task, r.solution.clone()));
+        items.push((r, task));
     }
     let seeds = seed_programs(&dataset, seed_model(&model));
-    if let Some(seeds) = &seeds {
-        for r in &records {
-            if let (Some(task), Some(seed)) = (tasks.get(r.task_id.as_str()), seeds.get(&r.task_id))
-            {
-                jobs.push((task, seed.clone()));
-            }
-        }
-    }
-    let verdicts = score_all(runner, &jobs)?;
-    let solved = |i: usize| verdicts.get(i).copied().unwrap_or(false);
-    let n = records.len();
+    // Each item runs its programs one after another; the items share `runner.jobs()` threads.
+    let strict = runner.clone().with_jobs(1).strict();
+    let passes = |task: &Task, program: &str| {
+        hidden_result(&strict, Harness::Program, task, program).map(|r| r.passed)
+    };
+    // Per record: does its solution pass, and its seed (when there is a seed file)?
+    let verdicts: Vec<(bool, Option<bool>)> = in_parallel(&items, runner.jobs(), |(r, task)| {
+        let solution = passes(task, &r.solution)?;
+        let seed = seeds
+            .as_ref()
+            .and_then(|s| s.get(&r.task_id))
+            .map(|seed| passes(task, seed))
+            .transpose()?;
+        Ok((solution, seed))
+    })
+    .into_iter()
+    .map(|v| v.unwrap_or_else(|| Err(SandboxError::Pipe(std::io::Error::other("not run")))))
+    .collect::<Result<_, SandboxError>>()
+    .map_err(|e| EvalError::Fatal {
+        class: super::ErrorClass::Sandbox,
+        message: e.to_string(),
+    })?;
+    let scored = || records.iter().zip(&verdicts);
+    let ids = |keep: &dyn Fn(&PublishedRecord, bool, Option<bool>) -> bool| -> Vec<String> {
+        scored()
+            .filter(|(r, (solution, seed))| keep(r, *solution, *seed))
+            .map(|(r, _)| r.task_id.clone())
+            .collect()
+    };
     let mut published = Published {
         file: path.to_path_buf(),
         label: format!("LDB published · {dataset_name} · {model}"),
         dataset: dataset_name,
         model,
-        tasks: n,
+        tasks: records.len(),
         claimed_solved: records.iter().filter(|r| r.is_solved).count(),
-        rescored_solved: (0..n).filter(|&i| solved(i)).count(),
-        seed_solved: None,
-        fixed: Vec::new(),
-        broken: Vec::new(),
+        rescored_solved: verdicts.iter().filter(|(solution, _)| *solution).count(),
+        seed_solved: seeds.as_ref().map(|_| {
+            verdicts
+                .iter()
+                .filter(|(_, seed)| *seed == Some(true))
+                .count()
+        }),
+        fixed: ids(&|_, solution, seed| solution && seed == Some(false)),
+        broken: ids(&|_, solution, seed| !solution && seed == Some(true)),
         debugged: 0,
         mean_iterations: 0.0,
         mean_tokens: 0.0,
-        disagreements: records
-            .iter()
-            .enumerate()
-            .filter(|(i, r)| r.is_solved != solved(*i))
-            .map(|(_, r)| r.task_id.clone())
-            .collect(),
+        disagreements: ids(&|r, solution, _| r.is_solved != solution),
     };
-    if let Some(seeds) = &seeds {
-        // Seed verdicts follow the solutions in `jobs`, for the records that have a seed.
-        let mut seed_pass: HashMap<&str, bool> = HashMap::new();
-        let mut at = n;
-        for r in &records {
-            if seeds.contains_key(&r.task_id) {
-                seed_pass.insert(r.task_id.as_str(), solved(at));
-                at += 1;
-            }
-        }
-        published.seed_solved = Some(seed_pass.values().filter(|&&p| p).count());
-        for (i, r) in records.iter().enumerate() {
-            match (seed_pass.get(r.task_id.as_str()), solved(i)) {
-                (Some(false), true) => published.fixed.push(r.task_id.clone()),
-                (Some(true), false) => published.broken.push(r.task_id.clone()),
-                _ => {}
-            }
-        }
-    }
     let debugged: Vec<&PublishedRecord> = records.iter().filter(|r| r.debug_iter > 0).collect();
     if !debugged.is_empty() {
         let k = debugged.len() as f64;
@@ -226,52 +223,6 @@ fn seed_programs(dataset: &LoadedDataset, model: &str) -> Option<HashMap<String,
     }
     let path = SeedSpec::Ldb(model.to_string()).resolve(dataset).ok()??;
     crate::task::load_seeds(&path).ok()
-}
-
-/// Runs each (task, program) on the task's hidden tests with LDB's harness, `runner`'s job count
-/// at once; verdicts in input order.
-fn score_all(runner: &Runner, jobs: &[(&Task, String)]) -> Result<Vec<bool>, EvalError> {
-    let next = AtomicUsize::new(0);
-    let verdicts: Mutex<Vec<Option<Result<bool, SandboxError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..runner.jobs().min(jobs.len()) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some((task, program)) = jobs.get(i) else {
-                    break;
-                };
-                let (tests, _) = HiddenScorer::tests_of(task);
-                let source = Harness::Program.assemble(task, program);
-                // One worker per test run; running them one by one here keeps at most
-                // `jobs` workers alive across all threads.
-                let single = runner.clone().with_jobs(1).strict();
-                let verdict = single
-                    .run_all(&source, &tests)
-                    .into_iter()
-                    .try_fold(true, |all, r| r.map(|o| all && o.passed()));
-                if let Ok(mut v) = verdicts.lock() {
-                    if let Some(slot) = v.get_mut(i) {
-                        *slot = Some(verdict);
-                    }
-                }
-            });
-        }
-    });
-    let verdicts = verdicts
-        .into_inner()
-        .map_err(|_| EvalError::input("a scoring thread panicked", "this is a bug in ldb"))?;
-    verdicts
-        .into_iter()
-        .map(|v| match v {
-            Some(Ok(pass)) => Ok(pass),
-            Some(Err(e)) => Err(EvalError::Fatal {
-                class: super::ErrorClass::Sandbox,
-                message: e.to_string(),
-            }),
-            None => Ok(false),
-        })
-        .collect()
 }
 
 #[cfg(test)]

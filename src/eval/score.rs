@@ -233,6 +233,32 @@ pub struct HiddenResult {
     pub summary: String,
 }
 
+/// Runs `task`'s hidden tests on `program` assembled by `harness`, with `runner` as given
+/// (scoring passes a [`Runner::strict`] one). The first failing test decides the verdict.
+pub fn hidden_result(
+    runner: &Runner,
+    harness: Harness,
+    task: &Task,
+    program: &str,
+) -> Result<HiddenResult, SandboxError> {
+    let (tests, _) = HiddenScorer::tests_of(task);
+    for outcome in runner.run_all(&harness.assemble(task, program), &tests) {
+        let outcome = outcome?;
+        if !outcome.passed() {
+            return Ok(HiddenResult {
+                passed: false,
+                status: outcome.status,
+                summary: outcome.summary.chars().take(300).collect(),
+            });
+        }
+    }
+    Ok(HiddenResult {
+        passed: true,
+        status: TestStatus::Passed,
+        summary: "passed".into(),
+    })
+}
+
 /// Runs hidden tests, at most `limit` programs at once across all tasks, each distinct
 /// (task, program) pair once.
 pub struct HiddenScorer {
@@ -284,28 +310,13 @@ impl HiddenScorer {
         }
         let _permit = self.limit.acquire().await.ok();
         let started = Instant::now();
-        let (tests, _) = Self::tests_of(task);
-        let runner = self.runner.clone();
-        let program_owned = self.harness.assemble(task, program);
-        let outcomes = tokio::task::spawn_blocking(move || runner.run_all(&program_owned, &tests))
-            .await
-            .map_err(|e| SandboxError::Pipe(std::io::Error::other(e.to_string())))?;
-        let mut result = HiddenResult {
-            passed: true,
-            status: TestStatus::Passed,
-            summary: "passed".into(),
-        };
-        for outcome in outcomes {
-            let outcome = outcome?;
-            if !outcome.passed() {
-                result = HiddenResult {
-                    passed: false,
-                    status: outcome.status,
-                    summary: outcome.summary.chars().take(300).collect(),
-                };
-                break;
-            }
-        }
+        let (runner, harness) = (self.runner.clone(), self.harness);
+        let (task_owned, program_owned) = (task.clone(), program.to_string());
+        let result = tokio::task::spawn_blocking(move || {
+            hidden_result(&runner, harness, &task_owned, &program_owned)
+        })
+        .await
+        .map_err(|e| SandboxError::Pipe(std::io::Error::other(e.to_string())))??;
         let ms = started.elapsed().as_millis().min(u64::MAX as u128) as u64;
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(key, result.clone());

@@ -208,24 +208,7 @@ impl Runner {
         program: &str,
         tests: &[TestInput],
     ) -> Vec<Result<TestOutcome, SandboxError>> {
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Result<TestOutcome, SandboxError>>>> =
-            Mutex::new((0..tests.len()).map(|_| None).collect());
-        std::thread::scope(|scope| {
-            for _ in 0..self.jobs.min(tests.len()) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(test) = tests.get(i) else { break };
-                    let outcome = self.run(program, test, None);
-                    if let Ok(mut slots) = results.lock() {
-                        slots[i] = Some(outcome);
-                    }
-                });
-            }
-        });
-        results
-            .into_inner()
-            .unwrap_or_default()
+        in_parallel(tests, self.jobs, |test| self.run(program, test, None))
             .into_iter()
             .map(|r| {
                 r.unwrap_or_else(|| {
@@ -236,6 +219,30 @@ impl Runner {
             })
             .collect()
     }
+}
+
+/// `f` over `items` on at most `jobs` threads, results in input order (`None` only for an item
+/// whose thread panicked).
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(items.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(item) = items.get(i) else { break };
+                let result = f(item);
+                if let Some(slot) = results.lock().ok().as_mut().and_then(|s| s.get_mut(i)) {
+                    *slot = Some(result);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Turn what the sandbox saw into a status and a one-line summary.

@@ -229,41 +229,19 @@ def _install(strict, g):
     return names
 
 
-def _run_test_strict(test, g, chars, strict):
-    strict.restore()
+def _run_test(test, g, chars, strict=None):
+    """Runs one test; with `strict` (scoring), through the checks of `_Strict`."""
     kind = test["kind"]
-    if kind == "assert_eq":
-        _register(TEST, test["source"])
-        actual = _eval(test["lhs"], g)
-        expected = _eval(test["rhs"], g)
+    if strict is not None:
         strict.restore()
-        strict.check(actual, expected)
-        if actual == expected:
-            return _result("passed")
-        return _result("failed", "test", actual=_ldb.render(actual, chars),
-                       expected=_ldb.render(expected, chars))
-    if kind == "assert_truthy":
-        _register(TEST, test["source"])
-        value = _eval(test["expr"], g)
-        strict.restore()
-        if strict.truth(value):
-            return _result("passed")
-        return _result("failed", "test", actual=_ldb.render(value, chars))
-    if kind == "statements":
-        _register(TEST, test["source"])
-        tree = strict.transform(test["source"], _install(strict, g))
-        exec(compile(tree, TEST, "exec", dont_inherit=True), g)
-        return _result("passed")
-    return _run_test(test, g, chars)
-
-
-def _run_test(test, g, chars):
-    kind = test["kind"]
     if kind == "load_only":
         return _result("passed")
     if kind == "statements":
         _register(TEST, test["source"])
-        exec(compile(test["source"], TEST, "exec", dont_inherit=True), g)
+        code = test["source"]
+        if strict is not None:
+            code = strict.transform(code, _install(strict, g))
+        exec(compile(code, TEST, "exec", dont_inherit=True), g)
         return _result("passed")
     _register(TEST, test.get("source") or test.get("expr") or "")
     if kind == "call":
@@ -271,12 +249,17 @@ def _run_test(test, g, chars):
         return _result("passed", actual=_ldb.render(value, chars))
     if kind == "assert_truthy":
         value = _eval(test["expr"], g)
-        if value:
+        if strict is not None:
+            strict.restore()
+        if value if strict is None else strict.truth(value):
             return _result("passed")
         return _result("failed", "test", actual=_ldb.render(value, chars))
     if kind == "assert_eq":
         actual = _eval(test["lhs"], g)
         expected = _eval(test["rhs"], g)
+        if strict is not None:
+            strict.restore()
+            strict.check(actual, expected)
         same = bool(actual == expected)
         if same:
             return _result("passed")
@@ -311,10 +294,7 @@ def run(req):
     try:
         exec(code, g)
         phase = "test"
-        if strict is None:
-            result = _run_test(req["test"], g, chars)
-        else:
-            result = _run_test_strict(req["test"], g, chars, strict)
+        result = _run_test(req["test"], g, chars, strict)
     except _ldb.TraceDeadline:
         result = _result("timeout", phase)
     except SystemExit as exc:
