@@ -23,6 +23,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../prompts/selfdebug_trace.j2"),
     ),
     ("regenerate", include_str!("../prompts/regenerate.j2")),
+    (
+        "repair_feedback",
+        include_str!("../prompts/repair_feedback.j2"),
+    ),
     ("repair_code", include_str!("../prompts/repair_code.j2")),
     (
         "repair_verdicts",

@@ -106,6 +106,7 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         "prompt_tokens": response.usage.prompt_tokens,
         "completion_tokens": response.usage.completion_tokens,
         "total_tokens": response.usage.total(),
+        "prompt_tokens_details": {"cached_tokens": response.usage.cached_prompt_tokens},
     });
     if !stream {
         return Json(json!({
@@ -191,6 +192,9 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
         .as_u64()
         .or_else(|| body["max_tokens"].as_u64())
         .map(|n| n.min(u64::from(u32::MAX)) as u32);
+    request.seed = body["seed"]
+        .as_u64()
+        .or_else(|| body["seed"].as_i64().map(|s| s as u64));
     request.json_schema = match body["response_format"]["type"].as_str() {
         Some("json_schema") => {
             let spec = &body["response_format"]["json_schema"];

@@ -42,6 +42,8 @@ fn fix_runs_the_whole_loop_with_the_embedded_model() {
             &task.display().to_string(),
             "--model",
             MODEL,
+            "--strategy",
+            "ldb",
             "--max-iters",
             "2",
         ])
@@ -98,6 +100,113 @@ fn fix_runs_the_whole_loop_with_the_embedded_model() {
         output.status.code() == Some(0),
         status == "fixed",
         "exit code vs status"
+    );
+}
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn fix_by_search_is_the_default_and_records_every_candidate() {
+    model_path();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report_path = dir.path().join("report.json");
+    let task = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let output = ldb()
+        .args(["fix", &task.display().to_string(), "--model", MODEL])
+        .args(["--max-candidates", "4", "--proposers", "feedback:2,fresh:2"])
+        .args(["--no-cache", "--config", &config.display().to_string()])
+        .args(["--report", &report_path.display().to_string()])
+        .output()
+        .expect("run ldb fix");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+            .expect("report is JSON");
+    let t = &report["tasks"][0];
+    assert_eq!(t["strategy"], "search", "{stderr}");
+    let candidates = t["candidates"].as_array().expect("candidates");
+    assert!(
+        (2..=5).contains(&candidates.len()),
+        "the seed and at most 4 proposals: {t}"
+    );
+    assert_eq!(candidates[0]["proposer"], "seed");
+    let mut seen = std::collections::HashSet::new();
+    for c in &candidates[1..] {
+        assert!(c["tokens"].as_u64().is_some_and(|n| n > 0), "{c}");
+        if let Some(p) = c["program"].as_str() {
+            if c["duplicate_of"].is_null() {
+                assert!(c["visible_passed"].is_u64(), "a new program is tested: {c}");
+                assert!(seen.insert(ldb::python::normalize::program_key(p)), "{c}");
+            } else {
+                assert!(c["visible_passed"].is_null(), "a duplicate is not run: {c}");
+            }
+        }
+    }
+    let status = t["status"].as_str().unwrap_or_default();
+    assert_eq!(
+        output.status.code() == Some(0),
+        status == "fixed",
+        "{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn samples_of_one_prompt_differ_by_seed_and_share_the_prompt() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut request = ChatRequest::new(vec![Message::user(
+        "Write a short Python function that returns a random-looking name for a cat.",
+    )]);
+    request.temperature = Some(1.0);
+    request.max_tokens = Some(24);
+    let mut replies = Vec::new();
+    for seed in 0..3u64 {
+        request.seed = Some(seed);
+        let r = rt.block_on(model.chat(&request)).expect("sample");
+        if seed > 0 {
+            assert!(
+                r.usage.cached_prompt_tokens + 1 >= r.usage.prompt_tokens,
+                "the prompt is evaluated once: {:?}",
+                r.usage
+            );
+        }
+        replies.push(r.content);
+    }
+    assert!(
+        replies[0] != replies[1] || replies[1] != replies[2],
+        "three seeds, one sample: {replies:?}"
+    );
+    // The same seed draws the same sample again.
+    request.seed = Some(1);
+    let again = rt.block_on(model.chat(&request)).expect("sample");
+    assert_eq!(again.content, replies[1]);
+}
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn verdicts_constrained_to_the_labels_always_parse() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let labels: Vec<String> = ["BLOCK-0", "BLOCK-3", "BLOCK-7"].map(String::from).to_vec();
+    let mut request = ChatRequest::new(vec![Message::user(
+        "Judge each block of a program that should sum a list: BLOCK-0 sets total = 0, \
+         BLOCK-3 adds xs[i] for i from 1, BLOCK-7 returns total. Reply in JSON.",
+    )]);
+    request.max_tokens = Some(300);
+    request.json_schema = Some(ldb::model::JsonSchema {
+        name: "block_verdicts".into(),
+        schema: ldb::debugger::verdicts::verdict_schema_for(&labels),
+    });
+    let reply = rt.block_on(model.chat(&request)).expect("verdicts");
+    let parsed = ldb::debugger::verdicts::parse_verdicts(&reply.content, &labels)
+        .unwrap_or_else(|e| panic!("unparseable under the grammar: {e}: {}", reply.content));
+    assert_eq!(parsed.verdicts.len(), 3, "{}", reply.content);
+    assert!(
+        parsed.verdicts.iter().all(|v| labels.contains(&v.block)),
+        "{}",
+        reply.content
     );
 }
 

@@ -83,6 +83,10 @@ async fn run_fix_on(task: &Path, replies: Vec<ResponseTemplate>, extra: &[&str])
         report.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
+    // These tests pin LDB's chain; the search has tests of its own (tests/search.rs).
+    if !extra.contains(&"--strategy") {
+        args.extend(["--strategy".to_string(), "ldb".to_string()]);
+    }
     if !extra.contains(&"--max-iters") {
         args.extend(["--max-iters".to_string(), "3".to_string()]);
     }

@@ -120,7 +120,8 @@ async fn success_parses_usage_and_sends_the_key() {
         r.usage,
         Usage {
             prompt_tokens: 12,
-            completion_tokens: 3
+            completion_tokens: 3,
+            cached_prompt_tokens: 0
         }
     );
     assert_eq!(r.attempts, 1);
@@ -933,7 +934,8 @@ async fn scripted_model_plays_back_and_records() {
         r.usage,
         Usage {
             prompt_tokens: 9,
-            completion_tokens: 2
+            completion_tokens: 2,
+            cached_prompt_tokens: 0
         }
     );
     assert_eq!(

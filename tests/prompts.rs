@@ -93,6 +93,14 @@ fn every_template_renders_as_expected() {
         ),
         ("regenerate", json!({"feedback": "explain"})),
         ("regenerate", json!({"feedback": "dry_run"})),
+        (
+            "repair_feedback",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return xs[0]",
+                "test_summary": ["PASS `assert f([1]) == 0`", "ERROR `assert f([]) == 0`: IndexError: list index out of range (program line 2) — raised at line 2: `return xs[0]`", "FAIL `assert f([2, 4]) == 6`: got 2, expected 6"],
+            }),
+        ),
     ];
     for (i, (name, vars)) in cases.iter().enumerate() {
         let text = p.render(name, vars).expect("renders");

@@ -4,15 +4,18 @@
 
 use super::report::CallRecord;
 use super::AgentError;
-use crate::debugger::verdicts::{parse_verdicts, verdict_schema, Verdict};
+use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
 use crate::python::extract::extract_program;
 
+#[derive(Clone)]
 pub(super) struct Conversation {
     pub messages: Vec<Message>,
     pub calls: Vec<CallRecord>,
     pub temperature: f32,
+    /// Sampling seed of the next request (distinct seeds give distinct samples).
+    pub seed: Option<u64>,
 }
 
 impl Conversation {
@@ -21,7 +24,19 @@ impl Conversation {
             messages: vec![Message::system(prompts.render("system", ())?.trim())],
             calls: Vec::new(),
             temperature: 0.0,
+            seed: None,
         })
+    }
+
+    /// The same messages, no calls recorded yet, sampling at `temperature`: one of several
+    /// samples drawn from one prompt.
+    pub fn clone_for_sample(&self, temperature: f32) -> Conversation {
+        Conversation {
+            messages: self.messages.clone(),
+            calls: Vec::new(),
+            temperature,
+            seed: None,
+        }
     }
 
     pub fn user(&mut self, text: impl Into<String>) {
@@ -38,12 +53,16 @@ impl Conversation {
         let mut request = ChatRequest::new(self.messages.clone());
         request.temperature = Some(self.temperature);
         request.json_schema = schema;
+        if self.temperature > 0.0 {
+            request.seed = self.seed;
+        }
         let response = model.chat(&request).await?;
         self.calls.push(CallRecord {
             purpose: purpose.to_string(),
             model: response.model.clone(),
             prompt_tokens: response.usage.prompt_tokens,
             completion_tokens: response.usage.completion_tokens,
+            cached_prompt_tokens: response.usage.cached_prompt_tokens,
             latency_ms: response.latency.as_millis().min(u64::MAX as u128) as u64,
             cached: response.cached,
             attempts: response.attempts,
@@ -93,7 +112,7 @@ impl Conversation {
         let schema = || {
             Some(JsonSchema {
                 name: "block_verdicts".into(),
-                schema: verdict_schema(),
+                schema: verdict_schema_for(labels),
             })
         };
         let reply = self.ask(model, "debug", schema()).await?;

@@ -10,6 +10,7 @@
 mod conversation;
 pub mod progress;
 pub mod report;
+pub mod search;
 pub mod seed;
 mod strategies;
 
@@ -71,6 +72,9 @@ pub enum Strategy {
     SelfdebugTrace,
     /// Repeated sampling: generate a fresh program until the visible tests pass.
     Resample,
+    /// Repair by search: candidates from several proposers (test feedback, LDB's trace and
+    /// verdicts, fresh programs) each round, checked by execution, the best few carried on.
+    Search,
 }
 
 impl Strategy {
@@ -96,6 +100,14 @@ pub struct FixOptions {
     /// Temperature of [`Strategy::Resample`]'s fresh programs (greedy would repeat itself).
     pub resample_temperature: f32,
     pub seed: SeedSource,
+    /// Stop starting new rounds once the model calls have cost this many tokens (prompt tokens
+    /// the backend evaluated plus reply tokens; see [`crate::model::Usage::cost`]). The seed's
+    /// own calls do not count: every strategy starts from the same seed.
+    pub budget_tokens: Option<u64>,
+    /// Base of the sampling seeds: runs with the same base draw the same samples.
+    pub rng_seed: u64,
+    /// Settings of [`Strategy::Search`].
+    pub search: search::SearchOptions,
 }
 
 impl Default for FixOptions {
@@ -109,6 +121,9 @@ impl Default for FixOptions {
             temperature: 0.0,
             resample_temperature: 0.8,
             seed: SeedSource::default(),
+            budget_tokens: None,
+            rng_seed: 0,
+            search: search::SearchOptions::default(),
         }
     }
 }
@@ -153,8 +168,16 @@ impl Fixer {
             usage: UsageTotals::default(),
             timings: Timings::default(),
             error: None,
+            candidates: Vec::new(),
+            selection: None,
         };
-        if let Err(e) = self.run_loop(task, &tests, &mut report, progress).await {
+        let outcome = if self.options.strategy == Strategy::Search {
+            let options = &self.options.search;
+            search::run(self, task, &tests, options, &mut report, progress).await
+        } else {
+            self.run_loop(task, &tests, &mut report, progress).await
+        };
+        if let Err(e) = outcome {
             report.status = FixStatus::Error;
             report.error = Some(e.to_string());
         }
@@ -168,6 +191,7 @@ impl Fixer {
             report.usage.calls += 1;
             report.usage.prompt_tokens += call.prompt_tokens;
             report.usage.completion_tokens += call.completion_tokens;
+            report.usage.cached_prompt_tokens += call.cached_prompt_tokens;
             report.timings.llm_ms += call.latency_ms;
         }
         for it in &report.iterations {
@@ -257,7 +281,14 @@ impl Fixer {
                 timings,
             };
             let all_pass = tested.passed == tests.len();
-            if all_pass || index == rounds {
+            let spent: u64 = report
+                .iterations
+                .iter()
+                .flat_map(|i| i.calls.iter())
+                .map(|c| c.cost())
+                .sum();
+            let out_of_budget = self.options.budget_tokens.is_some_and(|b| spent >= b);
+            if all_pass || index == rounds || out_of_budget {
                 report.iterations.push(iteration);
                 report.status = match (all_pass, index) {
                     (true, 0) => FixStatus::AlreadyPassing,

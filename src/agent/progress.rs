@@ -17,6 +17,10 @@ pub enum Phase {
     /// Repeated sampling: a fresh program is generated.
     Resampling,
     Regenerating,
+    /// Search: candidates are being proposed and tested.
+    Proposing,
+    /// Search: visible-passing candidates run on extra inputs.
+    Selecting,
 }
 
 impl Phase {
@@ -30,6 +34,8 @@ impl Phase {
             Phase::DryRunning => "asking for a dry run of a failing test",
             Phase::Resampling => "sampling a fresh program",
             Phase::Regenerating => "regenerating the program",
+            Phase::Proposing => "proposing and testing candidates",
+            Phase::Selecting => "comparing passing candidates on extra inputs",
         }
     }
 }

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::search::{CandidateRecord, SelectionReport};
 use super::Strategy;
 use crate::debugger::verdicts::Verdict;
 use crate::runner::TestStatus;
@@ -58,6 +59,12 @@ pub struct FixReport {
     pub timings: Timings,
     /// What stopped the run, for status `error`.
     pub error: Option<String>,
+    /// Every candidate of a search (`strategy: search`), the seed first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<CandidateRecord>,
+    /// How a search chose among candidates that pass the visible tests, when it had to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<SelectionReport>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -112,9 +119,19 @@ pub struct CallRecord {
     pub model: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens the backend served from its cache (a kept KV prefix).
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
     pub latency_ms: u64,
     pub cached: bool,
     pub attempts: u32,
+}
+
+impl CallRecord {
+    /// Tokens the backend processed for this call (see [`crate::model::Usage::cost`]).
+    pub fn cost(&self) -> u64 {
+        self.prompt_tokens.saturating_sub(self.cached_prompt_tokens) + self.completion_tokens
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
@@ -122,6 +139,16 @@ pub struct UsageTotals {
     pub calls: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens served from the backend's cache; `prompt - cached + completion` is what a
+    /// token budget counts.
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
+}
+
+impl UsageTotals {
+    pub fn cost(&self) -> u64 {
+        self.prompt_tokens.saturating_sub(self.cached_prompt_tokens) + self.completion_tokens
+    }
 }
 
 /// Milliseconds spent, split by where.

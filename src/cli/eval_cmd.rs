@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::output::{self, CliError, ExitStatus};
-use super::{ModelArgs, SandboxArgs};
+use super::{ModelArgs, SandboxArgs, SearchArgs};
 use crate::eval::datasets::{load_dataset, SeedSpec};
 use crate::eval::published::{self, Published};
 use crate::eval::report::{self, load_results, Summary};
@@ -57,7 +57,7 @@ pub struct EvalArgs {
     pub seeds: Option<String>,
     /// Strategy to run; repeat (or comma-separate) to run several on the same seeds and budget:
     /// none, ldb (at --level), ldb-line, ldb-block, ldb-function, selfdebug-expl,
-    /// selfdebug-trace, resample.
+    /// selfdebug-trace, resample, search.
     #[arg(
         long = "strategy",
         value_name = "NAME",
@@ -110,6 +110,8 @@ pub struct EvalArgs {
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -240,6 +242,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         out_dir: PathBuf::new(),
         retry_errors: args.retry_errors,
         harness: Harness::Program,
+        budget_tokens: args.search.budget_tokens,
+        rng_seed: args.search.rng_seed,
+        search: args.search.options()?,
     };
     plan.harness = args
         .harness

@@ -46,6 +46,9 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             temperature: args.temperature,
             resample_temperature: args.resample_temperature,
             seed,
+            budget_tokens: args.search.budget_tokens,
+            rng_seed: args.search.rng_seed,
+            search: args.search.options()?,
         },
     });
     let progress = Arc::new(StderrProgress::new(tasks.len(), args.quiet));

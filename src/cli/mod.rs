@@ -81,6 +81,75 @@ pub struct ServeArgs {
     pub model: ModelArgs,
 }
 
+/// Budgets of every strategy, and the settings of `--strategy search`.
+#[derive(Debug, Clone, Args)]
+pub struct SearchArgs {
+    /// Stop a task's debugging once its model calls have cost this many tokens (prompt tokens
+    /// the backend evaluated plus reply tokens; a kept prompt prefix is not counted again).
+    /// Applies to every strategy, so strategies can be compared at equal cost.
+    #[arg(long, value_name = "TOKENS")]
+    pub budget_tokens: Option<u64>,
+    /// Search: candidates proposed at most per task.
+    #[arg(long, value_name = "N", default_value_t = 24)]
+    pub max_candidates: usize,
+    /// Search: proposers and samples each draws per parent program (fresh: per round), in the
+    /// order they run: feedback (repair from the failing tests), ldb (repair from the trace and
+    /// block verdicts), fresh (a new program from the task).
+    #[arg(long, value_name = "LIST", default_value = "feedback:2,ldb:1,fresh:2")]
+    pub proposers: String,
+    /// Search: programs carried from one round to the next.
+    #[arg(long, value_name = "B", default_value_t = 2)]
+    pub beam: usize,
+    /// Search: after the first candidate that passes the visible tests, propose N more and
+    /// return the one most passing candidates agree with on extra inputs (0: the first).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub select: usize,
+    /// Search: extra inputs made for --select (mutations of the visible tests' arguments).
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub extra_inputs: usize,
+    /// Search: sampling temperature of the proposals.
+    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    pub search_temperature: f32,
+    /// Base of the sampling seeds: the same base draws the same samples again.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub rng_seed: u64,
+}
+
+impl SearchArgs {
+    pub fn options(&self) -> Result<crate::agent::search::SearchOptions, CliError> {
+        let portfolio = crate::agent::search::SearchOptions::parse_portfolio(&self.proposers)
+            .map_err(|m| {
+                CliError::bad_input(
+                    format!("--proposers: {m}"),
+                    "e.g. --proposers feedback:2,ldb:1,fresh:2",
+                )
+            })?;
+        if !(0.0..=2.0).contains(&self.search_temperature) {
+            return Err(CliError::bad_input(
+                format!(
+                    "--search-temperature {} is outside 0..=2",
+                    self.search_temperature
+                ),
+                "e.g. --search-temperature 0.8",
+            ));
+        }
+        if self.budget_tokens == Some(0) {
+            return Err(CliError::bad_input(
+                "--budget-tokens 0 allows no model call",
+                "e.g. --budget-tokens 20000, or leave it out for no token limit",
+            ));
+        }
+        Ok(crate::agent::search::SearchOptions {
+            portfolio,
+            beam: self.beam.max(1),
+            max_candidates: self.max_candidates,
+            temperature: self.search_temperature,
+            select: self.select,
+            extra_inputs: self.extra_inputs,
+        })
+    }
+}
+
 /// Limits for sandboxed runs.
 #[derive(Debug, Clone, Args)]
 pub struct SandboxArgs {
@@ -279,9 +348,10 @@ pub struct FixArgs {
     /// Generate the seed with the generator model even if the task has one.
     #[arg(long)]
     pub generate: bool,
-    /// How failing programs are improved: LDB, no debugging, Self-Debugging with a
-    /// line-by-line explanation or a dry run, or repeated sampling.
-    #[arg(long, value_enum, default_value_t = crate::agent::Strategy::Ldb)]
+    /// How failing programs are improved: a search over candidates checked by execution
+    /// (default), LDB's chain, no debugging, Self-Debugging with a line-by-line explanation or a
+    /// dry run, or repeated sampling.
+    #[arg(long, value_enum, default_value_t = crate::agent::Strategy::Search)]
     pub strategy: crate::agent::Strategy,
     /// Debugging granularity (for --strategy ldb).
     #[arg(long, value_enum, default_value_t = Level::Block)]
@@ -313,6 +383,8 @@ pub struct FixArgs {
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]

@@ -82,6 +82,30 @@ pub fn verdict_schema() -> Value {
     generator.into_root_schema_for::<VerdictReply>().to_value()
 }
 
+/// [`verdict_schema`] with the block labels as an enum and one verdict per label, so that a
+/// grammar made from it (llama.cpp) or a strict `json_schema` endpoint can only produce a reply
+/// that names the blocks shown. With no labels it is the plain schema.
+pub fn verdict_schema_for(labels: &[String]) -> Value {
+    let mut schema = verdict_schema();
+    if labels.is_empty() {
+        return schema;
+    }
+    let verdicts = &mut schema["properties"]["verdicts"];
+    if let Some(block) = verdicts
+        .get_mut("items")
+        .and_then(|i| i.get_mut("properties"))
+        .and_then(|p| p.get_mut("block"))
+        .and_then(Value::as_object_mut)
+    {
+        block.insert("enum".into(), Value::from(labels.to_vec()));
+    }
+    if let Some(obj) = verdicts.as_object_mut() {
+        obj.insert("minItems".into(), Value::from(labels.len()));
+        obj.insert("maxItems".into(), Value::from(labels.len()));
+    }
+    schema
+}
+
 /// Read the verdicts in `reply`. `expected_labels` are the labels the prompt showed; they fix
 /// the label form (`BLOCK-3`) and drive `missing`/`unknown`. They may be empty.
 pub fn parse_verdicts(

@@ -135,12 +135,13 @@ impl StrategySpec {
                 StrategySpec::new(Strategy::SelfdebugTrace, Level::Block)
             }
             "resample" | "sampling" => StrategySpec::new(Strategy::Resample, Level::Block),
+            "search" => StrategySpec::new(Strategy::Search, Level::Block),
             other => match other.strip_prefix("ldb-").and_then(level) {
                 Some(l) => StrategySpec::new(Strategy::Ldb, l),
                 None => {
                     return Err(format!(
                         "unknown strategy `{text}`; use one of none, ldb, ldb-line, ldb-block, \
-                         ldb-function, selfdebug-expl, selfdebug-trace, resample"
+                         ldb-function, selfdebug-expl, selfdebug-trace, resample, search"
                     ))
                 }
             },
@@ -163,6 +164,7 @@ impl StrategySpec {
             Strategy::SelfdebugExpl => "selfdebug-expl".into(),
             Strategy::SelfdebugTrace => "selfdebug-trace".into(),
             Strategy::Resample => "resample".into(),
+            Strategy::Search => "search".into(),
         }
     }
 
@@ -192,6 +194,7 @@ mod tests {
             "selfdebug-expl",
             "selfdebug-trace",
             "resample",
+            "search",
         ] {
             let spec = StrategySpec::parse(name, Level::Block).map(|s| s.label());
             assert_eq!(spec.as_deref(), Ok(name));

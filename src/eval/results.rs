@@ -45,6 +45,15 @@ pub struct RunConfig {
     pub trace_budget: usize,
     /// How hidden tests are run (`program` or `prompt-program`; `-` for the seeds file).
     pub harness: String,
+    /// Model tokens per task at most (`--budget-tokens`).
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// Base of the sampling seeds.
+    #[serde(default)]
+    pub rng_seed: u64,
+    /// The search's settings (`search` only), e.g. `feedback:2,ldb:1,fresh:2 beam 2 ...`.
+    #[serde(default)]
+    pub search: Option<String>,
 }
 
 impl RunConfig {
@@ -86,6 +95,21 @@ impl RunConfig {
             other.trace_budget.to_string(),
         );
         check("harness", self.harness.clone(), other.harness.clone());
+        check(
+            "budget_tokens",
+            format!("{:?}", self.budget_tokens),
+            format!("{:?}", other.budget_tokens),
+        );
+        check(
+            "rng_seed",
+            self.rng_seed.to_string(),
+            other.rng_seed.to_string(),
+        );
+        check(
+            "search",
+            self.search.clone().unwrap_or_default(),
+            other.search.clone().unwrap_or_default(),
+        );
         out
     }
 }
@@ -127,11 +151,19 @@ impl Header {
 pub struct Tokens {
     pub prompt: u64,
     pub completion: u64,
+    /// Prompt tokens served from the backend's cache (a kept KV prefix).
+    #[serde(default)]
+    pub cached_prompt: u64,
 }
 
 impl Tokens {
     pub fn total(&self) -> u64 {
         self.prompt + self.completion
+    }
+
+    /// Tokens the backend processed (what `--budget-tokens` counts).
+    pub fn cost(&self) -> u64 {
+        self.prompt.saturating_sub(self.cached_prompt) + self.completion
     }
 }
 
@@ -197,6 +229,13 @@ pub struct TaskRecord {
     pub error: Option<String>,
     pub seed_origin: String,
     pub final_program: String,
+    /// Candidates a search proposed (0 for the other strategies).
+    #[serde(default)]
+    pub candidates: usize,
+    /// When a search chose among several visible-passing candidates: whether the first of them
+    /// (what it returns without selection) passes the hidden tests.
+    #[serde(default)]
+    pub first_pass_hidden_pass: Option<bool>,
 }
 
 /// One task's seed, shared by every strategy of a run.
@@ -504,6 +543,9 @@ mod tests {
             temperature: 0.0,
             trace_budget: 3000,
             harness: "-".into(),
+            budget_tokens: None,
+            rng_seed: 0,
+            search: None,
         }
     }
 

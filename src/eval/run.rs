@@ -58,6 +58,12 @@ pub struct EvalPlan {
     pub retry_errors: bool,
     /// How hidden tests run (see [`Harness`]).
     pub harness: Harness,
+    /// Model tokens per task at most, for every strategy alike (`--budget-tokens`).
+    pub budget_tokens: Option<u64>,
+    /// Base of the sampling seeds.
+    pub rng_seed: u64,
+    /// Settings of the `search` strategy.
+    pub search: crate::agent::search::SearchOptions,
 }
 
 impl EvalPlan {
@@ -146,6 +152,9 @@ impl EvalPlan {
             temperature: self.temperature,
             trace_budget: 0,
             harness: "-".into(),
+            budget_tokens: None,
+            rng_seed: 0,
+            search: None,
         }
     }
 
@@ -161,6 +170,20 @@ impl EvalPlan {
             },
             trace_budget: self.trace_budget,
             harness: self.harness.label().into(),
+            budget_tokens: self.budget_tokens,
+            rng_seed: self.rng_seed,
+            search: (spec.strategy == Strategy::Search).then(|| {
+                let o = &self.search;
+                format!(
+                    "{} beam {} max {} select {} inputs {} t {}",
+                    o.portfolio_label(),
+                    o.beam,
+                    o.max_candidates,
+                    o.select,
+                    o.extra_inputs,
+                    o.temperature
+                )
+            }),
             ..self.seed_config(generator)
         }
     }
@@ -440,6 +463,9 @@ pub async fn run_eval(
                         path: plan.seeds_path(),
                         programs: seed_programs.clone(),
                     },
+                    budget_tokens: plan.budget_tokens,
+                    rng_seed: plan.rng_seed,
+                    search: plan.search.clone(),
                     ..FixOptions::default()
                 },
             }),
@@ -706,6 +732,7 @@ fn seed_record(report: &FixReport) -> SeedRecord {
         tokens: Tokens {
             prompt: report.usage.prompt_tokens,
             completion: report.usage.completion_tokens,
+            cached_prompt: report.usage.cached_prompt_tokens,
         },
         calls: report.usage.calls,
         llm_ms: report.timings.llm_ms,
@@ -835,6 +862,8 @@ impl UnitContext {
             error: None,
             seed_origin: seed.origin.clone(),
             final_program: seed.program.clone(),
+            candidates: 0,
+            first_pass_hidden_pass: None,
         };
         if seed.error_class.is_some() {
             record.error_class = Some(ErrorClass::SeedUnavailable);
@@ -881,11 +910,16 @@ impl UnitContext {
 
         // Hidden tests, after the loop: the seed, the final program and each budget's program.
         let mut programs: Vec<String> = vec![seed.program.clone(), record.final_program.clone()];
+        let first_passing = report
+            .as_ref()
+            .and_then(|r| r.selection.as_ref())
+            .map(|s| s.first_passing_program.clone());
         if let Some(report) = &report {
             for k in 0..=self.max_iters {
                 programs.push(program_at_budget(report, k).to_string());
             }
         }
+        programs.extend(first_passing.clone());
         let mut verdicts: HashMap<String, bool> = HashMap::new();
         for program in programs {
             if verdicts.contains_key(&program) {
@@ -909,6 +943,7 @@ impl UnitContext {
         let verdict = |p: &str| verdicts.get(p).copied().unwrap_or(false);
         record.seed_hidden_pass = verdict(&seed.program);
         record.final_hidden_pass = verdict(&record.final_program);
+        record.first_pass_hidden_pass = first_passing.as_deref().map(verdict);
         record.hidden_by_budget = (0..=self.max_iters)
             .map(|k| match &report {
                 Some(r) => verdict(program_at_budget(r, k)),
@@ -941,7 +976,9 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
     record.tokens = Tokens {
         prompt: report.usage.prompt_tokens,
         completion: report.usage.completion_tokens,
+        cached_prompt: report.usage.cached_prompt_tokens,
     };
+    record.candidates = report.candidates.len().saturating_sub(1);
     record.calls = report.usage.calls;
     record.timings = RecordTimings {
         llm_ms: report.timings.llm_ms,

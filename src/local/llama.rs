@@ -34,7 +34,7 @@ pub struct LocalOptions {
     pub use_mmap: bool,
     /// Reply length when the request does not say.
     pub default_max_tokens: u32,
-    /// Sampling seed for non-zero temperatures.
+    /// Sampling seed for non-zero temperatures when the request names none.
     pub seed: u32,
     /// Keep the KV cache of the longest prefix shared with the previous call (off only to
     /// measure what it saves).
@@ -332,6 +332,7 @@ impl Session<'_> {
         let usage = Usage {
             prompt_tokens: tokens.len() as u64,
             completion_tokens: generated as u64,
+            cached_prompt_tokens: reused as u64,
         };
         Ok((String::from_utf8_lossy(&bytes).into_owned(), usage, stats))
     }
@@ -372,8 +373,18 @@ impl Session<'_> {
         }
         match request.temperature {
             Some(t) if t > 0.0 => {
+                // llama.cpp's own defaults: a small model's long tail is mostly noise.
+                chain.push(LlamaSampler::top_k(40));
+                chain.push(LlamaSampler::top_p(0.95, 1));
+                chain.push(LlamaSampler::min_p(0.05, 1));
                 chain.push(LlamaSampler::temp(t));
-                chain.push(LlamaSampler::dist(self.options.seed));
+                // The request's seed, so that K samples of one prompt differ (one fixed seed
+                // made every sample of a prompt the same program) and a rerun repeats them.
+                let seed = request
+                    .seed
+                    .map(|s| (s ^ (s >> 32)) as u32)
+                    .unwrap_or(self.options.seed);
+                chain.push(LlamaSampler::dist(seed));
             }
             _ => chain.push(LlamaSampler::greedy()),
         }

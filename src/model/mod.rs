@@ -68,6 +68,10 @@ pub struct ChatRequest {
     /// Ask for structured output; backends without support ignore it (callers then parse
     /// leniently and may ask once more).
     pub json_schema: Option<JsonSchema>,
+    /// Sampling seed (OpenAI `seed`): requests that differ only here draw different samples,
+    /// and the same seed draws the same sample again. `None` leaves it to the backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 impl ChatRequest {
@@ -77,6 +81,7 @@ impl ChatRequest {
             temperature: Some(0.0),
             max_tokens: None,
             json_schema: None,
+            seed: None,
         }
     }
 }
@@ -86,11 +91,22 @@ impl ChatRequest {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens the backend did not have to evaluate: KV cache of a shared prefix (the
+    /// embedded model), or `prompt_tokens_details.cached_tokens` of an OpenAI-style reply.
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
 }
 
 impl Usage {
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
+    }
+
+    /// Tokens the backend actually processed: prompt tokens not served from a cache, plus the
+    /// reply. This is the unit of ldb's token budgets: K samples of one prompt cost the prompt
+    /// once when the backend keeps its prefix.
+    pub fn cost(&self) -> u64 {
+        self.prompt_tokens.saturating_sub(self.cached_prompt_tokens) + self.completion_tokens
     }
 }
 
@@ -98,6 +114,7 @@ impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, rhs: Usage) {
         self.prompt_tokens += rhs.prompt_tokens;
         self.completion_tokens += rhs.completion_tokens;
+        self.cached_prompt_tokens += rhs.cached_prompt_tokens;
     }
 }
 

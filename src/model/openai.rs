@@ -55,6 +55,7 @@ struct Compat {
     json_schema: AtomicU8,
     max_completion_tokens: AtomicBool,
     no_temperature: AtomicBool,
+    no_seed: AtomicBool,
 }
 
 /// The request shape of one attempt.
@@ -63,6 +64,7 @@ struct Shape {
     schema: bool,
     max_completion_tokens: bool,
     temperature: bool,
+    seed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,6 +228,7 @@ impl OpenAiModel {
                 && self.compat.json_schema.load(Ordering::Relaxed) != SCHEMA_NO,
             max_completion_tokens: self.compat.max_completion_tokens.load(Ordering::Relaxed),
             temperature: !self.compat.no_temperature.load(Ordering::Relaxed),
+            seed: !self.compat.no_seed.load(Ordering::Relaxed),
         }
     }
 
@@ -266,6 +269,10 @@ impl OpenAiModel {
             max_tokens,
             max_completion_tokens,
             response_format,
+            seed: request
+                .seed
+                .filter(|_| shape.seed)
+                .map(|s| (s & i64::MAX as u64) as i64),
             ..Default::default()
         }
     }
@@ -305,6 +312,11 @@ impl OpenAiModel {
         {
             shape.temperature = false;
             self.compat.no_temperature.store(true, Ordering::Relaxed);
+            return true;
+        }
+        if shape.seed && request.seed.is_some() && msg.contains("seed") {
+            shape.seed = false;
+            self.compat.no_seed.store(true, Ordering::Relaxed);
             return true;
         }
         false
@@ -485,6 +497,11 @@ impl Reply {
             .map(|u| Usage {
                 prompt_tokens: u64::from(u.prompt_tokens),
                 completion_tokens: u64::from(u.completion_tokens),
+                cached_prompt_tokens: u
+                    .prompt_tokens_details
+                    .and_then(|d| d.cached_tokens)
+                    .map(u64::from)
+                    .unwrap_or(0),
             })
             .unwrap_or_default();
         let choices = r.choices.len();
@@ -566,6 +583,11 @@ impl Reply {
             usage: Usage {
                 prompt_tokens: count("prompt_tokens"),
                 completion_tokens: count("completion_tokens"),
+                cached_prompt_tokens: usage
+                    .and_then(|u| u.get("prompt_tokens_details"))
+                    .and_then(|d| d.get("cached_tokens"))
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
             },
             model: v
                 .get("model")

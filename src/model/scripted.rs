@@ -124,6 +124,7 @@ impl ChatModel for ScriptedModel {
             usage: Usage {
                 prompt_tokens,
                 completion_tokens: pseudo_tokens(&reply),
+                cached_prompt_tokens: 0,
             },
             content: reply,
             latency: Duration::ZERO,

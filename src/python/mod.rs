@@ -9,6 +9,7 @@ mod cfg_build;
 mod cfg_render;
 pub mod extract;
 mod headers;
+pub mod normalize;
 pub mod source;
 mod tokens;
 

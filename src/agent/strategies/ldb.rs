@@ -20,25 +20,15 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
     };
     r.phase(Phase::Tracing);
     let t = Instant::now();
-    let traced = trace(r.fixer, &r.tested.program, &failing.test).await?;
+    let traced = traced_failure(r.fixer, &r.tested.program, failing).await?;
     r.iteration.timings.trace_ms = ms(t.elapsed());
     r.iteration.traced_test = Some(failing.test.describe());
-
     let level = r.fixer.options.level;
-    let (trace_text, labels, failing_result) = match &traced {
-        Ok((outcome, report)) => {
-            let labels: Vec<String> = report
-                .entries
-                .iter()
-                .filter_map(|e| match e {
-                    TraceEntry::Step(s) => Some(s.label.clone()),
-                    TraceEntry::Omitted { .. } => None,
-                })
-                .collect();
-            (report.to_text(), labels, result_text(outcome))
-        }
-        Err(reason) => (reason.clone(), Vec::new(), result_text(failing)),
-    };
+    let TracedFailure {
+        trace: trace_text,
+        labels,
+        result: failing_result,
+    } = traced;
     r.iteration.trace = Some(trace_text.clone());
     let mut vars = r.failure_vars(failing, &failing_result);
     vars["unit_name"] = unit_name(level).into();
@@ -80,7 +70,44 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
     r.regenerate(conv).await
 }
 
-fn unit_name(level: Level) -> &'static str {
+/// A failing test's trace as the debugger sees it.
+pub(in crate::agent) struct TracedFailure {
+    /// The sampled trace, or why there is none.
+    pub trace: String,
+    /// Labels of the traced units (empty when there is no trace).
+    pub labels: Vec<String>,
+    /// How the traced run ended, for the prompt.
+    pub result: String,
+}
+
+/// Trace `failing` on `program` and render it at the fixer's level.
+pub(in crate::agent) async fn traced_failure(
+    fixer: &Fixer,
+    program: &str,
+    failing: &TestOutcome,
+) -> Result<TracedFailure, AgentError> {
+    Ok(match trace(fixer, program, &failing.test).await? {
+        Ok((outcome, report)) => TracedFailure {
+            labels: report
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    TraceEntry::Step(s) => Some(s.label.clone()),
+                    TraceEntry::Omitted { .. } => None,
+                })
+                .collect(),
+            trace: report.to_text(),
+            result: result_text(&outcome),
+        },
+        Err(reason) => TracedFailure {
+            trace: reason,
+            labels: Vec::new(),
+            result: result_text(failing),
+        },
+    })
+}
+
+pub(in crate::agent) fn unit_name(level: Level) -> &'static str {
     match level {
         Level::Line => "line",
         Level::Block => "block",

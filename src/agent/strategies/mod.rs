@@ -5,7 +5,7 @@
 //! program, visible test results with actual vs expected), and the regeneration step that turns a
 //! conversation into a new program.
 
-mod ldb;
+pub(super) mod ldb;
 mod resample;
 mod selfdebug;
 
@@ -37,6 +37,8 @@ pub(super) async fn improve(
         Strategy::SelfdebugExpl => selfdebug::round(round, selfdebug::Feedback::Explanation).await,
         Strategy::SelfdebugTrace => selfdebug::round(round, selfdebug::Feedback::DryRun).await,
         Strategy::Resample => resample::round(round).await,
+        // The search has a loop of its own (`agent::search`) and never reaches here.
+        Strategy::Search => Ok(None),
     }
 }
 
@@ -97,7 +99,7 @@ impl<'a> Round<'a> {
 }
 
 /// One line per visible test: PASS, or the status with actual vs expected.
-fn test_summary(outcomes: &[TestOutcome]) -> Vec<String> {
+pub(super) fn test_summary(outcomes: &[TestOutcome]) -> Vec<String> {
     outcomes
         .iter()
         .map(|o| {
@@ -116,7 +118,7 @@ fn test_summary(outcomes: &[TestOutcome]) -> Vec<String> {
 }
 
 /// How a test run ended, for a prompt: "it passed" or "FAIL (got 2, expected 4)".
-fn result_text(outcome: &TestOutcome) -> String {
+pub(super) fn result_text(outcome: &TestOutcome) -> String {
     match outcome.status {
         TestStatus::Passed => "it passed".into(),
         _ => format!("{} ({})", outcome.status.label(), outcome.summary),

@@ -14,6 +14,14 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
     let mut conv = r.conversation()?;
     // Greedy decoding would return the same program every round.
     conv.temperature = fixer.options.resample_temperature;
+    // A new seed each round: with one seed, a backend that honours it (the embedded model
+    // does) would return the same program every round.
+    conv.seed = Some(
+        fixer
+            .options
+            .rng_seed
+            .wrapping_add(r.iteration.index as u64),
+    );
     conv.user(seed::request(r.task, &fixer.prompts)?);
     let outcome = conv
         .ask_program(

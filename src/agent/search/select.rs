@@ -1,0 +1,90 @@
+//! Choosing among candidates that pass the visible tests: run them all on extra inputs, group
+//! those whose outputs agree on every input (exceptions and timeouts included), and take the
+//! largest group (CodeT's and AlphaCode's clustering, without expected outputs).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::runner::{TestOutcome, TestStatus};
+
+/// What one program did on one extra input, as compared between candidates.
+pub fn behaviour(outcome: &TestOutcome) -> String {
+    match outcome.status {
+        TestStatus::Passed => format!("= {}", outcome.actual.as_deref().unwrap_or("")),
+        TestStatus::Error => format!(
+            "raise {}",
+            outcome
+                .exception
+                .as_ref()
+                .map(|e| e.kind.as_str())
+                .unwrap_or("?")
+        ),
+        other => other.label().to_string(),
+    }
+}
+
+/// The groups of agreeing candidates, largest first; ties go to the group whose first member
+/// came first. `behaviours[i]` holds candidate `i`'s behaviour on every extra input.
+pub fn groups(behaviours: &[Vec<String>]) -> Vec<Vec<usize>> {
+    let mut by_signature: HashMap<&[String], usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, sig) in behaviours.iter().enumerate() {
+        match by_signature.get(sig.as_slice()) {
+            Some(&g) => groups[g].push(i),
+            None => {
+                by_signature.insert(sig.as_slice(), groups.len());
+                groups.push(vec![i]);
+            }
+        }
+    }
+    // Stable: equal sizes keep the order of their first members.
+    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+    groups
+}
+
+/// What the report says about a selection.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SelectionReport {
+    /// The extra inputs every visible-passing candidate was called on.
+    pub inputs: Vec<String>,
+    /// Candidate ids (see `candidates` of the report) of each group, largest first.
+    pub groups: Vec<Vec<usize>>,
+    /// The candidate returned: the first of the largest group.
+    pub chosen: usize,
+    /// The first candidate that passed the visible tests: what ldb returns without selection.
+    pub first_passing: usize,
+    /// Its program, so the effect of selection can be scored.
+    pub first_passing_program: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_majority_group_comes_first() {
+        let b = [
+            sig(&["= 1", "= 2"]),
+            sig(&["= 1", "= 3"]),
+            sig(&["= 1", "= 3"]),
+            sig(&["raise IndexError", "= 3"]),
+            sig(&["= 1", "= 3"]),
+        ];
+        let g = groups(&b);
+        assert_eq!(g[0], vec![1, 2, 4]);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g.iter().map(Vec::len).sum::<usize>(), 5);
+    }
+
+    #[test]
+    fn ties_go_to_the_earliest_candidate() {
+        let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 1"]), sig(&["= 2"])];
+        assert_eq!(groups(&b), vec![vec![0, 3], vec![1, 2]]);
+        assert!(groups(&[]).is_empty());
+    }
+}

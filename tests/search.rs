@@ -1,0 +1,395 @@
+//! Repair by search at library level, with scripted models and the real sandbox: each proposer
+//! alone, deduplication (a program is never run twice), the beam, the token budget, selection
+//! by agreement on extra inputs, and that no prompt carries a hidden test.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use ldb::agent::progress::Silent;
+use ldb::agent::report::{FixReport, FixStatus};
+use ldb::agent::search::{Proposer, SearchOptions};
+use ldb::agent::{FixOptions, Fixer, Strategy};
+use ldb::model::scripted::ScriptedModel;
+use ldb::model::{ChatRequest, Role};
+use ldb::prompts::Prompts;
+use ldb::runner::Runner;
+use ldb::sandbox::{Limits, Sandbox};
+use ldb::task::{load_tasks, Task};
+
+const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
+/// Passes the visible tests, differs from FIXED on other inputs (negative evens are dropped).
+const FIXED_POSITIVE_ONLY: &str =
+    "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0 and x >= 0)\n";
+/// FIXED written differently: the same behaviour everywhere.
+const FIXED_OTHER: &str =
+    "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n";
+/// FIXED with other formatting, a comment and a docstring: the same program.
+const FIXED_REFORMATTED: &str = "def sum_evens( xs: list ) -> int:\n    \"\"\"Sum of the even elements.\"\"\"\n    total = 0  # running sum\n\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
+const HOPELESS: &str = "def sum_evens(xs: list) -> int:\n    return -1\n";
+const VERDICTS: &str = r#"{"verdicts": [{"block": "BLOCK-0", "correct": true, "explanation": "total starts at 0"}, {"block": "BLOCK-1", "correct": false, "explanation": "range(1, len(xs)) skips the first element"}]}"#;
+
+fn program_reply(code: &str) -> String {
+    format!("Here is the program:\n```python\n{code}```\n")
+}
+
+fn task() -> Task {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    load_tasks(&path)
+        .expect("example loads")
+        .into_iter()
+        .next()
+        .expect("one task")
+}
+
+fn text(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn last_user(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.clone())
+        .unwrap_or_default()
+}
+
+struct Run {
+    report: FixReport,
+    generator: Vec<ChatRequest>,
+    debugger: Vec<ChatRequest>,
+}
+
+async fn search(
+    task: &Task,
+    options: SearchOptions,
+    budget_tokens: Option<u64>,
+    generator: ScriptedModel,
+    debugger: ScriptedModel,
+) -> Run {
+    let generator = Arc::new(generator.with_name("generator"));
+    let debugger = Arc::new(debugger.with_name("debugger"));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: debugger.clone(),
+        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 4,
+            budget_tokens,
+            search: options,
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(task, &Silent).await;
+    let run = Run {
+        report,
+        generator: generator.requests(),
+        debugger: debugger.requests(),
+    };
+    assert_no_hidden_tests(task, &run);
+    run
+}
+
+fn assert_no_hidden_tests(task: &Task, run: &Run) {
+    let hidden = task.hidden_tests.as_deref().expect("hidden tests");
+    for request in run.generator.iter().chain(&run.debugger) {
+        let text = text(request);
+        for line in hidden.lines().map(str::trim).filter(|l| l.len() > 8) {
+            assert!(
+                !text.contains(line),
+                "hidden test `{line}` was sent: {text}"
+            );
+        }
+    }
+}
+
+fn only(proposer: Proposer, k: usize) -> SearchOptions {
+    SearchOptions {
+        portfolio: vec![(proposer, k)],
+        beam: 1,
+        ..SearchOptions::default()
+    }
+}
+
+fn no_replies() -> ScriptedModel {
+    ScriptedModel::new(Vec::<String>::new())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn feedback_proposer_shows_every_failing_test_and_fixes() {
+    let debugger = ScriptedModel::new([program_reply(HOPELESS), program_reply(FIXED)]);
+    let run = search(
+        &task(),
+        only(Proposer::Feedback, 2),
+        None,
+        no_replies(),
+        debugger,
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{report:#?}");
+    assert_eq!(report.strategy, Strategy::Search);
+    assert_eq!(report.final_program, FIXED);
+    assert!(run.generator.is_empty());
+    assert_eq!(run.debugger.len(), 2);
+    let ask = last_user(&run.debugger[0]);
+    assert!(ask.contains("Find the mistake"), "{ask}");
+    assert!(
+        ask.contains("got 2, expected 4"),
+        "actual vs expected: {ask}"
+    );
+    assert!(ask.contains("range(1, len(xs))"), "the program: {ask}");
+    // The two samples of one prompt carry different seeds and the search temperature.
+    let (a, b) = (&run.debugger[0], &run.debugger[1]);
+    assert_eq!(a.messages, b.messages, "one prompt, sampled twice");
+    assert!(
+        a.seed.is_some() && a.seed != b.seed,
+        "{:?} {:?}",
+        a.seed,
+        b.seed
+    );
+    assert_eq!(a.temperature, Some(0.8));
+    // Seed, HOPELESS, FIXED.
+    let c = &report.candidates;
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0].proposer, Proposer::Seed);
+    assert_eq!(c[0].visible_passed, Some(2));
+    assert_eq!(c[1].proposer, Proposer::Feedback);
+    assert_eq!(c[1].parent, Some(0));
+    assert_eq!(c[1].visible_passed, Some(0));
+    assert_eq!(c[2].visible_passed, Some(3));
+    assert!(c[1].tokens > 0 && c[2].tokens > 0);
+    // The last iteration shows the returned program.
+    let last = report.iterations.last().expect("iterations");
+    assert_eq!(last.program, FIXED);
+    assert_eq!(last.passed, 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ldb_proposer_traces_judges_with_label_enum_and_regenerates() {
+    let debugger = ScriptedModel::new([VERDICTS.to_string(), program_reply(FIXED)]);
+    let run = search(
+        &task(),
+        only(Proposer::Ldb, 1),
+        None,
+        no_replies(),
+        debugger,
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{report:#?}");
+    assert_eq!(run.debugger.len(), 2);
+    let verdict_request = &run.debugger[0];
+    assert_eq!(
+        verdict_request.temperature,
+        Some(0.0),
+        "verdicts are greedy"
+    );
+    let schema = &verdict_request.json_schema.as_ref().expect("schema").schema;
+    let labels = &schema["properties"]["verdicts"]["items"]["properties"]["block"]["enum"];
+    assert!(
+        labels.as_array().is_some_and(|l| !l.is_empty()
+            && l.iter()
+                .all(|x| x.as_str().is_some_and(|s| s.starts_with("BLOCK-")))),
+        "block labels as an enum: {schema}"
+    );
+    assert!(
+        last_user(verdict_request).contains("[BLOCK-"),
+        "the trace is shown"
+    );
+    let regen = &run.debugger[1];
+    assert!(last_user(regen).contains("range(1, len(xs)) skips the first element"));
+    assert!(regen.temperature.is_some_and(|t| t > 0.0));
+    let it = &report.iterations[1];
+    assert!(it.trace.is_some() && !it.verdicts.is_empty(), "{it:#?}");
+    assert_eq!(report.candidates[1].proposer, Proposer::Ldb);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ldb_proposer_judges_a_parent_once_across_rounds() {
+    // Round 1: verdicts + a hopeless program; round 2 repairs the same parent (the seed stays
+    // the best) from the same verdicts, without a second verdict call.
+    let debugger = ScriptedModel::new([
+        VERDICTS.to_string(),
+        program_reply(HOPELESS),
+        program_reply(FIXED),
+    ]);
+    let run = search(
+        &task(),
+        only(Proposer::Ldb, 1),
+        None,
+        no_replies(),
+        debugger,
+    )
+    .await;
+    assert_eq!(run.report.status, FixStatus::Fixed, "{:#?}", run.report);
+    let purposes: Vec<_> = run
+        .report
+        .iterations
+        .iter()
+        .flat_map(|i| i.calls.iter().map(|c| c.purpose.clone()))
+        .collect();
+    assert_eq!(purposes, ["debug", "regenerate", "regenerate"]);
+    assert_ne!(
+        run.debugger[1].seed, run.debugger[2].seed,
+        "new seed each round"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_proposer_asks_the_generator_with_the_task_alone() {
+    let generator = ScriptedModel::new([program_reply(FIXED)]);
+    let run = search(
+        &task(),
+        only(Proposer::Fresh, 1),
+        None,
+        generator,
+        no_replies(),
+    )
+    .await;
+    assert_eq!(run.report.status, FixStatus::Fixed);
+    assert!(run.debugger.is_empty());
+    assert_eq!(run.generator.len(), 1);
+    let ask = text(&run.generator[0]);
+    assert!(
+        !ask.contains("range(1, len(xs))"),
+        "no program in a fresh prompt: {ask}"
+    );
+    assert!(ask.contains(task().prompt.trim()));
+    assert_eq!(run.report.candidates[1].parent, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_seen_before_is_never_run_again() {
+    // The seed itself and the seed reformatted come back; neither is tested again.
+    let seed = task().seed.expect("seed");
+    let reformatted = seed.replace("    total = 0\n", "    total = 0  # start\n\n");
+    let debugger = ScriptedModel::new([
+        program_reply(&seed),
+        program_reply(&reformatted),
+        program_reply(FIXED),
+        program_reply(FIXED_REFORMATTED),
+    ]);
+    let mut options = only(Proposer::Feedback, 4);
+    options.select = 1;
+    let run = search(&task(), options, None, no_replies(), debugger).await;
+    let c = &run.report.candidates;
+    assert_eq!(c.len(), 5, "{c:#?}");
+    assert_eq!(c[1].duplicate_of, Some(0));
+    assert_eq!(c[1].visible_passed, None, "not run");
+    assert_eq!(c[2].duplicate_of, Some(0));
+    assert_eq!(c[3].duplicate_of, None);
+    assert_eq!(c[3].visible_passed, Some(3));
+    assert_eq!(c[4].duplicate_of, Some(3));
+    assert_eq!(run.report.final_program, FIXED);
+    // Tests ran for the seed and FIXED only: 2 of the 5 candidates.
+    assert_eq!(c.iter().filter(|c| c.visible_passed.is_some()).count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn selection_returns_the_majority_of_agreeing_candidates() {
+    // The first passing candidate is the odd one out; two others agree on every extra input.
+    let debugger = ScriptedModel::new([
+        program_reply(FIXED_POSITIVE_ONLY),
+        program_reply(FIXED_OTHER),
+        program_reply(FIXED),
+    ]);
+    let mut options = only(Proposer::Feedback, 3);
+    options.select = 2;
+    let run = search(&task(), options, None, no_replies(), debugger).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed);
+    let selection = report.selection.as_ref().expect("selection ran");
+    assert_eq!(selection.first_passing, 1);
+    assert_eq!(selection.first_passing_program, FIXED_POSITIVE_ONLY);
+    assert_eq!(selection.groups[0], vec![2, 3], "{selection:#?}");
+    assert_eq!(selection.chosen, 2);
+    assert_eq!(report.final_program, FIXED_OTHER);
+    assert!(!selection.inputs.is_empty());
+    assert_eq!(report.candidates[1].group, Some(1));
+    assert_eq!(report.candidates[2].group, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_select_the_first_passing_candidate_ends_the_search() {
+    let debugger = ScriptedModel::new([program_reply(FIXED_POSITIVE_ONLY), program_reply(FIXED)]);
+    let run = search(
+        &task(),
+        only(Proposer::Feedback, 2),
+        None,
+        no_replies(),
+        debugger,
+    )
+    .await;
+    assert_eq!(run.debugger.len(), 1, "stopped at the first pass");
+    assert_eq!(run.report.final_program, FIXED_POSITIVE_ONLY);
+    assert!(run.report.selection.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_budget_stops_the_search() {
+    let replies = Arc::new(Mutex::new(0usize));
+    let counter = replies.clone();
+    let debugger = ScriptedModel::from_fn(move |_| {
+        *counter.lock().expect("lock") += 1;
+        Ok(program_reply(HOPELESS))
+    });
+    let run = search(
+        &task(),
+        only(Proposer::Feedback, 2),
+        Some(1),
+        no_replies(),
+        debugger,
+    )
+    .await;
+    assert_eq!(run.report.status, FixStatus::NotFixed);
+    assert_eq!(
+        *replies.lock().expect("lock"),
+        1,
+        "one call spends the budget"
+    );
+    // The best program is still the seed (2 of 3), not the hopeless candidate.
+    assert_eq!(run.report.final_program, task().seed.expect("seed"));
+    assert_eq!(run.report.final_passed, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_candidates_bounds_the_search_and_the_beam_keeps_the_best() {
+    let debugger = ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS)));
+    let mut options = only(Proposer::Feedback, 3);
+    options.max_candidates = 5;
+    let run = search(&task(), options, None, no_replies(), debugger).await;
+    assert_eq!(run.report.status, FixStatus::NotFixed);
+    // One new program (HOPELESS), then duplicates of it; 5 proposals in all.
+    assert_eq!(run.report.candidates.len(), 6);
+    assert_eq!(run.debugger.len(), 5);
+    // Every repair is of the seed: HOPELESS (0 of 3) never enters a beam of one.
+    assert!(run.report.candidates[1..]
+        .iter()
+        .all(|c| c.parent == Some(0)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_seed_that_passes_is_returned_without_a_call() {
+    let mut task = task();
+    task.seed = Some(FIXED.to_string());
+    let run = search(
+        &task,
+        SearchOptions::default(),
+        None,
+        no_replies(),
+        no_replies(),
+    )
+    .await;
+    assert_eq!(run.report.status, FixStatus::AlreadyPassing);
+    assert!(run.generator.is_empty() && run.debugger.is_empty());
+    assert_eq!(run.report.candidates.len(), 1);
+}
