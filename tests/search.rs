@@ -115,6 +115,7 @@ fn only(proposer: Proposer, k: usize) -> SearchOptions {
     SearchOptions {
         portfolio: vec![(proposer, k)],
         beam: 1,
+        select: 0,
         ..SearchOptions::default()
     }
 }

@@ -360,6 +360,48 @@ async fn resample_draws_fresh_programs_from_the_generate_prompt_without_feedback
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn regression_resample_rounds_ask_with_different_seeds() {
+    // The embedded model seeded every sampled call the same way, so every round of `resample`
+    // drew the same program from the same prompt.
+    let generator = ScriptedModel::new([
+        program_reply(HOPELESS),
+        program_reply(HOPELESS),
+        program_reply(HOPELESS),
+    ]);
+    let run = run(&task(), Strategy::Resample, 3, generator, no_replies()).await;
+    let seeds: Vec<Option<u64>> = run.generator.iter().map(|r| r.seed).collect();
+    assert_eq!(seeds.len(), 3);
+    assert!(seeds.iter().all(Option::is_some), "{seeds:?}");
+    assert!(
+        seeds[0] != seeds[1] && seeds[1] != seeds[2] && seeds[0] != seeds[2],
+        "{seeds:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_budget_ends_the_loop_of_any_strategy() {
+    // Each scripted call costs more than one token, so a budget of 1 allows one round.
+    let generator = ScriptedModel::new([program_reply(HOPELESS), program_reply(FIXED)]);
+    let generator = Arc::new(generator.with_name("generator"));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: Arc::new(no_replies()),
+        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Resample,
+            max_iters: 5,
+            budget_tokens: Some(1),
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(&task(), &Silent).await;
+    assert_eq!(report.status, FixStatus::NotFixed);
+    assert_eq!(generator.calls(), 1, "the second round was never started");
+    assert_eq!(report.iterations.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn resample_keeps_the_best_program_when_the_budget_runs_out() {
     let generator = ScriptedModel::new([program_reply(HOPELESS), program_reply(HOPELESS)]);
     let run = run(&task(), Strategy::Resample, 2, generator, no_replies()).await;
@@ -404,8 +446,13 @@ fn the_cli_takes_a_strategy() {
         panic!("parses: {cli:?}");
     };
     assert_eq!(args.strategy, Strategy::SelfdebugTrace);
+    let default = ldb::cli::Cli::try_parse_from(["ldb", "fix", "task.json"]);
+    assert!(
+        matches!(&default, Ok(ldb::cli::Cli { command: ldb::cli::Command::Fix(a), .. }) if a.strategy == Strategy::Search),
+        "search is the default: {default:?}"
+    );
     assert_eq!(args.resample_temperature, 0.8);
-    for name in ["none", "ldb", "selfdebug-expl", "resample"] {
+    for name in ["none", "ldb", "selfdebug-expl", "resample", "search"] {
         let parsed = ldb::cli::Cli::try_parse_from(["ldb", "fix", "t.json", "--strategy", name]);
         assert!(parsed.is_ok(), "{name}");
     }

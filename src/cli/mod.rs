@@ -95,14 +95,14 @@ pub struct SearchArgs {
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
     /// order they run: feedback (repair from the failing tests), ldb (repair from the trace and
     /// block verdicts), fresh (a new program from the task).
-    #[arg(long, value_name = "LIST", default_value = "feedback:2,ldb:1,fresh:2")]
+    #[arg(long, value_name = "LIST", default_value = "feedback:2,fresh:2,ldb:1")]
     pub proposers: String,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]
     pub beam: usize,
     /// Search: after the first candidate that passes the visible tests, propose N more and
     /// return the one most passing candidates agree with on extra inputs (0: the first).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 3)]
     pub select: usize,
     /// Search: extra inputs made for --select (mutations of the visible tests' arguments).
     #[arg(long, value_name = "N", default_value_t = 12)]
@@ -121,7 +121,7 @@ impl SearchArgs {
             .map_err(|m| {
                 CliError::bad_input(
                     format!("--proposers: {m}"),
-                    "e.g. --proposers feedback:2,ldb:1,fresh:2",
+                    "e.g. --proposers feedback:2,fresh:2,ldb:1",
                 )
             })?;
         if !(0.0..=2.0).contains(&self.search_temperature) {

@@ -512,9 +512,11 @@ pub async fn run_eval(
             only_failing: plan.only_failing,
             max_iters: plan.max_iters,
         };
-        let limit = limit.clone();
+        // Units start in order (task by task, every strategy of a task before the next task),
+        // so an interrupted run has compared its strategies on the same tasks.
+        let permit = limit.clone().acquire_owned().await.ok();
         handles.push(tokio::spawn(async move {
-            let _permit = limit.acquire_owned().await.ok();
+            let _permit = permit;
             if ctx.shared.stopped() {
                 return None;
             }

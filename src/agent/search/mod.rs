@@ -109,13 +109,13 @@ impl Default for SearchOptions {
         SearchOptions {
             portfolio: vec![
                 (Proposer::Feedback, 2),
-                (Proposer::Ldb, 1),
                 (Proposer::Fresh, 2),
+                (Proposer::Ldb, 1),
             ],
             beam: 2,
             max_candidates: 24,
             temperature: 0.8,
-            select: 0,
+            select: 3,
             extra_inputs: 12,
         }
     }
@@ -355,22 +355,22 @@ impl Search<'_> {
         Ok(())
     }
 
-    /// One round: every repair proposer on every parent, then fresh programs.
+    /// One round: the proposers in portfolio order; a repair proposer works on every parent
+    /// that still fails a test (best first), a fresh one once.
     async fn propose_round(&mut self, parents: &[usize]) -> Result<Option<Stop>, AgentError> {
+        let failing: Vec<usize> = parents
+            .iter()
+            .copied()
+            .filter(|&p| self.node(p).tested.passed < self.tests.len())
+            .collect();
         let mut jobs: Vec<(Proposer, Option<usize>, usize)> = Vec::new();
-        for &parent in parents {
-            if self.node(parent).tested.passed == self.tests.len() {
-                continue;
-            }
-            for &(proposer, k) in &self.options.portfolio {
-                if matches!(proposer, Proposer::Feedback | Proposer::Ldb) {
-                    jobs.push((proposer, Some(parent), k));
-                }
-            }
-        }
         for &(proposer, k) in &self.options.portfolio {
-            if proposer == Proposer::Fresh {
-                jobs.push((proposer, None, k));
+            match proposer {
+                Proposer::Feedback | Proposer::Ldb => {
+                    jobs.extend(failing.iter().map(|&p| (proposer, Some(p), k)))
+                }
+                Proposer::Fresh => jobs.push((proposer, None, k)),
+                Proposer::Seed => {}
             }
         }
         for (proposer, parent, k) in jobs {
