@@ -50,7 +50,19 @@ impl Conversation {
         purpose: &str,
         schema: Option<JsonSchema>,
     ) -> Result<String, AgentError> {
+        self.ask_with(model, purpose, schema, None).await
+    }
+
+    /// [`Self::ask`], stopping the reply once a code block containing `stop_after_code` closes.
+    async fn ask_with(
+        &mut self,
+        model: &dyn ChatModel,
+        purpose: &str,
+        schema: Option<JsonSchema>,
+        stop_after_code: Option<String>,
+    ) -> Result<String, AgentError> {
         let mut request = ChatRequest::new(self.messages.clone());
+        request.stop_after_code = stop_after_code;
         request.temperature = Some(self.temperature);
         request.json_schema = schema;
         if self.temperature > 0.0 {
@@ -83,7 +95,9 @@ impl Conversation {
         prompts: &Prompts,
     ) -> Result<(Option<String>, Option<String>), AgentError> {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
-        let reply = self.ask(model, purpose, None).await?;
+        // Nothing after the program's code block is read: stop there.
+        let stop = || Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        let reply = self.ask_with(model, purpose, None, stop()).await?;
         let problem = match extract_program(&reply, entry) {
             Ok(found) => return Ok((Some(found.code), None)),
             Err(e) => e.to_string(),
@@ -92,7 +106,7 @@ impl Conversation {
             "repair_code",
             serde_json::json!({ "problem": problem, "entry_point": entry_point }),
         )?);
-        let reply = self.ask(model, repair_purpose, None).await?;
+        let reply = self.ask_with(model, repair_purpose, None, stop()).await?;
         match extract_program(&reply, entry) {
             Ok(found) => Ok((Some(found.code), Some(problem))),
             Err(e) => Ok((

@@ -310,8 +310,16 @@ impl Session<'_> {
             if vocab.is_eog(token) {
                 break;
             }
-            bytes.extend_from_slice(&vocab.token_to_piece(token, false, None));
+            let piece = vocab.token_to_piece(token, false, None);
+            let backtick = piece.contains(&b'`');
+            bytes.extend_from_slice(&piece);
             generated += 1;
+            if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
+                if crate::model::has_closed_code_block(&String::from_utf8_lossy(&bytes), needle) {
+                    self.cached.push(token);
+                    break;
+                }
+            }
             batch.clear();
             batch
                 .add(token, pos, &[0], true)

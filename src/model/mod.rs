@@ -72,6 +72,11 @@ pub struct ChatRequest {
     /// and the same seed draws the same sample again. `None` leaves it to the backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Stop generating once a fenced code block whose body contains this text is closed: a
+    /// program request needs nothing after its code, and every token costs time. Backends that
+    /// cannot stop on a condition (HTTP endpoints) ignore it; the reply is read the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_after_code: Option<String>,
 }
 
 impl ChatRequest {
@@ -82,8 +87,33 @@ impl ChatRequest {
             max_tokens: None,
             json_schema: None,
             seed: None,
+            stop_after_code: None,
         }
     }
+}
+
+/// Whether `text` holds a closed fenced code block (```` ``` ```` lines) whose body contains
+/// `needle`.
+pub fn has_closed_code_block(text: &str, needle: &str) -> bool {
+    let mut body: Option<String> = None;
+    for line in text.split('\n') {
+        let fence = line.trim_start().starts_with("```");
+        match &mut body {
+            None if fence => body = Some(String::new()),
+            None => {}
+            Some(b) if fence && line.trim() == "```" => {
+                if b.contains(needle) {
+                    return true;
+                }
+                body = None;
+            }
+            Some(b) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+        }
+    }
+    false
 }
 
 /// Token counts of one call.
@@ -195,6 +225,28 @@ impl ModelError {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_block_with_the_needle_is_found() {
+        let open = "Here:\n```python\ndef f(x):\n    return x\n";
+        assert!(!has_closed_code_block(open, "def f("));
+        assert!(has_closed_code_block(&format!("{open}```"), "def f("));
+        assert!(has_closed_code_block(
+            &format!("{open}```\nMore text"),
+            "def f("
+        ));
+        assert!(!has_closed_code_block(&format!("{open}```"), "def g("));
+        // A first block without the needle does not stop a later one from counting.
+        let two = "```\nf(1)\n```\n```python\ndef f(x): pass\n```\n";
+        assert!(has_closed_code_block(two, "def f("));
+        assert!(!has_closed_code_block("```python\n", ""));
+        assert!(has_closed_code_block("```python\n```", ""));
     }
 }
 
