@@ -14,6 +14,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("generate", include_str!("../prompts/generate.j2")),
     ("translate", include_str!("../prompts/translate.j2")),
     ("debug", include_str!("../prompts/debug.j2")),
+    ("debug_short", include_str!("../prompts/debug_short.j2")),
     (
         "selfdebug_expl",
         include_str!("../prompts/selfdebug_expl.j2"),
@@ -53,17 +54,59 @@ impl std::fmt::Debug for Prompts {
 }
 
 impl Prompts {
+    /// The built-in templates.
     pub fn new() -> Result<Self, PromptError> {
+        Self::with_overrides(&[])
+    }
+
+    /// The built-in templates, with each `NAME.j2` of `dir` replacing the template NAME (so a
+    /// prompt can be tuned for a model without rebuilding). A file that names no template is
+    /// an error, so a typo cannot silently leave the built-in prompt in place.
+    pub fn from_dir(dir: &std::path::Path) -> Result<Self, PromptError> {
+        let err = |detail: String| PromptError {
+            name: dir.display().to_string(),
+            detail,
+        };
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| err(format!("cannot read the prompt directory: {e}")))?;
+        let mut overrides: Vec<(&'static str, String)> = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|e| err(e.to_string()))?.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("j2") {
+                continue;
+            }
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let Some(name) = Self::names().find(|n| *n == stem) else {
+                return Err(err(format!(
+                    "{} names no template; the templates are: {}",
+                    path.display(),
+                    Self::names().collect::<Vec<_>>().join(", ")
+                )));
+            };
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| err(format!("{}: {e}", path.display())))?;
+            overrides.push((name, text));
+        }
+        Self::with_overrides(&overrides)
+    }
+
+    fn with_overrides(overrides: &[(&'static str, String)]) -> Result<Self, PromptError> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
         env.set_keep_trailing_newline(false);
         for (name, source) in TEMPLATES {
-            env.add_template(name, source).map_err(|e| PromptError {
-                name: name.to_string(),
-                detail: e.to_string(),
-            })?;
+            let source = overrides
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, text)| text.clone())
+                .unwrap_or_else(|| source.to_string());
+            env.add_template_owned(*name, source)
+                .map_err(|e| PromptError {
+                    name: name.to_string(),
+                    detail: e.to_string(),
+                })?;
         }
         Ok(Prompts { env })
     }

@@ -309,3 +309,52 @@ print(json.dumps({{"ids": ids, "content": reply.choices[0].message.content,
     assert!(result["completion_tokens"].as_u64().is_some_and(|n| n > 0));
     assert!(result["prompt_tokens"].as_u64().is_some_and(|n| n > 0));
 }
+
+/// A prompt met again after another one is restored from its snapshot, not evaluated again, and
+/// greedy decoding from the restored state gives the same reply as from a cold start.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn a_prompt_met_again_is_restored_from_its_snapshot() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let ask = |text: String| {
+        let mut request = ChatRequest::new(vec![Message::system("You are terse."), Message::user(text)]);
+        request.max_tokens = Some(12);
+        let reply = rt.block_on(model.chat(&request)).expect("call");
+        (reply.content, model.last_stats())
+    };
+    let a = "Name the operation:\n".to_string() + &"x = x * 2\n".repeat(40);
+    let b = "Name the operation:\n".to_string() + &"y = y - 3\n".repeat(40);
+    let (first, cold) = ask(a.clone());
+    assert!(!cold.restored);
+    let (_, other) = ask(b);
+    assert!(!other.restored);
+    assert!(other.evaluated_tokens > other.prompt_tokens / 2, "{other:?}");
+    let (again, warm) = ask(a);
+    assert!(warm.restored, "{warm:?}");
+    assert!(warm.evaluated_tokens <= 1, "{warm:?}");
+    assert_eq!(first, again);
+}
+
+/// Regression: a reply stopped at the end of its code block used to leave its last token in
+/// the cache's record without a KV entry, so a follow-up that repeats the reply (the request to
+/// repair an unusable program) failed with "Decode Error -1".
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn a_follow_up_to_a_reply_stopped_after_its_code_block_decodes() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut messages = vec![Message::user(
+        "Write a Python function `add(a, b)` that returns a + b, in one ```python code block.",
+    )];
+    let mut request = ChatRequest::new(messages.clone());
+    request.stop_after_code = Some("def add(".into());
+    request.max_tokens = Some(200);
+    let reply = rt.block_on(model.chat(&request)).expect("first call");
+    assert!(reply.content.trim_end().ends_with("```"), "{}", reply.content);
+    messages.push(Message::assistant(reply.content));
+    messages.push(Message::user("Now rename it to `plus`."));
+    let mut request = ChatRequest::new(messages);
+    request.max_tokens = Some(8);
+    rt.block_on(model.chat(&request)).expect("the follow-up decodes");
+}

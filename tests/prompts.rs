@@ -101,6 +101,19 @@ fn every_template_renders_as_expected() {
                 "test_summary": ["PASS `assert f([1]) == 0`", "ERROR `assert f([]) == 0`: IndexError: list index out of range (program line 2) — raised at line 2: `return xs[0]`", "FAIL `assert f([2, 4]) == 6`: got 2, expected 6"],
             }),
         ),
+        (
+            "debug_short",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "failing_test": "assert f([2]) == 2",
+                "failing_result": "FAIL (got 0, expected 2)",
+                "unit_name": "block",
+                "trace": "[BLOCK-0] in f\n     2 |     return 0\n  state before: xs = [2]\n",
+                "labels": ["BLOCK-0"],
+            }),
+        ),
     ];
     for (i, (name, vars)) in cases.iter().enumerate() {
         let text = p.render(name, vars).expect("renders");
@@ -121,4 +134,28 @@ fn a_missing_variable_is_an_error() {
         .render("debug", json!({"task_prompt": "x"}))
         .expect_err("must fail");
     assert!(err.to_string().contains("debug"), "{err}");
+}
+
+#[test]
+fn a_prompt_directory_replaces_the_templates_it_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("system.j2"), "You are a careful tester.").expect("write");
+    std::fs::write(dir.path().join("notes.txt"), "not a template").expect("write");
+    let p = Prompts::from_dir(dir.path()).expect("loads");
+    assert_eq!(p.render("system", json!({})).expect("renders"), "You are a careful tester.\n");
+    // The others stay built in.
+    assert_eq!(
+        p.render("repair_code", json!({"problem": "x", "entry_point": "f"})).expect("renders"),
+        prompts().render("repair_code", json!({"problem": "x", "entry_point": "f"})).expect("renders"),
+    );
+}
+
+#[test]
+fn a_template_file_that_names_no_template_is_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("sytem.j2"), "typo").expect("write");
+    let err = Prompts::from_dir(dir.path()).expect_err("must fail").to_string();
+    assert!(err.contains("sytem.j2") && err.contains("system"), "{err}");
+    let missing = Prompts::from_dir(&dir.path().join("nope")).expect_err("must fail").to_string();
+    assert!(missing.contains("nope"), "{missing}");
 }

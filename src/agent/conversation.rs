@@ -8,6 +8,7 @@ use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
 use crate::python::extract::extract_program;
+use crate::python::self_tests::strip_self_tests;
 
 #[derive(Clone)]
 pub(super) struct Conversation {
@@ -84,7 +85,8 @@ impl Conversation {
         Ok(response.content)
     }
 
-    /// Ask for a program; when the reply holds none, say why once and ask again.
+    /// Ask for a program; when the reply holds none, say why once and ask again. The model's
+    /// own tests and example calls are dropped from it ([`strip_self_tests`]).
     /// Returns the program (if any) and what was wrong with the replies (if anything).
     pub async fn ask_program(
         &mut self,
@@ -99,7 +101,7 @@ impl Conversation {
         let stop = || Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
         let reply = self.ask_with(model, purpose, None, stop()).await?;
         let problem = match extract_program(&reply, entry) {
-            Ok(found) => return Ok((Some(found.code), None)),
+            Ok(found) => return Ok((Some(strip_self_tests(&found.code, entry_point)), None)),
             Err(e) => e.to_string(),
         };
         self.user(prompts.render(
@@ -108,7 +110,10 @@ impl Conversation {
         )?);
         let reply = self.ask_with(model, repair_purpose, None, stop()).await?;
         match extract_program(&reply, entry) {
-            Ok(found) => Ok((Some(found.code), Some(problem))),
+            Ok(found) => Ok((
+                Some(strip_self_tests(&found.code, entry_point)),
+                Some(problem),
+            )),
             Err(e) => Ok((
                 None,
                 Some(format!("{problem}; after a repair request: {e}")),

@@ -245,6 +245,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         budget_tokens: args.search.budget_tokens,
         rng_seed: args.search.rng_seed,
         search: args.search.options()?,
+        prompts_dir: args.model.prompts.clone(),
     };
     plan.harness = args
         .harness

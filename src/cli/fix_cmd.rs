@@ -29,7 +29,15 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
     let seed = seed_source(args, tasks.len())?;
     let runner = args.sandbox.runner()?;
     let (generator, debugger) = super::models::build(&args.model)?;
-    let prompts = Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?;
+    let prompts = match &args.model.prompts {
+        Some(dir) => Prompts::from_dir(dir).map_err(|e| {
+            CliError::bad_input(
+                e.to_string(),
+                "--prompts DIR holds NAME.j2 files named like the templates in prompts/",
+            )
+        })?,
+        None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?,
+    };
     let mut sample = SampleConfig::for_level(args.level);
     sample.token_budget = args.budget;
     let fixer = Arc::new(Fixer {

@@ -297,6 +297,10 @@ pub struct ModelArgs {
     /// Do not read or write the on-disk response cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Directory of prompt templates replacing the built-in ones: NAME.j2 replaces
+    /// prompts/NAME.j2 (see `prompts/` in the source for the names and variables).
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
     /// Directory of the response cache.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -316,6 +320,10 @@ pub struct LocalArgs {
     /// Read the model into memory instead of mapping it (lower RSS; slower start).
     #[arg(long)]
     pub no_mmap: bool,
+    /// Evaluated prompts the embedded model keeps to restore later, so that returning to a
+    /// prompt does not evaluate it again (0: only the live cache).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub prompt_snapshots: usize,
 }
 
 impl LocalArgs {
@@ -324,6 +332,7 @@ impl LocalArgs {
             threads: self.threads,
             context_len: self.context,
             use_mmap: !self.no_mmap,
+            prompt_snapshots: self.prompt_snapshots,
             ..Default::default()
         }
     }

@@ -54,6 +54,9 @@ pub struct RunConfig {
     /// The search's settings (`search` only), e.g. `feedback:2,ldb:1,fresh:2 beam 2 ...`.
     #[serde(default)]
     pub search: Option<String>,
+    /// The directory whose templates replaced built-in prompts (`--prompts`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<String>,
 }
 
 impl RunConfig {
@@ -109,6 +112,11 @@ impl RunConfig {
             "search",
             self.search.clone().unwrap_or_default(),
             other.search.clone().unwrap_or_default(),
+        );
+        check(
+            "prompts",
+            self.prompts.clone().unwrap_or_else(|| "built-in".into()),
+            other.prompts.clone().unwrap_or_else(|| "built-in".into()),
         );
         out
     }
@@ -236,6 +244,38 @@ pub struct TaskRecord {
     /// (what it returns without selection) passes the hidden tests.
     #[serde(default)]
     pub first_pass_hidden_pass: Option<bool>,
+    /// Tokens spent by the end of each iteration (entry k: rounds 1..=k; entry 0 is 0), so
+    /// fixes can be plotted against tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cost_by_iteration: Vec<u64>,
+    /// Every candidate of a search, in the order proposed (the seed first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidate_log: Vec<CandidateSummary>,
+}
+
+/// One candidate of a search, as an evaluation keeps it: enough to tell which proposer found
+/// what, at which cost, and whether the hidden tests agreed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateSummary {
+    pub id: usize,
+    pub round: usize,
+    pub proposer: crate::agent::search::Proposer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<usize>,
+    /// Tokens charged to it, and spent by the search once it was made.
+    pub tokens: u64,
+    pub spent: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<usize>,
+    /// Visible tests passed (absent when not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visible_passed: Option<usize>,
+    /// Selection group, when it took part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
+    /// Hidden-test result, for candidates that pass every visible test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_pass: Option<bool>,
 }
 
 /// One task's seed, shared by every strategy of a run.
@@ -534,6 +574,7 @@ mod tests {
 
     fn config() -> RunConfig {
         RunConfig {
+            prompts: None,
             dataset: "d".into(),
             strategy: "seeds".into(),
             max_iters: 10,

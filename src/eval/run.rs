@@ -17,7 +17,8 @@ use tokio::sync::Semaphore;
 
 use super::datasets::{LoadedDataset, SeedSpec};
 use super::results::{
-    HiddenSource, RecordTimings, ResultsLog, RunConfig, SeedRecord, TaskRecord, Tokens,
+    CandidateSummary, HiddenSource, RecordTimings, ResultsLog, RunConfig, SeedRecord, TaskRecord,
+    Tokens,
 };
 use super::score::{classify_error, program_at_budget, ErrorClass, Harness, HiddenScorer};
 use super::{EvalError, StrategySpec};
@@ -64,6 +65,8 @@ pub struct EvalPlan {
     pub rng_seed: u64,
     /// Settings of the `search` strategy.
     pub search: crate::agent::search::SearchOptions,
+    /// Templates that replace built-in prompts (`--prompts`).
+    pub prompts_dir: Option<PathBuf>,
 }
 
 impl EvalPlan {
@@ -155,6 +158,15 @@ impl EvalPlan {
             budget_tokens: None,
             rng_seed: 0,
             search: None,
+            prompts: self.prompts_dir.as_ref().map(|d| d.display().to_string()),
+        }
+    }
+
+    /// The prompt templates of the run.
+    pub fn prompts(&self) -> Result<Prompts, crate::prompts::PromptError> {
+        match &self.prompts_dir {
+            Some(dir) => Prompts::from_dir(dir),
+            None => Prompts::new(),
         }
     }
 
@@ -380,7 +392,7 @@ pub async fn run_eval(
         generator: env.generator.clone(),
         debugger: env.debugger.clone(),
         runner: env.runner.clone(),
-        prompts: Prompts::new()?,
+        prompts: plan.prompts()?,
         options: FixOptions {
             strategy: Strategy::None,
             level: Level::Block,
@@ -451,7 +463,7 @@ pub async fn run_eval(
                 generator: env.generator.clone(),
                 debugger: env.debugger.clone(),
                 runner: env.runner.clone(),
-                prompts: Prompts::new()?,
+                prompts: plan.prompts()?,
                 options: FixOptions {
                     strategy: spec.strategy,
                     level: spec.level,
@@ -866,6 +878,8 @@ impl UnitContext {
             final_program: seed.program.clone(),
             candidates: 0,
             first_pass_hidden_pass: None,
+            cost_by_iteration: Vec::new(),
+            candidate_log: Vec::new(),
         };
         if seed.error_class.is_some() {
             record.error_class = Some(ErrorClass::SeedUnavailable);
@@ -922,6 +936,17 @@ impl UnitContext {
             }
         }
         programs.extend(first_passing.clone());
+        // Every candidate that passes the visible tests could have been returned: score them
+        // all, so the selection can be judged against the alternatives.
+        if let Some(report) = &report {
+            programs.extend(
+                report
+                    .candidates
+                    .iter()
+                    .filter(|c| c.visible_passed == Some(record.visible_total))
+                    .filter_map(|c| c.program.clone()),
+            );
+        }
         let mut verdicts: HashMap<String, bool> = HashMap::new();
         for program in programs {
             if verdicts.contains_key(&program) {
@@ -946,6 +971,15 @@ impl UnitContext {
         record.seed_hidden_pass = verdict(&seed.program);
         record.final_hidden_pass = verdict(&record.final_program);
         record.first_pass_hidden_pass = first_passing.as_deref().map(verdict);
+        for c in &mut record.candidate_log {
+            if c.visible_passed == Some(record.visible_total) {
+                let program = report
+                    .as_ref()
+                    .and_then(|r| r.candidates.get(c.id))
+                    .and_then(|r| r.program.as_deref());
+                c.hidden_pass = program.map(verdict);
+            }
+        }
         record.hidden_by_budget = (0..=self.max_iters)
             .map(|k| match &report {
                 Some(r) => verdict(program_at_budget(r, k)),
@@ -981,6 +1015,35 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
         cached_prompt: report.usage.cached_prompt_tokens,
     };
     record.candidates = report.candidates.len().saturating_sub(1);
+    let mut spent = 0;
+    record.candidate_log = report
+        .candidates
+        .iter()
+        .map(|c| {
+            spent += c.tokens;
+            CandidateSummary {
+                id: c.id,
+                round: c.round,
+                proposer: c.proposer,
+                parent: c.parent,
+                tokens: c.tokens,
+                spent,
+                duplicate_of: c.duplicate_of,
+                visible_passed: c.visible_passed,
+                group: c.group,
+                hidden_pass: None,
+            }
+        })
+        .collect();
+    let mut cost = 0;
+    record.cost_by_iteration = report
+        .iterations
+        .iter()
+        .map(|it| {
+            cost += it.calls.iter().map(|c| c.cost()).sum::<u64>();
+            cost
+        })
+        .collect();
     record.calls = report.usage.calls;
     record.timings = RecordTimings {
         llm_ms: report.timings.llm_ms,

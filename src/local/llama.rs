@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::session::LlamaStateSeqFlags;
+use llama_cpp_2::context::session::SeqState;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -21,6 +23,7 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
+use super::prompt_cache::{shared_prefix, PromptCache};
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, Role, Usage};
 
 /// Settings of the local backend.
@@ -39,6 +42,11 @@ pub struct LocalOptions {
     /// Keep the KV cache of the longest prefix shared with the previous call (off only to
     /// measure what it saves).
     pub reuse_prefix: bool,
+    /// Evaluated prompts whose KV state is kept for later calls ([`PromptCache`]); 0 keeps
+    /// only the live cache.
+    pub prompt_snapshots: usize,
+    /// Bytes of KV state the snapshots may hold.
+    pub snapshot_bytes: usize,
 }
 
 impl Default for LocalOptions {
@@ -50,6 +58,8 @@ impl Default for LocalOptions {
             default_max_tokens: 1536,
             seed: 1234,
             reuse_prefix: true,
+            prompt_snapshots: 8,
+            snapshot_bytes: 384 << 20,
         }
     }
 }
@@ -58,8 +68,10 @@ impl Default for LocalOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CallStats {
     pub prompt_tokens: usize,
-    /// Prompt tokens whose KV entries were reused from the previous call.
+    /// Prompt tokens whose KV entries were reused from the previous call or a snapshot.
     pub reused_tokens: usize,
+    /// Whether the reused tokens came from a prompt snapshot rather than the live cache.
+    pub restored: bool,
     /// Prompt tokens actually evaluated.
     pub evaluated_tokens: usize,
     pub prompt_secs: f64,
@@ -215,6 +227,7 @@ fn serve(
     let mut session = Session {
         model: &model,
         cached: Vec::new(),
+        snapshots: PromptCache::new(options.prompt_snapshots, options.snapshot_bytes),
         options,
     };
     while let Ok(job) = jobs.recv() {
@@ -228,6 +241,7 @@ fn serve(
         if result.is_err() {
             // A failed call may leave the cache half-written; start clean next time.
             session.cached.clear();
+            session.snapshots.clear();
             let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
         }
         let _ = job.reply.send(result);
@@ -238,6 +252,8 @@ struct Session<'m> {
     model: &'m LlamaModel,
     /// Tokens whose KV entries are in the context, in order.
     cached: Vec<LlamaToken>,
+    /// KV states of earlier prompts, restored when a prompt shares more with one of them.
+    snapshots: PromptCache<LlamaToken, SeqState>,
     options: &'m LocalOptions,
 }
 
@@ -265,13 +281,21 @@ impl Session<'_> {
         if !self.options.reuse_prefix {
             self.cached.clear();
         }
-        let reused = self
-            .cached
-            .iter()
-            .zip(&tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len() - 1);
+        let live = shared_prefix(&self.cached, &tokens);
+        let mut restored = false;
+        if self.options.reuse_prefix {
+            // Restoring costs a copy of the state: only worth it for a real gain.
+            if let Some(hit) = self.snapshots.best(&tokens, live + MIN_SNAPSHOT_TOKENS) {
+                ctx.clear_kv_cache_seq(Some(0), None, None)
+                    .map_err(|e| local("KV cache", &e))?;
+                self.cached.clear();
+                ctx.state_seq_set(hit.state, 0)
+                    .map_err(|e| local("restoring a prompt snapshot", &e))?;
+                self.cached.extend_from_slice(hit.tokens);
+                restored = true;
+            }
+        }
+        let reused = shared_prefix(&self.cached, &tokens).min(tokens.len() - 1);
         ctx.clear_kv_cache_seq(Some(0), Some(reused as u32), None)
             .map_err(|e| local("KV cache", &e))?;
         self.cached.truncate(reused);
@@ -294,6 +318,16 @@ impl Session<'_> {
             ctx.decode(&mut batch).map_err(|e| local("decode", &e))?;
         }
         self.cached.extend_from_slice(tail);
+        if self.options.reuse_prefix
+            && self.options.prompt_snapshots > 0
+            && tail.len() >= MIN_SNAPSHOT_TOKENS
+        {
+            let state = ctx
+                .state_seq_get(0, LlamaStateSeqFlags::empty())
+                .map_err(|e| local("saving a prompt snapshot", &e))?;
+            let bytes = state.byte_len();
+            self.snapshots.insert(tokens.clone(), state, bytes);
+        }
         let prompt_secs = t_prompt.elapsed().as_secs_f64();
 
         let mut sampler = self.sampler(request)?;
@@ -316,7 +350,9 @@ impl Session<'_> {
             generated += 1;
             if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
                 if crate::model::has_closed_code_block(&String::from_utf8_lossy(&bytes), needle) {
-                    self.cached.push(token);
+                    // This token was sampled but never decoded: it has no KV entry, so it must
+                    // not count as cached (a follow-up prompt that repeats the reply would
+                    // otherwise skip it and leave a gap in the positions).
                     break;
                 }
             }
@@ -332,6 +368,7 @@ impl Session<'_> {
         let stats = CallStats {
             prompt_tokens: tokens.len(),
             reused_tokens: reused,
+            restored,
             evaluated_tokens: tail.len(),
             prompt_secs,
             generated_tokens: generated,
@@ -399,6 +436,9 @@ impl Session<'_> {
         Ok(LlamaSampler::chain_simple(chain))
     }
 }
+
+/// Prompts (or prompt tails) shorter than this are cheaper to evaluate again than to snapshot.
+const MIN_SNAPSHOT_TOKENS: usize = 32;
 
 /// Cores not busy with other work, measured over a short window: generation threads that
 /// compete with a busy process for a core slow down sharply, so leave busy cores alone.

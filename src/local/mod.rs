@@ -6,3 +6,4 @@
 pub mod catalog;
 pub mod download;
 pub mod llama;
+pub mod prompt_cache;

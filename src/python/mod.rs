@@ -8,8 +8,10 @@ pub mod cfg;
 mod cfg_build;
 mod cfg_render;
 pub mod extract;
+pub mod mutate;
 mod headers;
 pub mod normalize;
+pub mod self_tests;
 pub mod source;
 mod tokens;
 

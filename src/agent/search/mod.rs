@@ -373,9 +373,22 @@ impl Search<'_> {
                 Proposer::Seed => {}
             }
         }
+        let has_fresh = jobs.iter().any(|(p, _, _)| *p == Proposer::Fresh);
+        if self.selecting() && has_fresh {
+            // Votes for the selection come from independent samples: fresh programs, which
+            // are also the cheapest to draw.
+            let wanted = self.options.select;
+            jobs.retain(|(p, _, _)| *p == Proposer::Fresh);
+            for job in &mut jobs {
+                job.2 = wanted;
+            }
+        }
         for (proposer, parent, k) in jobs {
             if let Some(stop) = self.should_stop() {
                 return Ok(Some(stop));
+            }
+            if self.selecting() && has_fresh && proposer != Proposer::Fresh {
+                continue;
             }
             let conv = match proposer {
                 Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
@@ -390,10 +403,18 @@ impl Search<'_> {
                 if let Some(stop) = self.should_stop() {
                     return Ok(Some(stop));
                 }
+                if self.selecting() && has_fresh && proposer != Proposer::Fresh {
+                    break;
+                }
                 self.sample(&conv, proposer, parent, sample).await?;
             }
         }
         Ok(self.should_stop())
+    }
+
+    /// A candidate passes the visible tests: the search now only gathers votes.
+    fn selecting(&self) -> bool {
+        !self.passing.is_empty()
     }
 
     fn should_stop(&self) -> Option<Stop> {
@@ -814,7 +835,19 @@ impl Search<'_> {
             };
             behaviours[i / n_inputs].push(b);
         }
-        let groups = groups(&behaviours);
+        // A duplicate of a passing program is one more sample that wrote it: a vote.
+        let weights: Vec<usize> = self
+            .passing
+            .iter()
+            .map(|&id| {
+                1 + self
+                    .candidates
+                    .iter()
+                    .filter(|c| c.duplicate_of == Some(id))
+                    .count()
+            })
+            .collect();
+        let groups = groups(&behaviours, &weights);
         let id_groups: Vec<Vec<usize>> = groups
             .iter()
             .map(|g| g.iter().map(|&i| self.passing[i]).collect())

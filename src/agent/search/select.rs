@@ -24,9 +24,11 @@ pub fn behaviour(outcome: &TestOutcome) -> String {
     }
 }
 
-/// The groups of agreeing candidates, largest first; ties go to the group whose first member
-/// came first. `behaviours[i]` holds candidate `i`'s behaviour on every extra input.
-pub fn groups(behaviours: &[Vec<String>]) -> Vec<Vec<usize>> {
+/// The groups of agreeing candidates, heaviest first; ties go to the group whose first member
+/// came first. `behaviours[i]` holds candidate `i`'s behaviour on every extra input and
+/// `weights[i]` its votes: a program the model wrote several times counts once per sample
+/// (missing weights count 1).
+pub fn groups(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<Vec<usize>> {
     let mut by_signature: HashMap<&[String], usize> = HashMap::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, sig) in behaviours.iter().enumerate() {
@@ -38,8 +40,13 @@ pub fn groups(behaviours: &[Vec<String>]) -> Vec<Vec<usize>> {
             }
         }
     }
-    // Stable: equal sizes keep the order of their first members.
-    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+    let weight = |g: &Vec<usize>| -> usize {
+        g.iter()
+            .map(|&i| weights.get(i).copied().unwrap_or(1))
+            .sum()
+    };
+    // Stable: equal weights keep the order of their first members.
+    groups.sort_by_key(|g| std::cmp::Reverse(weight(g)));
     groups
 }
 
@@ -75,7 +82,7 @@ mod tests {
             sig(&["raise IndexError", "= 3"]),
             sig(&["= 1", "= 3"]),
         ];
-        let g = groups(&b);
+        let g = groups(&b, &[]);
         assert_eq!(g[0], vec![1, 2, 4]);
         assert_eq!(g.len(), 3);
         assert_eq!(g.iter().map(Vec::len).sum::<usize>(), 5);
@@ -84,7 +91,14 @@ mod tests {
     #[test]
     fn ties_go_to_the_earliest_candidate() {
         let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 1"]), sig(&["= 2"])];
-        assert_eq!(groups(&b), vec![vec![0, 3], vec![1, 2]]);
-        assert!(groups(&[]).is_empty());
+        assert_eq!(groups(&b, &[]), vec![vec![0, 3], vec![1, 2]]);
+        assert!(groups(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_program_written_again_counts_once_per_sample() {
+        // Candidate 1 was sampled three times: its group outweighs the pair.
+        let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 2"])];
+        assert_eq!(groups(&b, &[1, 3, 1]), vec![vec![1], vec![0, 2]]);
     }
 }

@@ -28,6 +28,8 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
         trace: trace_text,
         labels,
         result: failing_result,
+        ..
+
     } = traced;
     r.iteration.trace = Some(trace_text.clone());
     let mut vars = r.failure_vars(failing, &failing_result);
@@ -78,6 +80,8 @@ pub(in crate::agent) struct TracedFailure {
     pub labels: Vec<String>,
     /// How the traced run ended, for the prompt.
     pub result: String,
+    /// Source line ranges of each labelled step, in label order.
+    pub step_lines: Vec<Vec<(u32, u32)>>,
 }
 
 /// Trace `failing` on `program` and render it at the fixer's level.
@@ -87,22 +91,23 @@ pub(in crate::agent) async fn traced_failure(
     failing: &TestOutcome,
 ) -> Result<TracedFailure, AgentError> {
     Ok(match trace(fixer, program, &failing.test).await? {
-        Ok((outcome, report)) => TracedFailure {
-            labels: report
-                .entries
-                .iter()
-                .filter_map(|e| match e {
-                    TraceEntry::Step(s) => Some(s.label.clone()),
-                    TraceEntry::Omitted { .. } => None,
-                })
-                .collect(),
-            trace: report.to_text(),
-            result: result_text(&outcome),
-        },
+        Ok((outcome, report)) => {
+            let steps = report.entries.iter().filter_map(|e| match e {
+                TraceEntry::Step(s) => Some(s),
+                TraceEntry::Omitted { .. } => None,
+            });
+            TracedFailure {
+                labels: steps.clone().map(|s| s.label.clone()).collect(),
+                step_lines: steps.map(|s| s.lines.clone()).collect(),
+                trace: report.to_text(),
+                result: result_text(&outcome),
+            }
+        }
         Err(reason) => TracedFailure {
             trace: reason,
             labels: Vec::new(),
             result: result_text(failing),
+            step_lines: Vec::new(),
         },
     })
 }
