@@ -215,6 +215,62 @@ async fn ldb_proposer_traces_judges_with_label_enum_and_regenerates() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn ldb_proposer_with_short_verdicts_names_one_block_and_repairs_from_it() {
+    let debugger = ScriptedModel::new([
+        r#"{"block": "BLOCK-1", "explanation": "the loop starts at 1 and skips xs[0]"}"#
+            .to_string(),
+        program_reply(FIXED),
+    ]);
+    let options = SearchOptions {
+        verdicts: ldb::debugger::VerdictForm::Short,
+        ..only(Proposer::Ldb, 1)
+    };
+    let run = search(&task(), options, None, no_replies(), debugger).await;
+    assert_eq!(run.report.status, FixStatus::Fixed, "{:#?}", run.report);
+    let ask = &run.debugger[0];
+    let schema = &ask.json_schema.as_ref().expect("schema").schema;
+    assert!(
+        schema["properties"]["block"]["enum"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x == "BLOCK-1")),
+        "one block, from the labels shown: {schema}"
+    );
+    assert!(last_user(ask).contains("find the first one whose result is wrong"));
+    assert!(last_user(&run.debugger[1]).contains("[BLOCK-1] the loop starts at 1 and skips xs[0]"));
+    let verdicts = &run.report.iterations[1].verdicts;
+    assert_eq!(verdicts.len(), 1);
+    assert!(!verdicts[0].correct);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
+    // Round 1: feedback repairs the seed and passes; the select phase then draws fresh programs
+    // only (independent votes), and the one written twice outvotes the first pass.
+    let debugger = ScriptedModel::new([program_reply(FIXED_POSITIVE_ONLY)]);
+    let generator = ScriptedModel::new([
+        program_reply(FIXED),
+        program_reply(FIXED_REFORMATTED),
+    ]);
+    let options = SearchOptions {
+        portfolio: vec![(Proposer::Feedback, 1), (Proposer::Fresh, 1)],
+        beam: 1,
+        select: 2,
+        ..SearchOptions::default()
+    };
+    let run = search(&task(), options, None, generator, debugger).await;
+    let report = &run.report;
+    assert_eq!(run.debugger.len(), 1, "no repair after the first pass");
+    assert_eq!(run.generator.len(), 2);
+    let proposers: Vec<Proposer> = report.candidates.iter().map(|c| c.proposer).collect();
+    assert_eq!(proposers, [Proposer::Seed, Proposer::Feedback, Proposer::Fresh, Proposer::Fresh]);
+    assert_eq!(report.candidates[3].duplicate_of, Some(2));
+    let selection = report.selection.as_ref().expect("selection ran");
+    assert_eq!(selection.first_passing, 1);
+    assert_eq!(selection.chosen, 2, "{selection:#?}");
+    assert_eq!(report.final_program, FIXED);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn ldb_proposer_judges_a_parent_once_across_rounds() {
     // Round 1: verdicts + a hopeless program; round 2 repairs the same parent (the seed stays
     // the best) from the same verdicts, without a second verdict call.

@@ -4,6 +4,7 @@
 
 use super::report::CallRecord;
 use super::AgentError;
+use crate::debugger::first_wrong::{first_wrong_schema, parse_first_wrong};
 use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
@@ -157,6 +158,38 @@ impl Conversation {
                 Some(format!("{problem}; after a repair request: {e}")),
             )),
         }
+    }
+}
+
+impl Conversation {
+    /// Ask for the first wrong block only ([`crate::debugger::first_wrong`]), constrained to
+    /// `labels`. The answer comes back as one verdict "not correct" so repairs read both forms
+    /// alike; a reply naming no shown block gives none, and a note.
+    pub async fn ask_first_wrong(
+        &mut self,
+        model: &dyn ChatModel,
+        labels: &[String],
+    ) -> Result<(Vec<Verdict>, Option<String>), AgentError> {
+        let schema = JsonSchema {
+            name: "first_wrong_block".into(),
+            schema: first_wrong_schema(labels),
+        };
+        let reply = self.ask(model, "debug", Some(schema)).await?;
+        Ok(match parse_first_wrong(&reply, labels) {
+            Some(found) => {
+                let note = (!found.well_formed)
+                    .then(|| "the reply was not the JSON asked for; its first label was taken".into());
+                (
+                    vec![Verdict {
+                        block: found.block,
+                        correct: false,
+                        explanation: found.explanation,
+                    }],
+                    note,
+                )
+            }
+            None => (Vec::new(), Some("the reply named no block that was shown".into())),
+        })
     }
 }
 

@@ -186,7 +186,7 @@ impl EvalPlan {
             rng_seed: self.rng_seed,
             search: (spec.strategy == Strategy::Search).then(|| {
                 let o = &self.search;
-                format!(
+                let mut label = format!(
                     "{} beam {} max {} select {} inputs {} t {}",
                     o.portfolio_label(),
                     o.beam,
@@ -194,7 +194,12 @@ impl EvalPlan {
                     o.select,
                     o.extra_inputs,
                     o.temperature
-                )
+                );
+                // Only when not the full form, so earlier runs' headers still match.
+                if o.verdicts != crate::debugger::VerdictForm::Full {
+                    label.push_str(&format!(" verdicts {}", o.verdicts.name()));
+                }
+                label
             }),
             ..self.seed_config(generator)
         }

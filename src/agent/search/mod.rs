@@ -102,6 +102,8 @@ pub struct SearchOptions {
     pub select: usize,
     /// Extra inputs made for the selection.
     pub extra_inputs: usize,
+    /// How the LDB proposer asks for verdicts.
+    pub verdicts: crate::debugger::VerdictForm,
 }
 
 impl Default for SearchOptions {
@@ -117,6 +119,7 @@ impl Default for SearchOptions {
             temperature: 0.8,
             select: 3,
             extra_inputs: 12,
+            verdicts: crate::debugger::VerdictForm::Full,
         }
     }
 }
@@ -698,7 +701,17 @@ impl Search<'_> {
         vars["labels"] = traced.labels.clone().into();
         let mut conv = self.conversation()?;
         conv.temperature = 0.0;
-        conv.user(fixer.prompts.render("debug", &vars)?);
+        let form = self.options.verdicts;
+        let template = match form {
+            crate::debugger::VerdictForm::Full => "debug",
+            crate::debugger::VerdictForm::Short => "debug_short",
+        };
+        if traced.labels.is_empty() {
+            // Only the full form's template says that there is no trace.
+            conv.user(fixer.prompts.render("debug", &vars)?);
+        } else {
+            conv.user(fixer.prompts.render(template, &vars)?);
+        }
         let mut judged = Judged {
             messages: Vec::new(),
             traced_test: failing.test.describe(),
@@ -712,9 +725,15 @@ impl Search<'_> {
             judged.problem = Some("no trace, so no verdicts were asked for".into());
         } else {
             self.phase(Phase::Debugging);
-            let outcome = conv
-                .ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
-                .await;
+            let outcome = match form {
+                crate::debugger::VerdictForm::Full => {
+                    conv.ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
+                        .await
+                }
+                crate::debugger::VerdictForm::Short => {
+                    conv.ask_first_wrong(&*fixer.debugger, &traced.labels).await
+                }
+            };
             judged.calls = std::mem::take(&mut conv.calls);
             // The verdict calls are paid once, when the parent is judged.
             self.charge(&judged.calls.clone());
