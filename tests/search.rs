@@ -393,29 +393,93 @@ async fn without_select_the_first_passing_candidate_ends_the_search() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_token_budget_stops_the_search() {
+    // Long replies (about 250 tokens each), as a real model's are: the prompt is paid once
+    // (the backend keeps it) and every reply costs.
+    let long = || program_reply(&format!("{HOPELESS}{}", "# think again\n".repeat(70)));
     let replies = Arc::new(Mutex::new(0usize));
     let counter = replies.clone();
     let debugger = ScriptedModel::from_fn(move |_| {
         *counter.lock().expect("lock") += 1;
-        Ok(program_reply(HOPELESS))
+        Ok(long())
     });
+    // Unbounded, the search repairs round after round.
+    let open = search(
+        &task(),
+        only(Proposer::Feedback, 3),
+        None,
+        no_replies(),
+        ScriptedModel::from_fn(move |_| Ok(long())),
+    )
+    .await;
+    let first_call = open.report.candidates[1].tokens;
+    assert!(open.debugger.len() >= 4, "{}", open.debugger.len());
+    // A budget of a first call and about two replies more (the estimate of a first reply is
+    // 300 tokens) stops it early, at most one call past the budget.
+    let budget = first_call + 600;
     let run = search(
         &task(),
-        only(Proposer::Feedback, 2),
-        Some(1),
+        only(Proposer::Feedback, 3),
+        Some(budget),
         no_replies(),
         debugger,
     )
     .await;
     assert_eq!(run.report.status, FixStatus::NotFixed);
-    assert_eq!(
-        *replies.lock().expect("lock"),
-        1,
-        "one call spends the budget"
-    );
+    let calls = *replies.lock().expect("lock");
+    assert!(calls >= 1 && calls < open.debugger.len(), "{calls} calls");
+    let spent: u64 = run.report.candidates.iter().map(|c| c.tokens).sum();
+    assert!(spent <= budget + first_call, "{spent} spent of {budget}");
+    // A budget that cannot pay for a single request makes none.
+    let none = search(
+        &task(),
+        only(Proposer::Feedback, 2),
+        Some(1),
+        no_replies(),
+        ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))),
+    )
+    .await;
+    assert!(none.debugger.is_empty(), "{:?}", none.debugger.len());
     // The best program is still the seed (2 of 3), not the hopeless candidate.
     assert_eq!(run.report.final_program, task().seed.expect("seed"));
     assert_eq!(run.report.final_passed, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verdicts_the_budget_cannot_pay_for_are_not_asked() {
+    let options = SearchOptions {
+        portfolio: vec![(Proposer::Fresh, 1), (Proposer::Ldb, 1)],
+        beam: 1,
+        select: 0,
+        ..SearchOptions::default()
+    };
+    let hopeless = || ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS)));
+    // Verdict requests carry a schema; program requests do not.
+    let verdicts_then_hopeless = || {
+        ScriptedModel::from_fn(|r| {
+            Ok(if r.json_schema.is_some() {
+                VERDICTS.to_string()
+            } else {
+                program_reply(HOPELESS)
+            })
+        })
+    };
+    // Unbounded, round 1 costs a fresh sample and then the verdicts and a repair.
+    let open = search(&task(), options.clone(), None, hopeless(), verdicts_then_hopeless()).await;
+    assert!(!open.debugger.is_empty());
+    let fresh_cost = open.report.candidates[1].tokens;
+    assert_eq!(open.report.candidates[1].proposer, Proposer::Fresh);
+    // With room for the fresh sample only (the estimate of a first reply is 300 tokens), the
+    // verdicts, whose prompt is far longer, are never asked for.
+    let tight = search(
+        &task(),
+        options,
+        Some(fresh_cost + 320),
+        hopeless(),
+        verdicts_then_hopeless(),
+    )
+    .await;
+    assert!(tight.debugger.is_empty(), "{} debugger calls", tight.debugger.len());
+    assert!(!tight.generator.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,7 +1,8 @@
 //! A scripted model for tests: replies come from a queue or a closure, every request is kept.
 //!
 //! Usage is made up but deterministic (about four characters per token), latency is zero, so
-//! tests that check token accounting or reports stay stable.
+//! tests that check token accounting or reports stay stable. Like a backend with a prefix
+//! cache, the messages a request shares with the one before count as cached.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -108,6 +109,20 @@ fn pseudo_tokens(text: &str) -> u64 {
 #[async_trait::async_trait]
 impl ChatModel for ScriptedModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let cached_prompt_tokens = {
+            let requests = lock(&self.requests);
+            let shared = requests.last().map_or(0, |last| {
+                last.messages
+                    .iter()
+                    .zip(&request.messages)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            request.messages[..shared]
+                .iter()
+                .map(|m| pseudo_tokens(&m.content))
+                .sum()
+        };
         lock(&self.requests).push(request.clone());
         let reply = match &mut *lock(&self.script) {
             Script::Queue(q) => q.pop_front().unwrap_or_else(|| {
@@ -124,7 +139,7 @@ impl ChatModel for ScriptedModel {
             usage: Usage {
                 prompt_tokens,
                 completion_tokens: pseudo_tokens(&reply),
-                cached_prompt_tokens: 0,
+                cached_prompt_tokens,
             },
             content: reply,
             latency: Duration::ZERO,

@@ -249,6 +249,10 @@ struct Search<'a> {
     /// Ids of candidates that pass every visible test, in order found.
     passing: Vec<usize>,
     spent: u64,
+    /// Prompts already sent (hashes): the backend keeps them, so asking again costs the reply.
+    sent: std::collections::HashSet<u64>,
+    /// Reply tokens of the program requests so far, for estimating the next one.
+    reply_tokens: (u64, u64),
     round: usize,
     /// Calls and notes of the round in progress, for its iteration report.
     round_calls: Vec<CallRecord>,
@@ -299,6 +303,8 @@ pub(super) async fn run(
         judged: HashMap::new(),
         passing: Vec::new(),
         spent: 0,
+        sent: std::collections::HashSet::new(),
+        reply_tokens: (0, 0),
         round: 0,
         round_calls: Vec::new(),
         round_trace: None,
@@ -377,6 +383,7 @@ impl Search<'_> {
             }
         }
         let has_fresh = jobs.iter().any(|(p, _, _)| *p == Proposer::Fresh);
+        let mut proposed_any = false;
         if self.selecting() && has_fresh {
             // Votes for the selection come from independent samples: fresh programs, which
             // are also the cheapest to draw.
@@ -409,10 +416,56 @@ impl Search<'_> {
                 if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                     break;
                 }
+                // A sample the budget cannot pay for is not started; a cheaper job later in
+                // the round (a prompt the backend already holds) may still fit.
+                if !self.fits(self.estimate(&conv.messages) + self.reply_estimate()) {
+                    break;
+                }
                 self.sample(&conv, proposer, parent, sample).await?;
+                proposed_any = true;
             }
         }
+        if !proposed_any && self.fixer.options.budget_tokens.is_some() {
+            // Nothing fitted in what is left of the budget.
+            return Ok(Some(Stop::Budget));
+        }
         Ok(self.should_stop())
+    }
+
+    /// Tokens a request with `messages` is expected to cost for its prompt: nothing when the
+    /// same prompt was sent before (the backend keeps it), else about one token per 3.5 bytes
+    /// (code and English under Qwen's and GPT's tokenizers).
+    fn estimate(&self, messages: &[crate::model::Message]) -> u64 {
+        // The messages after the longest prefix sent (or received) before.
+        let known = (0..=messages.len())
+            .rev()
+            .find(|&i| i == 0 || self.sent.contains(&prompt_hash(&messages[..i])))
+            .unwrap_or(0);
+        let bytes: usize = messages[known..].iter().map(|m| m.content.len()).sum();
+        (bytes as f64 / 3.5).ceil() as u64
+    }
+
+    /// Remember every prefix of `messages` as held by the backend.
+    fn remember(&mut self, messages: &[crate::model::Message]) {
+        for i in 1..=messages.len() {
+            self.sent.insert(prompt_hash(&messages[..i]));
+        }
+    }
+
+    /// A program reply's expected length: the mean so far, 300 before the first.
+    fn reply_estimate(&self) -> u64 {
+        match self.reply_tokens {
+            (_, 0) => 300,
+            (sum, n) => sum / n,
+        }
+    }
+
+    /// Whether `cost` more tokens stay within the budget.
+    fn fits(&self, cost: u64) -> bool {
+        self.fixer
+            .options
+            .budget_tokens
+            .is_none_or(|b| self.spent + cost <= b)
     }
 
     /// A candidate passes the visible tests: the search now only gathers votes.
@@ -475,6 +528,11 @@ impl Search<'_> {
             )
             .await;
         let calls = std::mem::take(&mut c.calls);
+        self.remember(&conv.messages);
+        if let Some(first) = calls.first() {
+            self.reply_tokens.0 += first.completion_tokens;
+            self.reply_tokens.1 += 1;
+        }
         let (program, problem) = match outcome {
             Ok(x) => x,
             Err(e) => {
@@ -650,8 +708,11 @@ impl Search<'_> {
         parent: usize,
     ) -> Result<Option<Conversation>, AgentError> {
         if !self.judged.contains_key(&parent) {
-            let judged = self.judge(parent).await?;
-            self.judged.insert(parent, judged);
+            match self.judge(parent).await? {
+                Some(judged) => self.judged.insert(parent, judged),
+                // The budget cannot pay for the verdicts and a repair.
+                None => return Ok(None),
+            };
         }
         let Some(judged) = self.judged.get(&parent).cloned() else {
             return Ok(None);
@@ -678,8 +739,9 @@ impl Search<'_> {
         Ok(Some(conv))
     }
 
-    /// Trace the parent's first failing test and ask for verdicts (greedy, constrained).
-    async fn judge(&mut self, parent: usize) -> Result<Judged, AgentError> {
+    /// Trace the parent's first failing test and ask for verdicts (greedy, constrained);
+    /// `None` when what is left of the budget cannot pay for the verdicts and one repair.
+    async fn judge(&mut self, parent: usize) -> Result<Option<Judged>, AgentError> {
         let fixer = self.fixer;
         let (program, failing) = {
             let tested = &self.node(parent).tested;
@@ -724,6 +786,16 @@ impl Search<'_> {
         if traced.labels.is_empty() {
             judged.problem = Some("no trace, so no verdicts were asked for".into());
         } else {
+            let verdict_reply = match form {
+                crate::debugger::VerdictForm::Full => 45 * traced.labels.len() as u64,
+                crate::debugger::VerdictForm::Short => 60,
+            };
+            // The regeneration after the verdicts re-sends all of it: only its request and
+            // reply are new.
+            let cost = self.estimate(&conv.messages) + verdict_reply + 40 + self.reply_estimate();
+            if !self.fits(cost) {
+                return Ok(None);
+            }
             self.phase(Phase::Debugging);
             let outcome = match form {
                 crate::debugger::VerdictForm::Full => {
@@ -740,9 +812,10 @@ impl Search<'_> {
             let (verdicts, problem) = outcome?;
             judged.verdicts = verdicts;
             judged.problem = problem;
+            self.remember(&conv.messages);
         }
         judged.messages = conv.messages;
-        Ok(judged)
+        Ok(Some(judged))
     }
 
     /// The iteration record of `round`, showing candidate `id`'s program and results.
@@ -916,6 +989,17 @@ fn changed_lines(a: &str, b: &str) -> usize {
         .iter_all_changes()
         .filter(|c| c.tag() != similar::ChangeTag::Equal)
         .count()
+}
+
+/// A hash of a prompt's messages, to know a prompt sent before.
+fn prompt_hash(messages: &[crate::model::Message]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in messages {
+        (m.role as u8).hash(&mut h);
+        m.content.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample
