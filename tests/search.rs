@@ -271,6 +271,33 @@ async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
+    let one_by_one = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))));
+    let batching = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))).batching());
+    for (model, sizes) in [(one_by_one, vec![1, 1, 1]), (batching, vec![3])] {
+        let fixer = Fixer {
+            generator: model.clone(),
+            debugger: model.clone(),
+            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+            prompts: Prompts::new().expect("templates load"),
+            options: FixOptions {
+                strategy: Strategy::Search,
+                max_iters: 1,
+                search: only(Proposer::Feedback, 3),
+                ..FixOptions::default()
+            },
+        };
+        let report = fixer.fix(&task(), &Silent).await;
+        assert_eq!(model.batch_sizes(), sizes);
+        // Three samples of the same prompt: distinct seeds either way.
+        let mut seeds: Vec<_> = model.requests().iter().map(|r| r.seed).collect();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 3, "{seeds:?}");
+        assert_eq!(report.candidates.len(), 4);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn ldb_proposer_judges_a_parent_once_across_rounds() {
     // Round 1: verdicts + a hopeless program; round 2 repairs the same parent (the seed stays
     // the best) from the same verdicts, without a second verdict call.

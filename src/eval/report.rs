@@ -599,11 +599,10 @@ pub fn plot_tokens(summaries: &[Summary]) -> String {
             points: (0..=TOKEN_STEPS)
                 .map(|i| {
                     let budget = max * i as u64 / TOKEN_STEPS as u64;
-                    let at = if s.token_max == 0 {
-                        0
-                    } else {
-                        ((budget * TOKEN_STEPS as u64) / s.token_max).min(TOKEN_STEPS as u64)
-                    };
+                    let at = (budget * TOKEN_STEPS as u64)
+                        .checked_div(s.token_max)
+                        .unwrap_or(0)
+                        .min(TOKEN_STEPS as u64);
                     s.token_curve.get(at as usize).copied().unwrap_or(f64::NAN)
                 })
                 .collect(),

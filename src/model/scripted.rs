@@ -22,6 +22,9 @@ pub struct ScriptedModel {
     name: String,
     script: Mutex<Script>,
     requests: Mutex<Vec<ChatRequest>>,
+    /// Claim to batch samples ([`ChatModel::batches`]), and count the batches asked for.
+    batches: bool,
+    batch_sizes: Mutex<Vec<usize>>,
 }
 
 impl ScriptedModel {
@@ -41,6 +44,8 @@ impl ScriptedModel {
             name: "scripted".to_string(),
             script: Mutex::new(Script::Queue(results.into_iter().collect())),
             requests: Mutex::new(Vec::new()),
+            batches: false,
+            batch_sizes: Mutex::new(Vec::new()),
         }
     }
 
@@ -52,7 +57,20 @@ impl ScriptedModel {
             name: "scripted".to_string(),
             script: Mutex::new(Script::Func(Box::new(f))),
             requests: Mutex::new(Vec::new()),
+            batches: false,
+            batch_sizes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Behave like a backend that samples several continuations in one call.
+    pub fn batching(mut self) -> Self {
+        self.batches = true;
+        self
+    }
+
+    /// The `n` of every [`ChatModel::chat_n`] call, in order.
+    pub fn batch_sizes(&self) -> Vec<usize> {
+        lock(&self.batch_sizes).clone()
     }
 
     /// The name reported by [`ChatModel::name`] and in `ChatResponse::model`.
@@ -147,6 +165,25 @@ impl ChatModel for ScriptedModel {
             cached: false,
             attempts: 1,
         })
+    }
+
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        lock(&self.batch_sizes).push(n);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut r = request.clone();
+            r.seed = super::nth_seed(request.seed, i);
+            out.push(self.chat(&r).await?);
+        }
+        Ok(out)
+    }
+
+    fn batches(&self) -> bool {
+        self.batches
     }
 
     fn name(&self) -> String {

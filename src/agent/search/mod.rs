@@ -409,19 +409,26 @@ impl Search<'_> {
                 Proposer::Fresh => self.fresh_conversation()?,
                 Proposer::Seed => continue,
             };
-            for sample in 0..k {
+            let model = self.model_of(proposer);
+            let mut drawn = 0;
+            while drawn < k {
                 if let Some(stop) = self.should_stop() {
                     return Ok(Some(stop));
                 }
                 if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                     break;
                 }
-                // A sample the budget cannot pay for is not started; a cheaper job later in
-                // the round (a prompt the backend already holds) may still fit.
-                if !self.fits(self.estimate(&conv.messages) + self.reply_estimate()) {
+                // Samples the budget cannot pay for are not started; a cheaper job later in
+                // the round (a prompt the backend already holds) may still fit. A backend that
+                // batches gets the job's samples in one call; otherwise one at a time, so a
+                // pass ends the repairs at once.
+                let wanted = if model.batches() { k - drawn } else { 1 };
+                let n = self.affordable(&conv, wanted);
+                if n == 0 {
                     break;
                 }
-                self.sample(&conv, proposer, parent, sample).await?;
+                self.sample(&conv, proposer, parent, drawn, n).await?;
+                drawn += n;
                 proposed_any = true;
             }
         }
@@ -491,13 +498,36 @@ impl Search<'_> {
         None
     }
 
-    /// Draw one sample of `conv` and consider its program.
+    fn model_of(&self, proposer: Proposer) -> std::sync::Arc<dyn crate::model::ChatModel> {
+        match proposer {
+            Proposer::Fresh => self.fixer.generator.clone(),
+            _ => self.fixer.debugger.clone(),
+        }
+    }
+
+    /// How many of `wanted` samples of `conv` to draw now: what the budget can pay for (the
+    /// prompt once, a reply each), the candidates left, and the votes the selection still needs.
+    fn affordable(&self, conv: &Conversation, wanted: usize) -> usize {
+        let proposed = self.candidates.len().saturating_sub(1);
+        let mut room = self.options.max_candidates.saturating_sub(proposed);
+        if let Some(&first) = self.passing.first() {
+            room = room.min((first + self.options.select).saturating_sub(proposed));
+        }
+        let prompt = self.estimate(&conv.messages);
+        let reply = self.reply_estimate();
+        (0..wanted.min(room))
+            .take_while(|&i| self.fits(prompt + reply * (i as u64 + 1)))
+            .count()
+    }
+
+    /// Draw `n` samples of `conv` (sample indices from `first`) and consider their programs.
     async fn sample(
         &mut self,
         conv: &Conversation,
         proposer: Proposer,
         parent: Option<usize>,
-        index: usize,
+        first: usize,
+        n: usize,
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
@@ -507,44 +537,37 @@ impl Search<'_> {
                 self.round as u64,
                 parent.map_or(u64::MAX, |p| p as u64),
                 proposer.code(),
-                index as u64,
+                first as u64,
             ],
         ));
-        let model = match proposer {
-            Proposer::Fresh => &*self.fixer.generator,
-            _ => &*self.fixer.debugger,
-        };
+        let model = self.model_of(proposer);
         let (purpose, repair) = match proposer {
             Proposer::Fresh => ("resample", "repair_resample"),
             _ => ("regenerate", "repair_program"),
         };
-        let outcome = c
-            .ask_program(
-                model,
+        let drawn = c
+            .ask_programs(
+                &*model,
+                n,
                 &self.task.entry_point,
                 purpose,
                 repair,
                 &self.fixer.prompts,
             )
-            .await;
-        let calls = std::mem::take(&mut c.calls);
+            .await?;
         self.remember(&conv.messages);
-        if let Some(first) = calls.first() {
-            self.reply_tokens.0 += first.completion_tokens;
-            self.reply_tokens.1 += 1;
-        }
-        let (program, problem) = match outcome {
-            Ok(x) => x,
-            Err(e) => {
-                self.charge(&calls);
-                return Err(e);
+        let llm_ms = ms(started.elapsed()) / drawn.len().max(1) as u64;
+        for d in drawn {
+            if let Some(first) = d.calls.first() {
+                self.reply_tokens.0 += first.completion_tokens;
+                self.reply_tokens.1 += 1;
             }
-        };
-        let llm_ms = ms(started.elapsed());
-        self.consider(
-            self.round, proposer, parent, program, problem, calls, llm_ms,
-        )
-        .await
+            self.consider(
+                self.round, proposer, parent, d.program, d.problem, d.calls, llm_ms,
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     fn charge(&mut self, calls: &[CallRecord]) {
