@@ -1037,6 +1037,10 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
                 visible_passed: c.visible_passed,
                 group: c.group,
                 hidden_pass: None,
+                signature: report
+                    .selection
+                    .as_ref()
+                    .and_then(|s| s.signatures.get(&c.id).cloned()),
             }
         })
         .collect();

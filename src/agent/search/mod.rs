@@ -979,12 +979,19 @@ impl Search<'_> {
             .and_then(|g| g.first())
             .copied()
             .unwrap_or(first);
+        let signatures = self
+            .passing
+            .iter()
+            .zip(&behaviours)
+            .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
+            .collect();
         report.selection = Some(SelectionReport {
             inputs,
             groups: id_groups,
             chosen,
             first_passing: first,
             first_passing_program: self.node(first).tested.program.clone(),
+            signatures,
         });
         Ok(chosen)
     }

@@ -63,6 +63,20 @@ pub struct SelectionReport {
     pub first_passing: usize,
     /// Its program, so the effect of selection can be scored.
     pub first_passing_program: String,
+    /// Each candidate's behaviour on every input, as a short hash per input (candidate id →
+    /// hashes in input order), so other ways of choosing can be compared on the same run.
+    #[serde(default)]
+    pub signatures: std::collections::BTreeMap<usize, Vec<String>>,
+}
+
+/// A short, stable hash of one behaviour (FNV-1a, 32 bits).
+pub fn behaviour_hash(behaviour: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in behaviour.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
 }
 
 #[cfg(test)]
