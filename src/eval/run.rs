@@ -199,6 +199,9 @@ impl EvalPlan {
                 if o.verdicts != crate::debugger::VerdictForm::Full {
                     label.push_str(&format!(" verdicts {}", o.verdicts.name()));
                 }
+                if o.select_by != crate::agent::search::SelectRule::Groups {
+                    label.push_str(&format!(" by {}", o.select_by.name()));
+                }
                 label
             }),
             ..self.seed_config(generator)

@@ -27,7 +27,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use inputs::extra_inputs;
-pub use select::{groups, SelectionReport};
+pub use select::{groups, SelectRule, SelectionReport};
 
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
@@ -104,6 +104,8 @@ pub struct SearchOptions {
     pub extra_inputs: usize,
     /// How the LDB proposer asks for verdicts.
     pub verdicts: crate::debugger::VerdictForm,
+    /// How the program is chosen among those that pass the visible tests.
+    pub select_by: SelectRule,
 }
 
 impl Default for SearchOptions {
@@ -120,6 +122,7 @@ impl Default for SearchOptions {
             select: 3,
             extra_inputs: 12,
             verdicts: crate::debugger::VerdictForm::Full,
+            select_by: SelectRule::Groups,
         }
     }
 }
@@ -974,11 +977,20 @@ impl Search<'_> {
                 }
             }
         }
-        let chosen = id_groups
-            .first()
-            .and_then(|g| g.first())
-            .copied()
-            .unwrap_or(first);
+        let chosen = match self.options.select_by {
+            SelectRule::Groups => id_groups.first().and_then(|g| g.first()).copied(),
+            SelectRule::Agreement => {
+                let scores = select::agreement_scores(&behaviours, &weights);
+                // The first of the highest score.
+                let best = scores.iter().copied().max().unwrap_or(0);
+                scores
+                    .iter()
+                    .position(|&s| s == best)
+                    .and_then(|i| self.passing.get(i))
+                    .copied()
+            }
+        }
+        .unwrap_or(first);
         let signatures = self
             .passing
             .iter()
