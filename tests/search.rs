@@ -298,6 +298,24 @@ async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_repair_that_gives_the_parent_back_is_not_asked_again() {
+    // The model returns the failing seed unchanged: the same prompt would do it again.
+    let seed = task().seed.expect("seed");
+    let unchanged = ScriptedModel::from_fn(move |_| Ok(program_reply(&seed)));
+    let run = search(
+        &task(),
+        only(Proposer::Feedback, 3),
+        None,
+        no_replies(),
+        unchanged,
+    )
+    .await;
+    assert_eq!(run.debugger.len(), 1, "asked once, not 3 samples x 4 rounds");
+    assert_eq!(run.report.candidates[1].duplicate_of, Some(0));
+    assert_eq!(run.report.status, FixStatus::NotFixed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn ldb_proposer_judges_a_parent_once_across_rounds() {
     // Round 1: verdicts + a hopeless program; round 2 repairs the same parent (the seed stays
     // the best) from the same verdicts, without a second verdict call.
@@ -356,15 +374,16 @@ async fn a_program_seen_before_is_never_run_again() {
     // The seed itself and the seed reformatted come back; neither is tested again.
     let seed = task().seed.expect("seed");
     let reformatted = seed.replace("    total = 0\n", "    total = 0  # start\n\n");
-    let debugger = ScriptedModel::new([
+    // Fresh programs: a repair that gives its parent back ends its job (see below).
+    let generator = ScriptedModel::new([
         program_reply(&seed),
         program_reply(&reformatted),
         program_reply(FIXED),
         program_reply(FIXED_REFORMATTED),
     ]);
-    let mut options = only(Proposer::Feedback, 4);
+    let mut options = only(Proposer::Fresh, 4);
     options.select = 1;
-    let run = search(&task(), options, None, no_replies(), debugger).await;
+    let run = search(&task(), options, None, generator, no_replies()).await;
     let c = &run.report.candidates;
     assert_eq!(c.len(), 5, "{c:#?}");
     assert_eq!(c[1].duplicate_of, Some(0));

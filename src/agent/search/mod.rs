@@ -256,6 +256,9 @@ struct Search<'a> {
     sent: std::collections::HashSet<u64>,
     /// Reply tokens of the program requests so far, for estimating the next one.
     reply_tokens: (u64, u64),
+    /// Repairs (proposer, parent) that gave the parent back unchanged: the same prompt would
+    /// most likely do it again, so they are not asked again.
+    stale: std::collections::HashSet<(Proposer, usize)>,
     round: usize,
     /// Calls and notes of the round in progress, for its iteration report.
     round_calls: Vec<CallRecord>,
@@ -308,6 +311,7 @@ pub(super) async fn run(
         spent: 0,
         sent: std::collections::HashSet::new(),
         reply_tokens: (0, 0),
+        stale: std::collections::HashSet::new(),
         round: 0,
         round_calls: Vec::new(),
         round_trace: None,
@@ -403,6 +407,9 @@ impl Search<'_> {
             if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                 continue;
             }
+            if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                continue;
+            }
             let conv = match proposer {
                 Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
                 Proposer::Ldb => match self.ldb_conversation(parent.unwrap_or(0)).await? {
@@ -419,6 +426,9 @@ impl Search<'_> {
                     return Ok(Some(stop));
                 }
                 if self.selecting() && has_fresh && proposer != Proposer::Fresh {
+                    break;
+                }
+                if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
                     break;
                 }
                 // Samples the budget cannot pay for are not started; a cheaper job later in
@@ -614,6 +624,9 @@ impl Search<'_> {
         let key = program_key(&program);
         if let Some(&first) = self.seen.get(&key) {
             record.duplicate_of = Some(first);
+            if parent == Some(first) {
+                self.stale.insert((proposer, first));
+            }
             self.candidates.push(record);
             return Ok(());
         }
