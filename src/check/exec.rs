@@ -333,6 +333,7 @@ pub fn report_of(program: &Program, prepared: &Prepared, run: &ExecRun, mode: Mo
         predicted_because: None,
         notes: prepared.notes.clone(),
         usage: None,
+        model_reply: None,
     };
     report.notes.extend(run.notes.iter().cloned());
     let last_label = run.last.map(|(s, b)| block_label(&program.cfg, s, b));

@@ -13,9 +13,13 @@
 
 pub mod cfg_text;
 pub mod classes;
+pub mod eval;
 pub mod exec;
 pub mod hybrid;
+pub mod metrics;
 pub mod names;
+pub mod orca;
+pub mod pre;
 pub mod predict;
 pub mod program;
 pub mod stdlib;
@@ -113,6 +117,9 @@ pub struct CheckReport {
     pub notes: Vec<String>,
     /// Model tokens spent (predictions only).
     pub usage: Option<Usage>,
+    /// The model's reply as it came (predictions only), to audit a prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_reply: Option<String>,
 }
 
 impl CheckReport {

@@ -157,14 +157,16 @@ pub async fn check(
     });
     let response = model.chat(&request).await?;
     let predicted = parse_reply(program, &response.content);
-    Ok(report(
+    let mut report = report(
         program,
         prepared,
         &predicted,
         cont,
         Mode::Predict,
         response.usage,
-    ))
+    );
+    report.model_reply = Some(response.content);
+    Ok(report)
 }
 
 /// Read a reply: strict JSON, or JSON cut short (closed as far as it goes), or model-style JSON.
@@ -360,6 +362,7 @@ pub fn report(
         predicted_because: None,
         notes,
         usage: Some(usage),
+        model_reply: None,
     }
 }
 

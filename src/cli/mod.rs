@@ -3,6 +3,7 @@
 
 mod cfg_cmd;
 mod check_cmd;
+mod check_eval_cmd;
 mod eval_cmd;
 mod fix_cmd;
 mod model_cmd;
