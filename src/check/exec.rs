@@ -46,7 +46,7 @@ pub fn prepare(program: &Program, incomplete: bool) -> Prepared {
     let facts = parse_module(&program.source)
         .map(|suite| names::analyse(&program.source, &suite))
         .unwrap_or_default();
-    let mut notes = Vec::new();
+    let mut notes = program.notes.clone();
     let mut prelude = String::new();
     let (imports, unresolved) = if incomplete {
         let r = stdlib::resolve(&facts.free);

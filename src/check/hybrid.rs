@@ -177,6 +177,11 @@ fn undecided(
                 )
             })
         }
+        // The limit is the sandbox's, not the program's.
+        RunEnd::Memory => Some((
+            "the real run reached the sandbox's memory limit".to_string(),
+            last,
+        )),
         RunEnd::Timeout => Some((
             format!(
                 "the real run did not finish within the time limit ({} block visits seen)",

@@ -62,6 +62,7 @@ pub fn analyse(src: &SourceFile, suite: &[Stmt]) -> NameFacts {
         module_returns: Vec::new(),
         stmt_line: 0,
         function_depth: 0,
+        stdin_aliases: BTreeSet::new(),
     };
     w.body(suite);
     let builtins = stdlib::builtins();
@@ -89,6 +90,8 @@ struct Walker<'a> {
     stmt_line: u32,
     /// Functions, lambdas and class bodies around the current statement.
     function_depth: usize,
+    /// Names bound to a reader of stdin without calling it (`input = sys.stdin.readline`).
+    stdin_aliases: BTreeSet<String>,
 }
 
 impl Walker<'_> {
@@ -98,6 +101,13 @@ impl Walker<'_> {
 
     fn bind(&mut self, name: &str) {
         self.bound.insert(name.to_string());
+    }
+
+    /// Record the names of an expression that is known not to read stdin.
+    fn names_only(&mut self, e: &Expr) {
+        let lines_before = self.input_lines.clone();
+        self.expr(e);
+        self.input_lines = lines_before;
     }
 
     fn load(&mut self, name: &str, line: u32, attr: Option<&str>) {
@@ -180,7 +190,17 @@ impl Walker<'_> {
             }
             Stmt::Delete(d) => self.exprs(&d.targets),
             Stmt::Assign(a) => {
-                self.expr(&a.value);
+                if reads_stdin_uncalled(&a.value) {
+                    // `input = sys.stdin.readline` reads nothing; calling the alias does.
+                    for t in &a.targets {
+                        if let Expr::Name(n) = t {
+                            self.stdin_aliases.insert(n.id.to_string());
+                        }
+                    }
+                    self.names_only(&a.value);
+                } else {
+                    self.expr(&a.value);
+                }
                 self.exprs(&a.targets);
             }
             Stmt::TypeAlias(t) => {
@@ -431,7 +451,8 @@ impl Walker<'_> {
                     let opens_stdin = n.id.as_str() == "open"
                         && matches!(c.args.first(), Some(Expr::Constant(k))
                             if matches!(&k.value, Constant::Int(i) if i.to_string() == "0"));
-                    if n.id.as_str() == "input" || opens_stdin {
+                    let reader = n.id.as_str() == "input" || self.stdin_aliases.contains(n.id.as_str());
+                    if reader || opens_stdin {
                         self.input_lines.insert(self.stmt_line);
                     }
                 }
@@ -483,6 +504,15 @@ impl Walker<'_> {
     }
 }
 
+/// `sys.stdin.readline`, `stdin.buffer.read`: a reader of stdin named, not called.
+fn reads_stdin_uncalled(e: &Expr) -> bool {
+    match e {
+        Expr::Attribute(a) => a.attr.as_str() == "stdin" || reads_stdin_uncalled(&a.value),
+        Expr::Name(n) => n.id.as_str() == "stdin",
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,6 +548,11 @@ mod tests {
         );
         assert_eq!(f.input_lines.iter().copied().collect::<Vec<_>>(), [2, 3, 4]);
         assert!(f.free.is_empty());
+        // An alias of a reader reads nothing until it is called.
+        let f = facts("import sys\nread = sys.stdin.readline\nn = 4\nm = int(read())\n");
+        assert_eq!(f.input_lines.iter().copied().collect::<Vec<_>>(), [4]);
+        let f = facts("import sys\ninput = sys.stdin.readline\nn = 4\n");
+        assert!(!f.reads_input());
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct Program {
     pub name: String,
     pub source: SourceFile,
     pub cfg: ProgramCfg,
+    /// What was done to read it (shown in the report).
+    pub notes: Vec<String>,
 }
 
 impl Program {
@@ -93,22 +95,65 @@ impl Program {
             return Err(InputError::Empty { file });
         }
         let source = SourceFile::new(text.to_string());
-        let cfg = ProgramCfg::build(&source).map_err(|e| InputError::NotPython {
-            file: file.clone(),
-            line: e.line,
-            column: e.column,
-            message: e.message,
-        })?;
+        let first_try = ProgramCfg::build(&source);
+        let (source, cfg, notes) = match first_try {
+            Ok(cfg) => (source, cfg, Vec::new()),
+            Err(e) => {
+                // CPython accepts tabs mixed with spaces when the indentation means the same at
+                // a tab size of 8; the parser here does not. Expanded, the lines stay put.
+                let expanded = SourceFile::new(expand_indentation_tabs(text));
+                match ProgramCfg::build(&expanded) {
+                    Ok(cfg) if expanded.text() != text => (
+                        expanded,
+                        cfg,
+                        vec!["tabs in indentation were expanded to 8 columns, as CPython \
+                              reads them"
+                            .to_string()],
+                    ),
+                    _ => {
+                        return Err(InputError::NotPython {
+                            file,
+                            line: e.line,
+                            column: e.column,
+                            message: e.message,
+                        })
+                    }
+                }
+            }
+        };
         Ok(Program {
             name: file,
             source,
             cfg,
+            notes,
         })
     }
 
     pub fn text(&self) -> &str {
         self.source.text()
     }
+}
+
+/// Leading tabs expanded to the next multiple of 8 columns, line by line.
+fn expand_indentation_tabs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let indent_len = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let (indent, rest) = line.split_at(indent_len);
+        let mut col = 0usize;
+        for c in indent.chars() {
+            if c == '\t' {
+                let next = (col / 8 + 1) * 8;
+                out.extend(std::iter::repeat_n(' ', next - col));
+                col = next;
+            } else {
+                out.push(c);
+                col += 1;
+            }
+        }
+        out.push_str(rest);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -138,6 +183,16 @@ mod tests {
         assert!(matches!(err, InputError::NotPython { line: 1, .. }), "{err:?}");
         assert!(err.to_string().contains("notes.txt"));
         assert!(err.hint().contains("line 1"));
+    }
+
+    #[test]
+    fn tabs_mixed_with_spaces_are_read_as_cpython_reads_them() {
+        // From an ORCA program: three spaces, a tab, a space.
+        let code = "x = 1\nif x:\n    y = 1\nelse:\n   \t y = 2\n";
+        let p = Program::new("t.py", code.as_bytes()).unwrap();
+        assert_eq!(p.text(), "x = 1\nif x:\n    y = 1\nelse:\n         y = 2\n");
+        assert_eq!(p.notes.len(), 1);
+        assert!(Program::new("t.py", b"x = 1\n").unwrap().notes.is_empty());
     }
 
     #[test]
