@@ -53,38 +53,69 @@ pub struct Verdict {
     pub message: String,
 }
 
-/// The reply schema: block ids, error classes and lines are closed lists.
-pub fn reply_schema(program: &Program, max_steps: usize) -> Value {
-    let labels = cfg_text::labels(&program.cfg);
+/// The reply schema. The trace is a chain of steps, each naming its block and then the next
+/// step, and each block's `then` admits only the blocks its CFG edges lead to (plus `<end>` where
+/// an edge leaves the code, and `<error>` anywhere): a reply can only walk real paths, starting
+/// at `start`. Error classes and lines are closed lists too. Calls are evaluated inside the
+/// calling block, so a walk stays in one scope.
+pub fn reply_schema(program: &Program, start: (usize, usize)) -> Value {
+    let cfg = &program.cfg;
+    let def_name = |scope: usize, block: usize| format!("s{scope}b{block}");
+    let mut defs = serde_json::Map::new();
+    for (si, scope) in cfg.scopes.iter().enumerate() {
+        let exit = scope.exit_number();
+        for block in scope.graph.node_weights() {
+            if block.kind != crate::python::cfg::BlockKind::Code {
+                continue;
+            }
+            let mut next: Vec<Value> = Vec::new();
+            let mut ends = false;
+            let mut seen = Vec::new();
+            for (to, _) in scope.successors(block.number) {
+                if to == exit {
+                    ends = true;
+                } else if !seen.contains(&to) {
+                    seen.push(to);
+                    next.push(json!({"$ref": format!("#/$defs/{}", def_name(si, to))}));
+                }
+            }
+            if ends || scope.successors(block.number).is_empty() {
+                next.push(json!({"const": "<end>"}));
+            }
+            next.push(json!({"const": "<error>"}));
+            // Keys in alphabetical order, the order the reply is written in: what the block
+            // did, then the condition, then where it goes.
+            defs.insert(
+                def_name(si, block.number),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "block": {"const": block_label(cfg, si, block.number)},
+                        "changes": {"type": "array", "items": {"type": "string"}},
+                        "cond": {"type": "string"},
+                        "then": {"anyOf": next}
+                    },
+                    "required": ["block", "changes", "cond", "then"],
+                    "additionalProperties": false
+                }),
+            );
+        }
+    }
     let mut classes: Vec<&str> = vec!["none"];
     classes.extend(ErrorClass::ALL.iter().map(|c| c.name()));
     let mut lines: Vec<u32> = vec![0];
-    for scope in &program.cfg.scopes {
+    for scope in &cfg.scopes {
         for block in scope.graph.node_weights() {
             lines.extend(block.stmts.iter().map(|s| s.first));
         }
     }
     lines.sort_unstable();
     lines.dedup();
-    // Keys are emitted in alphabetical order (so the grammar asks for the trace before the
-    // verdict, and each step's block first): the names are chosen for that.
     json!({
+        "$defs": defs,
         "type": "object",
         "properties": {
-            "trace": {
-                "type": "array",
-                "maxItems": max_steps.max(1),
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "block": {"enum": labels},
-                        "changes": {"type": "array", "items": {"type": "string"}},
-                        "note": {"type": "string"}
-                    },
-                    "required": ["block", "changes", "note"],
-                    "additionalProperties": false
-                }
-            },
+            "trace": {"$ref": format!("#/$defs/{}", def_name(start.0, start.1))},
             "verdict": {
                 "type": "object",
                 "properties": {
@@ -102,6 +133,14 @@ pub fn reply_schema(program: &Program, max_steps: usize) -> Value {
     })
 }
 
+/// Where a prediction starts: the continued block, or the module's entry.
+fn start_of(program: &Program, cont: Option<&Continuation>) -> (usize, usize) {
+    match cont {
+        Some(c) => (c.stop_scope, c.stop_block),
+        None => (0, program.cfg.scopes.first().map_or(0, |s| s.entry.index())),
+    }
+}
+
 /// Render the prompt (system, user) for `program`.
 pub fn prompt(
     prompts: &Prompts,
@@ -111,10 +150,8 @@ pub fn prompt(
     cont: Option<&Continuation>,
 ) -> Result<(String, String), CheckError> {
     let system = prompts.render("check_system", json!({}))?;
-    let start_block = match cont {
-        Some(c) => block_label(&program.cfg, c.stop_scope, c.stop_block),
-        None => block_label(&program.cfg, 0, program.cfg.scopes.first().map_or(0, |s| s.entry.index())),
-    };
+    let (scope, block) = start_of(program, cont);
+    let start_block = block_label(&program.cfg, scope, block);
     let executed: Vec<&str> = cont
         .map(|c| c.executed.iter().map(|s| s.block.as_str()).collect())
         .unwrap_or_default();
@@ -153,10 +190,11 @@ pub async fn check(
     request.max_tokens = Some(options.max_tokens);
     request.json_schema = Some(JsonSchema {
         name: "predicted_run".into(),
-        schema: reply_schema(program, options.max_steps),
+        schema: reply_schema(program, start_of(program, cont)),
     });
     let response = model.chat(&request).await?;
-    let predicted = parse_reply(program, &response.content);
+    let mut predicted = parse_reply(program, &response.content);
+    predicted.steps.truncate(options.max_steps);
     let mut report = report(
         program,
         prepared,
@@ -178,7 +216,20 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
         .or_else(|| crate::debugger::verdicts::lenient_json(body).ok())
         .unwrap_or(Value::Null);
     let mut out = Predicted::default();
-    if let Some(steps) = value.get("trace").and_then(Value::as_array) {
+    // The chain the schema asks for; a flat list from a backend that ignored the schema.
+    let mut steps: Vec<&Value> = Vec::new();
+    match value.get("trace") {
+        Some(Value::Array(items)) => steps.extend(items),
+        Some(first @ Value::Object(_)) => {
+            let mut node = Some(first);
+            while let Some(step) = node.filter(|n| n.is_object()) {
+                steps.push(step);
+                node = step.get("then");
+            }
+        }
+        _ => {}
+    }
+    {
         for step in steps {
             let label = step.get("block").and_then(Value::as_str).unwrap_or("");
             let Some((scope, block)) = cfg_text::parse_label(&program.cfg, label) else {
@@ -196,7 +247,8 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
                 })
                 .unwrap_or_default();
             let note = step
-                .get("note")
+                .get("cond")
+                .or_else(|| step.get("note"))
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
@@ -378,8 +430,8 @@ mod tests {
     #[test]
     fn a_cut_reply_keeps_its_steps_and_claims_nothing() {
         let p = program("x = '2'\nfor i in range(3):\n    x = x + i\nprint(x)\n");
-        let reply = r#"{"trace": [{"block": "B0", "changes": ["x = '2'"], "note": ""},
-            {"block": "B1", "changes": ["i = 0"], "note": "next item 0"}, {"block": "B9", "chan"#;
+        let reply = r#"{"trace": [{"block": "B0", "changes": ["x = '2'"], "cond": ""},
+            {"block": "B1", "changes": ["i = 0"], "cond": "next item 0"}, {"block": "B9", "chan"#;
         let predicted = parse_reply(&p, reply);
         assert_eq!(predicted.steps.len(), 2);
         assert_eq!(predicted.dropped, 1);
@@ -393,7 +445,7 @@ mod tests {
     #[test]
     fn the_failing_block_ends_at_the_failing_line() {
         let p = program("a = 1\nb = 'x'\nc = a + b\nprint(c)\n");
-        let reply = r#"{"trace": [{"block": "B0", "changes": ["a = 1", "b = 'x'", "a == b"], "note": "int + str"}],
+        let reply = r#"{"trace": {"block": "B0", "changes": ["a = 1", "b = 'x'", "a == b"], "cond": "int + str", "then": "<error>"},
             "verdict": {"error": true, "error_class": "TypeError", "line": 3, "message": "unsupported operand"}}"#;
         let predicted = parse_reply(&p, reply);
         let r = report(&p, &prepare(&p, false), &predicted, None, Mode::Predict, Usage::default());
@@ -411,17 +463,41 @@ mod tests {
     }
 
     #[test]
-    fn the_schema_closes_the_lists() {
-        let p = program("def f(x):\n    return x\nprint(f(1))\n");
-        let s = reply_schema(&p, 7);
-        assert_eq!(s["properties"]["trace"]["maxItems"], 7);
+    fn the_schema_admits_only_cfg_paths_and_closed_lists() {
+        let p = program("n = 2\nwhile n > 0:\n    n -= 1\nprint(f(n))\ndef f(x):\n    return x\n");
+        let s = reply_schema(&p, (0, 0));
+        assert_eq!(s["properties"]["trace"]["$ref"], "#/$defs/s0b0");
+        let defs = &s["$defs"];
+        assert_eq!(defs["s0b0"]["properties"]["block"]["const"], "B0");
+        // The loop header goes to its body or past the loop, never back to B0.
         assert_eq!(
-            s["properties"]["trace"]["items"]["properties"]["block"]["enum"],
-            json!(["B0", "f:B0"])
+            defs["s0b1"]["properties"]["then"]["anyOf"],
+            json!([{"$ref": "#/$defs/s0b2"}, {"$ref": "#/$defs/s0b3"}, {"const": "<error>"}])
         );
-        assert_eq!(s["properties"]["verdict"]["properties"]["line"]["enum"], json!([0, 1, 2, 3]));
+        // The last block may end the run.
+        assert_eq!(
+            defs["s0b3"]["properties"]["then"]["anyOf"],
+            json!([{"const": "<end>"}, {"const": "<error>"}])
+        );
+        assert_eq!(defs["s1b0"]["properties"]["block"]["const"], "f:B0");
+        assert_eq!(s["properties"]["verdict"]["properties"]["line"]["enum"], json!([0, 1, 2, 3, 4, 5, 6]));
         let classes = &s["properties"]["verdict"]["properties"]["error_class"]["enum"];
         assert_eq!(classes[0], "none");
         assert!(classes.as_array().unwrap().contains(&json!("TypeError")));
+        // A continuation starts where the run stopped.
+        assert_eq!(reply_schema(&p, (0, 2))["properties"]["trace"]["$ref"], "#/$defs/s0b2");
+    }
+
+    #[test]
+    fn a_chained_trace_is_read_in_order() {
+        let p = program("x = 1\nif x:\n    y = 2\nprint(y)\n");
+        let reply = r#"{"trace": {"block": "B0", "changes": ["x = 1"], "cond": "x is 1: True", "then":
+            {"block": "B1", "changes": ["y = 2"], "cond": "", "then":
+            {"block": "B2", "changes": [], "cond": "", "then": "<end>"}}},
+            "verdict": {"error": false, "error_class": "none", "line": 0, "message": ""}}"#;
+        let predicted = parse_reply(&p, reply);
+        let blocks: Vec<usize> = predicted.steps.iter().map(|s| s.1).collect();
+        assert_eq!(blocks, [0, 1, 2]);
+        assert_eq!(predicted.verdict.as_ref().map(|v| v.error), Some(false));
     }
 }
