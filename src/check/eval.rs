@@ -386,6 +386,20 @@ pub struct OrcaTable {
     pub baselines: Vec<(String, OrcaScores)>,
 }
 
+/// The stored systems' scores on `selected`.
+pub fn score_stored(selected: &[&OrcaInstance]) -> Vec<(Baseline, OrcaScores)> {
+    Baseline::ALL
+        .iter()
+        .map(|&b| {
+            let mut scores = OrcaScores::default();
+            for inst in selected {
+                scores.add(&inst.truth(), &inst.stored(b));
+            }
+            (b, scores)
+        })
+        .collect()
+}
+
 /// Score the records of `selected` (ldb) and the stored baselines on the instances checked.
 pub fn score_orca(
     dataset: &str,
