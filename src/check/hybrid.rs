@@ -152,7 +152,7 @@ fn undecided(
         RunEnd::Raised(e) if e.kind == "NameError" => {
             let name = quoted(&e.message)?;
             // In a whole program an undefined name is the program's own error.
-            if options.incomplete && prepared.unresolved.iter().any(|u| *u == name) {
+            if options.incomplete && prepared.unresolved.contains(&name) {
                 Some((
                     format!(
                         "`{name}` is not defined: it comes from code the snippet leaves out"

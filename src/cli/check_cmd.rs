@@ -271,7 +271,11 @@ pub fn render_text(r: &CheckReport) -> String {
             "  {:<8} {:<12} {src}  {}\n",
             step.block,
             format!("lines {}", line_list(&step.lines)),
-            one_line(&changed.join(", "), 90)
+            if changed.is_empty() {
+                "(no change)".to_string()
+            } else {
+                one_line(&changed.join(", "), 90)
+            }
         ));
     }
     if !r.added_imports.is_empty() {
