@@ -382,6 +382,8 @@ pub struct OrcaTable {
     pub predicted: usize,
     pub prompt_tokens: u64,
     pub reply_tokens: u64,
+    /// Hybrid: instances whose run could not settle the question, by why.
+    pub unsettled: BTreeMap<String, usize>,
     pub ldb: OrcaScores,
     pub baselines: Vec<(String, OrcaScores)>,
 }
@@ -416,6 +418,7 @@ pub fn score_orca(
         predicted: 0,
         prompt_tokens: 0,
         reply_tokens: 0,
+        unsettled: BTreeMap::new(),
         ldb: OrcaScores::default(),
         baselines: Baseline::ALL
             .iter()
@@ -430,6 +433,9 @@ pub fn score_orca(
         let truth = inst.truth();
         let prediction = match &record.report {
             Some(report) => {
+                if let Some(why) = &report.predicted_because {
+                    *table.unsettled.entry(reason_kind(why).to_string()).or_default() += 1;
+                }
                 if let Some(u) = &report.usage {
                     table.predicted += 1;
                     table.prompt_tokens += u.prompt_tokens;
@@ -453,6 +459,25 @@ pub fn score_orca(
         }
     }
     table
+}
+
+/// A short name for why a run could not settle a check (see `hybrid`).
+fn reason_kind(why: &str) -> &'static str {
+    if why.contains("most likely the module") {
+        "a third-party module's alias (np, pd, ...)"
+    } else if why.contains("is not installed") {
+        "a module is not installed"
+    } else if why.contains("is not defined") {
+        "a name no import resolves"
+    } else if why.contains("standard input") {
+        "input not given"
+    } else if why.contains("time limit") {
+        "timeout"
+    } else if why.contains("memory limit") {
+        "memory limit"
+    } else {
+        "other"
+    }
 }
 
 fn f1(v: Option<f64>) -> String {
@@ -521,6 +546,20 @@ pub fn render_orca(t: &OrcaTable) -> String {
          predicted: {}.\n",
         ungated.join(", ")
     ));
+    if !t.unsettled.is_empty() {
+        let total: usize = t.unsettled.values().sum();
+        let kinds: Vec<String> = t.unsettled.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        out.push_str(&format!(
+            "Execution could not settle {total} of {} instances ({}); {}.\n",
+            t.checked,
+            kinds.join(", "),
+            if t.predicted > 0 {
+                "the model continued those runs"
+            } else {
+                "with no model, those runs' own outcomes are scored"
+            }
+        ));
+    }
     if t.predicted > 0 {
         out.push_str(&format!(
             "Model verdicts: {} of {} instances ({} prompt tokens, {} reply tokens).\n",

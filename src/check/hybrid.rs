@@ -153,12 +153,14 @@ fn undecided(
             let name = quoted(&e.message)?;
             // In a whole program an undefined name is the program's own error.
             if options.incomplete && prepared.unresolved.contains(&name) {
-                Some((
-                    format!(
-                        "`{name}` is not defined: it comes from code the snippet leaves out"
+                let what = match super::stdlib::third_party_alias(&name) {
+                    Some(module) => format!(
+                        "it is most likely the module {module}, which the snippet imports in \
+                         code it leaves out and which is not installed here"
                     ),
-                    last,
-                ))
+                    None => "it comes from code the snippet leaves out".to_string(),
+                };
+                Some((format!("`{name}` is not defined: {what}"), last))
             } else {
                 None
             }

@@ -125,6 +125,20 @@ fn resolve_one(
         .map(|(module, _)| format!("from {module} import {name}"))
 }
 
+/// The module a conventional alias stands for, when that module is not in the standard library
+/// (`np` → numpy): a prediction is told what the name most likely is.
+pub fn third_party_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "np" | "numpy" => "numpy",
+        "pd" | "pandas" => "pandas",
+        "plt" => "matplotlib.pyplot",
+        "sp" | "scipy" => "scipy",
+        "sympy" => "sympy",
+        "nx" | "networkx" => "networkx",
+        _ => return None,
+    })
+}
+
 /// The prelude that makes `imports` available, each guarded so that a module missing from the
 /// interpreter leaves its name unbound instead of failing the run.
 pub fn prelude(imports: &[AddedImport]) -> String {
