@@ -516,3 +516,39 @@ fn eval_check_on_runtime_errors_reports_the_labels_and_scores_a_codenet_join() {
         "{text}"
     );
 }
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let out = ldb()
+        .args(["check", "--mode", "predict", "--model", "qwen2.5-coder-0.5b"])
+        .args(["--max-tokens", "300", "--format", "json", "--no-cache", "--config"])
+        .arg(&config)
+        .arg(repo("examples/check/crash.py"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("LDB_MODEL")
+        .env_remove("LDB_CONFIG")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let report: CheckReport = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!((report.mode, report.source), (Mode::Predict, Source::Predicted));
+    assert!(report.usage.is_some_and(|u| u.completion_tokens > 0));
+    // Whatever the model guessed, the grammar kept it on the CFG: it starts at the entry and
+    // every step follows an edge.
+    let p = example("crash.py");
+    let module = &p.cfg.scopes[0];
+    assert_eq!(report.block_trace.first().map(|s| s.block.as_str()), Some("B0"));
+    for pair in report.block_trace.windows(2) {
+        let edge = module
+            .successors(pair[0].number)
+            .iter()
+            .any(|&(to, _)| to == pair[1].number);
+        assert!(edge, "{} -> {} is no edge", pair[0].block, pair[1].block);
+    }
+}
