@@ -552,3 +552,29 @@ fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
         assert!(edge, "{} -> {} is no edge", pair[0].block, pair[1].block);
     }
 }
+
+#[test]
+fn a_prelude_runs_first_in_the_programs_globals_and_leaves_its_lines_alone() {
+    use ldb::runner::{TestInput, TestStatus};
+    let r = runner(Duration::from_secs(10));
+    let test = TestInput::Io {
+        stdin: String::new(),
+        stdout: "5\n".into(),
+    };
+    let ok = r
+        .run_with_prelude("print(x)\n", Some("x = 5\n"), &test, None)
+        .expect("run");
+    assert_eq!(ok.status, TestStatus::Passed, "{}", ok.summary);
+    // An error in the program is reported on the program's own line 1, not the prelude's.
+    let err = r
+        .run_with_prelude("y = x + 'a'\n", Some("import math\nx = 5\n"), &test, None)
+        .expect("run");
+    let e = err.exception.expect("exception");
+    assert_eq!((e.kind.as_str(), e.program_line), ("TypeError", Some(1)));
+    // A prelude that fails is a load error with no program line.
+    let bad = r
+        .run_with_prelude("print(1)\n", Some("raise RuntimeError('no')\n"), &test, None)
+        .expect("run");
+    assert_eq!(bad.status, TestStatus::Error);
+    assert_eq!(bad.exception.expect("exception").program_line, None);
+}

@@ -64,7 +64,7 @@ pub fn start(
         options.stdin.as_deref(),
         options.value_chars,
     )?;
-    let Some((reason, stop)) = undecided(program, &prepared, &run, options) else {
+    let Some((reason, stop)) = undecided(&prepared, &run, options) else {
         let report = exec::report_of(program, &prepared, &run, Mode::Hybrid);
         return Ok(Started::Done(Box::new(report)));
     };
@@ -128,7 +128,6 @@ pub async fn check(
 /// Why the run does not settle the question, and the statement (index into
 /// [`ExecRun::statements`]) a prediction should continue from (`None`: from the start).
 fn undecided(
-    program: &Program,
     prepared: &Prepared,
     run: &ExecRun,
     options: &CheckOptions,
@@ -191,10 +190,7 @@ fn undecided(
             ),
             None,
         )),
-        _ => {
-            let _ = program;
-            None
-        }
+        _ => None,
     }
 }
 
