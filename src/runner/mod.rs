@@ -188,6 +188,18 @@ impl Runner {
         test: &TestInput,
         trace: Option<TraceRequest>,
     ) -> Result<TestOutcome, SandboxError> {
+        self.run_with_prelude(program, None, test, trace)
+    }
+
+    /// [`Runner::run`], with `prelude` run in the program's globals first (untraced; the
+    /// program keeps its own line numbers).
+    pub fn run_with_prelude(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        test: &TestInput,
+        trace: Option<TraceRequest>,
+    ) -> Result<TestOutcome, SandboxError> {
         let (spec, stdin, as_main) = test.spec();
         let run = RunSpec {
             program: program.to_string(),
@@ -197,6 +209,7 @@ impl Runner {
             trace,
             value_chars: VALUE_CHARS,
             strict: self.strict,
+            prelude: prelude.map(str::to_string),
         };
         let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))

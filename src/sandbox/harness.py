@@ -13,6 +13,7 @@ _SOURCES = {}
 
 PROGRAM = "program.py"
 TEST = "<test>"
+PRELUDE = "<prelude>"
 
 
 def _register(name, text):
@@ -289,6 +290,13 @@ def run(req):
         "__builtins__": builtins,
         "__file__": PROGRAM,
     }
+    prelude = req.get("prelude")
+    if prelude:
+        # Before tracing starts and under its own file name: the program's lines stay its own.
+        try:
+            exec(compile(prelude, PRELUDE, "exec", dont_inherit=True), g)
+        except BaseException as exc:
+            return _result("error", "load", exc)
     phase = "load"
     _ldb.trace_start()
     try:

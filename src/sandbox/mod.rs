@@ -66,6 +66,8 @@ pub struct RunSpec {
     pub value_chars: usize,
     /// Strict checking for scoring (see [`WorkerRequest::strict`]).
     pub strict: bool,
+    /// Code run before the program (see [`WorkerRequest::prelude`]).
+    pub prelude: Option<String>,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -146,6 +148,7 @@ impl Sandbox {
             value_chars: spec.value_chars,
             trace: spec.trace.clone(),
             strict: spec.strict,
+            prelude: spec.prelude.clone(),
         };
         let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);

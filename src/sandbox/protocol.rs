@@ -13,6 +13,8 @@ use crate::trace::{RawTrace, TraceRequest};
 pub const PROGRAM_FILENAME: &str = "program.py";
 /// File name test code is compiled under.
 pub const TEST_FILENAME: &str = "<test>";
+/// File name a prelude is compiled under (see [`WorkerRequest::prelude`]).
+pub const PRELUDE_FILENAME: &str = "<prelude>";
 
 /// What to run after the program has been loaded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -50,6 +52,10 @@ pub struct WorkerRequest {
     /// the program's changes to builtins and preloaded standard modules.
     #[serde(default)]
     pub strict: bool,
+    /// Python run in the program's globals before it, untraced and under its own file name
+    /// (e.g. imports a snippet leaves out), so the program's line numbers stay as given.
+    #[serde(default)]
+    pub prelude: Option<String>,
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see
