@@ -343,12 +343,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     if let Some(name) = tokens_plot {
         write_file(&plan.out_dir.join(name), &report::plot_tokens(&summaries))?;
     }
-    let markdown = report::markdown(
-        &summaries,
-        &[],
-        Some("pass_at_iteration.svg"),
-        tokens_plot,
-    );
+    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"), tokens_plot);
     write_file(&plan.out_dir.join("summary.md"), &markdown)?;
     for run in &runs {
         let path = plan

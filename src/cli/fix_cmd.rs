@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::progress::StderrProgress;
 use super::test_cmd::select_tasks;
@@ -25,9 +26,25 @@ struct ResultLine<'a> {
 }
 
 pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
-    let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+    let (tasks, runner) = if file_task::is_program(&args.task) {
+        let (task, runner) =
+            file_task::load(&args.task, &args.file, args.sandbox.runner()?, args.quiet)?;
+        (vec![task], runner)
+    } else {
+        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
+        if args.write {
+            return Err(CliError::bad_input(
+                format!(
+                    "--write writes a fixed .py program back, but {} is a task file",
+                    args.task.display()
+                ),
+                "use --out FILE (or redirect stdout) for a task file's result",
+            ));
+        }
+        let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+        (tasks, args.sandbox.runner()?)
+    };
     let seed = seed_source(args, tasks.len())?;
-    let runner = args.sandbox.runner()?;
     let (generator, debugger) = super::models::build(&args.model)?;
     let prompts = match &args.model.prompts {
         Some(dir) => Prompts::from_dir(dir).map_err(|e| {
@@ -86,7 +103,11 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             )
         })?;
     }
-    write_results(args, &reports)?;
+    if args.write {
+        write_back(args, &reports)?;
+    } else {
+        write_results(args, &reports)?;
+    }
     if reports.len() == 1 && !args.no_diff && !args.quiet {
         if let Some(r) = reports.first() {
             print_diff(&r.seed.program, &r.final_program);
@@ -152,6 +173,42 @@ fn seed_source(args: &FixArgs, tasks: usize) -> Result<SeedSource, CliError> {
     } else {
         SeedSource::TaskOrGenerate
     })
+}
+
+/// `--write`: the file is replaced only by a program that passes every test; otherwise it is
+/// left as it was and the best program goes to stdout, as without `--write`.
+fn write_back(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
+    let [report] = reports else {
+        return write_results(args, reports);
+    };
+    let path = &args.task;
+    if !report.status.passed() {
+        if !args.quiet {
+            eprintln!(
+                "note: {} left unchanged: no program passed every test ({} of {} at best, \
+                 printed below)",
+                path.display(),
+                report.final_passed,
+                report.visible_total
+            );
+        }
+        return write_results(args, reports);
+    }
+    if report.final_program == report.seed.program {
+        if !args.quiet {
+            eprintln!("note: {} passes its tests; left unchanged", path.display());
+        }
+        return Ok(());
+    }
+    let backup = file_task::write_back(path, &report.final_program)?;
+    if !args.quiet {
+        eprintln!(
+            "wrote {} (the original is in {})",
+            path.display(),
+            backup.display()
+        );
+    }
+    Ok(())
 }
 
 fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {

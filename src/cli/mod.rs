@@ -5,6 +5,7 @@ mod cfg_cmd;
 mod check_cmd;
 mod check_eval_cmd;
 mod eval_cmd;
+mod file_task;
 mod fix_cmd;
 mod model_cmd;
 mod models;
@@ -206,7 +207,8 @@ impl SandboxArgs {
 
 #[derive(Debug, Args)]
 pub struct TestArgs {
-    /// Task file: task.json, a .jsonl of tasks, or HumanEval/MBPP/LDB records.
+    /// Task file (task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records), or a Python
+    /// program (prog.py) with --tests, --test or --io-test.
     pub task: PathBuf,
     /// Program to test (default: the task's `seed`).
     #[arg(long, value_name = "FILE.py")]
@@ -220,6 +222,8 @@ pub struct TestArgs {
     /// Print results as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub file: file_task::FileTaskArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -354,7 +358,8 @@ impl LocalArgs {
 
 #[derive(Debug, Args)]
 pub struct FixArgs {
-    /// Task file: task.json, a .jsonl of tasks, or HumanEval/MBPP/LDB records.
+    /// Task file (task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records), or a Python
+    /// program (prog.py) with --tests, --test or --io-test.
     pub task: PathBuf,
     /// Only the task with this id.
     #[arg(long, value_name = "ID")]
@@ -394,6 +399,10 @@ pub struct FixArgs {
     /// Write the final program (or, for many tasks, JSONL of results) here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// For a .py program: write the fixed program back to the file, keeping the original as
+    /// FILE.py.orig (only when the fix passes every test).
+    #[arg(long, conflicts_with = "out")]
+    pub write: bool,
     /// Write a JSON report of every iteration (schema: docs/report.schema.json).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
@@ -406,6 +415,8 @@ pub struct FixArgs {
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub file: file_task::FileTaskArgs,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::TestArgs;
 use crate::runner::{visible_tests, TestInput, TestOutcome};
@@ -19,18 +20,29 @@ struct TaskReport<'a> {
 }
 
 pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
-    let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+    let (tasks, runner) = if file_task::is_program(&args.task) {
+        let (task, runner) =
+            file_task::load(&args.task, &args.file, args.sandbox.runner()?, false)?;
+        (vec![task], runner)
+    } else {
+        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
+        let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+        (tasks, args.sandbox.runner()?)
+    };
     let program_override = match &args.program {
         Some(p) => Some(output::read_source(p)?),
         None => None,
     };
-    let runner = args.sandbox.runner()?;
     let strict = runner.clone().strict();
     let mut all_passed = true;
     let mut reports = Vec::new();
     for task in &tasks {
         let (program, origin) = match (&program_override, &task.seed, &args.program) {
             (Some(p), _, Some(path)) => (p.clone(), path.display().to_string()),
+            // A .py program given as the task is its own seed: name the file.
+            (None, Some(seed), _) if file_task::is_program(&args.task) => {
+                (seed.clone(), args.task.display().to_string())
+            }
             (None, Some(seed), _) => (seed.clone(), "seed".to_string()),
             _ => {
                 return Err(CliError::bad_input(

@@ -145,6 +145,7 @@ pub struct Runner {
     sandbox: Sandbox,
     jobs: usize,
     strict: bool,
+    module: Option<String>,
 }
 
 impl Runner {
@@ -156,6 +157,7 @@ impl Runner {
             sandbox,
             jobs,
             strict: false,
+            module: None,
         }
     }
 
@@ -170,6 +172,13 @@ impl Runner {
     /// builtins and common standard modules (see `harness.py`).
     pub fn strict(mut self) -> Self {
         self.strict = true;
+        self
+    }
+
+    /// Make the program importable under `name` in every run (`from prog import f` in a test
+    /// file written for `prog.py` then finds the program under test).
+    pub fn with_module(mut self, name: impl Into<String>) -> Self {
+        self.module = Some(name.into());
         self
     }
 
@@ -210,6 +219,7 @@ impl Runner {
             value_chars: VALUE_CHARS,
             strict: self.strict,
             prelude: prelude.map(str::to_string),
+            module: self.module.clone(),
         };
         let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))

@@ -17,32 +17,61 @@ pub fn test_spec(source: &str) -> TestSpec {
         // Let the worker compile it and report the syntax error in context.
         return TestSpec::Statements { source: text };
     };
-    if let [ast::Stmt::Assert(assert)] = suite.as_slice() {
-        if let ast::Expr::Compare(cmp) = assert.test.as_ref() {
-            match (cmp.ops.as_slice(), cmp.comparators.as_slice()) {
-                ([ast::CmpOp::Eq], [right]) => {
-                    if let (Some(lhs), Some(rhs)) = (slice(&text, &*cmp.left), slice(&text, right))
-                    {
-                        return TestSpec::AssertEq {
-                            source: text.clone(),
-                            lhs,
-                            rhs,
-                        };
-                    }
+    // A test's last statement is the assert whose two sides get reported; statements before
+    // it are its set-up.
+    let Some((ast::Stmt::Assert(assert), before)) = suite.split_last() else {
+        return TestSpec::Statements { source: text };
+    };
+    let setup = match before {
+        [] => None,
+        [first, ..] => match setup_text(&text, first, usize::from(assert.range().start())) {
+            Some(setup) => Some(setup),
+            None => return TestSpec::Statements { source: text },
+        },
+    };
+    if let ast::Expr::Compare(cmp) = assert.test.as_ref() {
+        match (cmp.ops.as_slice(), cmp.comparators.as_slice()) {
+            ([ast::CmpOp::Eq], [right]) => {
+                if let (Some(lhs), Some(rhs)) = (slice(&text, &*cmp.left), slice(&text, right)) {
+                    return TestSpec::AssertEq {
+                        source: text.clone(),
+                        lhs,
+                        rhs,
+                        setup,
+                    };
                 }
-                // A chain (`a == b == c`) evaluates its middle once; splitting it would not.
-                (_, [_, _, ..]) => return TestSpec::Statements { source: text },
-                _ => {}
             }
-        }
-        if let Some(expr) = slice(&text, assert.test.as_ref()) {
-            return TestSpec::AssertTruthy {
-                source: text.clone(),
-                expr,
-            };
+            // A chain (`a == b == c`) evaluates its middle once; splitting it would not.
+            (_, [_, _, ..]) => return TestSpec::Statements { source: text },
+            _ => {}
         }
     }
+    if let Some(expr) = slice(&text, assert.test.as_ref()) {
+        return TestSpec::AssertTruthy {
+            source: text.clone(),
+            expr,
+            setup,
+        };
+    }
     TestSpec::Statements { source: text }
+}
+
+/// The statements before a test's final assert, as one block run first, when they are plain
+/// set-up (imports, helpers, constants). Set-up holding an `assert` of its own stays one block
+/// of statements, so strict scoring still guards every assert.
+fn setup_text(text: &str, first: &ast::Stmt, assert_start: usize) -> Option<String> {
+    let start = usize::from(first.range().start());
+    let end = assert_start;
+    // From the start of the assert's line, so the set-up keeps its own line numbers.
+    let end = text.get(..end)?.rfind('\n').map_or(0, |i| i + 1);
+    let setup = text.get(..end)?;
+    if start >= end || setup.trim().is_empty() {
+        return None;
+    }
+    let has_assert = rustpython_parser::lexer::lex(setup, rustpython_parser::Mode::Module)
+        .map_while(Result::ok)
+        .any(|(tok, _)| matches!(tok, rustpython_parser::Tok::Assert));
+    (!has_assert).then(|| setup.to_string())
 }
 
 /// Source text of a node; parenthesised so a multi-line slice still evaluates as one expression.
@@ -85,7 +114,8 @@ mod tests {
             TestSpec::AssertEq {
                 source: "assert f([1, 2]) == [2, 1]".into(),
                 lhs: "f([1, 2])".into(),
-                rhs: "[2, 1]".into()
+                rhs: "[2, 1]".into(),
+                setup: None,
             }
         );
     }
@@ -96,7 +126,8 @@ mod tests {
             test_spec("assert abs(f(2) - 1.5) < 1e-6"),
             TestSpec::AssertTruthy {
                 source: "assert abs(f(2) - 1.5) < 1e-6".into(),
-                expr: "abs(f(2) - 1.5) < 1e-6".into()
+                expr: "abs(f(2) - 1.5) < 1e-6".into(),
+                setup: None,
             }
         );
     }
@@ -118,13 +149,41 @@ mod tests {
     }
 
     #[test]
+    fn an_assert_after_set_up_keeps_its_two_sides() {
+        let source = "import math\nfrom prog import area\n\nassert area(1) == math.pi";
+        assert_eq!(
+            test_spec(source),
+            TestSpec::AssertEq {
+                source: source.into(),
+                lhs: "area(1)".into(),
+                rhs: "math.pi".into(),
+                setup: Some("import math\nfrom prog import area\n\n".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn set_up_with_asserts_of_its_own_stays_one_block() {
+        // Several asserts (MBPP's hidden tests): every one must go through strict checks.
+        assert!(matches!(
+            test_spec("assert f(1) == 2\nassert f(2) == 3"),
+            TestSpec::Statements { .. }
+        ));
+        assert!(matches!(
+            test_spec("def helper():\n    assert f(0) == 0\nassert f(1) == 2"),
+            TestSpec::Statements { .. }
+        ));
+    }
+
+    #[test]
     fn indented_tests_are_dedented() {
         assert_eq!(
             test_spec("    assert f(1) == 2"),
             TestSpec::AssertEq {
                 source: "assert f(1) == 2".into(),
                 lhs: "f(1)".into(),
-                rhs: "2".into()
+                rhs: "2".into(),
+                setup: None,
             }
         );
     }

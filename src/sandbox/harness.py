@@ -245,19 +245,25 @@ def _run_test(test, g, chars, strict=None):
         exec(compile(code, TEST, "exec", dont_inherit=True), g)
         return _result("passed")
     _register(TEST, test.get("source") or test.get("expr") or "")
+    setup = test.get("setup") or ""
+    if setup:
+        # What the assert needs (imports, helpers of a test file), in the same globals.
+        exec(compile(setup, TEST, "exec", dont_inherit=True), g)
+    # The assert follows its set-up: padding keeps its line number in tracebacks.
+    pad = "\n" * setup.count("\n")
     if kind == "call":
         value = _eval(test["expr"], g)
         return _result("passed", actual=_ldb.render(value, chars))
     if kind == "assert_truthy":
-        value = _eval(test["expr"], g)
+        value = _eval(pad + test["expr"], g)
         if strict is not None:
             strict.restore()
         if value if strict is None else strict.truth(value):
             return _result("passed")
         return _result("failed", "test", actual=_ldb.render(value, chars))
     if kind == "assert_eq":
-        actual = _eval(test["lhs"], g)
-        expected = _eval(test["rhs"], g)
+        actual = _eval(pad + test["lhs"], g)
+        expected = _eval(pad + test["rhs"], g)
         if strict is not None:
             strict.restore()
             strict.check(actual, expected)
@@ -285,11 +291,20 @@ def run(req):
         return result
     module_name = "__main__" if req["as_main"] else "__ldb_program__"
     strict = _Strict(module_name) if req.get("strict") else None
-    g = {
+    alias = req.get("module")
+    if alias:
+        # The program's globals are a real module's namespace, registered under the name a test
+        # file imports it by (`from prog import f`), so the import finds this very program.
+        module = type(sys)(module_name)
+        sys.modules[alias] = module
+        g = module.__dict__
+    else:
+        g = {}
+    g.update({
         "__name__": module_name,
         "__builtins__": builtins,
         "__file__": PROGRAM,
-    }
+    })
     prelude = req.get("prelude")
     if prelude:
         # Before tracing starts and under its own file name: the program's lines stay its own.

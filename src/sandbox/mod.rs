@@ -68,6 +68,8 @@ pub struct RunSpec {
     pub strict: bool,
     /// Code run before the program (see [`WorkerRequest::prelude`]).
     pub prelude: Option<String>,
+    /// Module name the program is importable under (see [`WorkerRequest::module`]).
+    pub module: Option<String>,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -149,6 +151,7 @@ impl Sandbox {
             trace: spec.trace.clone(),
             strict: spec.strict,
             prelude: spec.prelude.clone(),
+            module: spec.module.clone(),
         };
         let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);

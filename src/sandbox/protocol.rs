@@ -27,9 +27,18 @@ pub enum TestSpec {
         source: String,
         lhs: String,
         rhs: String,
+        /// Statements the assert depends on (imports, helpers), run first in the same globals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        setup: Option<String>,
     },
     /// `assert <expr>` with a non-comparison expression: its value is reported on failure.
-    AssertTruthy { source: String, expr: String },
+    AssertTruthy {
+        source: String,
+        expr: String,
+        /// As for `AssertEq`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        setup: Option<String>,
+    },
     /// Any other statements (a `check(candidate)` function and its call, several asserts, ...).
     Statements { source: String },
     /// Evaluate one expression and report its value (`ldb trace --call`).
@@ -56,6 +65,10 @@ pub struct WorkerRequest {
     /// (e.g. imports a snippet leaves out), so the program's line numbers stay as given.
     #[serde(default)]
     pub prelude: Option<String>,
+    /// A module name the program can also be imported under (`import prog`, `from prog import
+    /// f`), so a test file written for the program's file finds the program being run.
+    #[serde(default)]
+    pub module: Option<String>,
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see

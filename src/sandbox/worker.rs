@@ -87,6 +87,7 @@ fn run_harness(
         "value_chars": req.value_chars,
         "strict": req.strict,
         "prelude": req.prelude,
+        "module": req.module,
     });
     let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
     let mut response: WorkerResponse =

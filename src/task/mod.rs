@@ -18,6 +18,7 @@
 mod doctest;
 mod error;
 mod fields;
+pub mod file_input;
 mod humaneval;
 mod ldb_layout;
 mod mbpp;
