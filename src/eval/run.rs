@@ -21,6 +21,7 @@ use super::results::{
     Tokens,
 };
 use super::score::{classify_error, program_at_budget, ErrorClass, Harness, HiddenScorer};
+use super::shard::{self, Manifest, Shard};
 use super::{EvalError, StrategySpec};
 use crate::agent::progress::{Progress, ProgressEvent};
 use crate::agent::report::{FixReport, FixStatus};
@@ -67,11 +68,55 @@ pub struct EvalPlan {
     pub search: crate::agent::search::SearchOptions,
     /// Templates that replace built-in prompts (`--prompts`).
     pub prompts_dir: Option<PathBuf>,
+    /// Run only this slice of the tasks (`--shard I/N`, see [`super::shard`]).
+    pub shard: Option<Shard>,
 }
 
 impl EvalPlan {
-    /// The tasks `task_ids` picks, in dataset order; unknown ids are an error.
+    /// The tasks this run (this shard, when sharded) may select from, in dataset order.
     pub fn candidates(&self) -> Result<Vec<Task>, EvalError> {
+        let all = self.whole_run_candidates()?;
+        Ok(match self.shard {
+            Some(shard) => shard.slice(&all),
+            None => all,
+        })
+    }
+
+    /// The task list every shard slices: the tasks `task_ids` picks and, when sharded, the
+    /// first `limit` of them (slicing first would give each shard its own first `limit`).
+    fn whole_run_candidates(&self) -> Result<Vec<Task>, EvalError> {
+        let mut all = self.picked()?;
+        if self.shard.is_some() {
+            if self.only_failing && self.limit.is_some() {
+                return Err(EvalError::input(
+                    "--only-failing --limit N cannot be split into shards: which tasks count \
+                     toward N depends on every other shard's seeds",
+                    "drop --limit (or --only-failing), or pick the tasks with --tasks",
+                ));
+            }
+            all.truncate(self.limit.unwrap_or(usize::MAX));
+        }
+        Ok(all)
+    }
+
+    /// The manifest of a sharded run's directory.
+    pub fn shard_manifest(&self) -> Result<Option<Manifest>, EvalError> {
+        let Some(shard) = self.shard else {
+            return Ok(None);
+        };
+        Ok(Some(Manifest {
+            shard,
+            dataset: self.dataset.label.clone(),
+            tasks: self
+                .whole_run_candidates()?
+                .into_iter()
+                .map(|t| t.task_id)
+                .collect(),
+        }))
+    }
+
+    /// The tasks `task_ids` picks, in dataset order; unknown ids are an error.
+    fn picked(&self) -> Result<Vec<Task>, EvalError> {
         if self.task_ids.is_empty() {
             return Ok(self.dataset.tasks.clone());
         }
@@ -354,6 +399,7 @@ pub async fn run_eval(
     }
     let candidates = plan.candidates()?;
     std::fs::create_dir_all(&plan.out_dir).map_err(|e| EvalError::io(&plan.out_dir, e))?;
+    shard::claim_dir(&plan.out_dir, plan.shard_manifest()?.as_ref())?;
     let generator_name = env.generator.name();
     let debugger_name = env.debugger.name();
 
