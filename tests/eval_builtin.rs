@@ -1,0 +1,122 @@
+//! HumanEval and MBPP are built in: `ldb eval --dataset humaneval` runs with no `--data-dir`, and
+//! what is not built in says where its files go.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn ldb(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("LDB_DATA_DIR")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("LDB_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ldb")
+}
+
+#[test]
+fn humaneval_runs_with_no_data_dir() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A right program for HumanEval/0 and a wrong one for HumanEval/1.
+    let seeds = [
+        serde_json::json!({"task_id": "HumanEval/0", "solution": "def has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"}),
+        serde_json::json!({"task_id": "HumanEval/1", "solution": "def separate_paren_groups(paren_string):\n    return []\n"}),
+    ];
+    let text: String = seeds.iter().map(|s| format!("{s}\n")).collect();
+    std::fs::write(dir.path().join("seeds.jsonl"), text).expect("seeds");
+    let out = ldb(
+        &[
+            "eval",
+            "--dataset",
+            "humaneval",
+            "--strategy",
+            "none",
+            "--seeds",
+            "seeds.jsonl",
+            "--tasks",
+            "HumanEval/0,HumanEval/1",
+            "--out",
+            "run",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("run/none.jsonl")).expect("results");
+    let mut records: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).expect("record"))
+        .collect();
+    records.sort_by_key(|r| r["task_id"].as_str().unwrap_or_default().to_string());
+    let passes: Vec<(String, bool)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["task_id"].as_str().unwrap_or_default().to_string(),
+                r["final_hidden_pass"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        passes,
+        vec![
+            ("HumanEval/0".to_string(), true),
+            ("HumanEval/1".to_string(), false)
+        ]
+    );
+    assert!(text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .contains(r#""dataset":"humaneval""#));
+}
+
+#[test]
+fn what_is_not_built_in_says_where_its_files_go() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = ldb(
+        &[
+            "eval",
+            "--dataset",
+            "humaneval",
+            "--strategy",
+            "none",
+            "--seeds",
+            "ldb:gpt-3.5-turbo-0613",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: --seeds ldb:gpt-3.5-turbo-0613: LDB's seed files are not built into ldb"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: LDB's seeds are not built in: copy input_data/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"), "{stderr}");
+    assert!(
+        stderr.contains("DIR/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"),
+        "{stderr}"
+    );
+
+    let out = ldb(
+        &["eval", "--dataset", "transcoder", "--strategy", "none"],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("error: --dataset transcoder is not built into ldb"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("DIR/ldb/transcoder/dataset/probs.jsonl"),
+        "{stderr}"
+    );
+}
