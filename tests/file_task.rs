@@ -224,11 +224,12 @@ async fn fix(dir: &Path, extra: &[&str]) -> Output {
         "--model",
         "fake-model",
         "--no-cache",
-        "--strategy",
-        "resample",
         "--max-iters",
         "2",
     ];
+    if !extra.contains(&"--strategy") {
+        args.extend(["--strategy", "resample"]);
+    }
     let config = config.display().to_string();
     args.extend(["--config", &config]);
     args.extend(extra);
@@ -277,4 +278,23 @@ async fn fix_write_replaces_the_file_and_keeps_the_original() {
     // And the tests now pass.
     let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+}
+
+#[tokio::test]
+async fn the_default_search_fixes_a_file_whose_tests_import_it() {
+    let dir = project(TESTS);
+    let report = dir.path().join("report.json");
+    let report_arg = report.display().to_string();
+    let out = fix(
+        dir.path(),
+        &["--strategy", "search", "--report", &report_arg],
+    )
+    .await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout, FIXED);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("JSON");
+    assert_eq!(report["tasks"][0]["task_id"], "prog.py");
+    assert_eq!(report["tasks"][0]["final_passed"], 3);
 }

@@ -42,7 +42,8 @@ use crate::trace::Level;
 pub struct EvalArgs {
     #[command(subcommand)]
     pub command: Option<EvalCommand>,
-    /// Benchmark: humaneval, mbpp, transcoder, humaneval-plus, mbpp-plus (read from --data-dir),
+    /// Benchmark: humaneval, mbpp (built in), transcoder, humaneval-plus, mbpp-plus (read from
+    /// --data-dir; with --data-dir, humaneval and mbpp are read from there too),
     /// or the path of a task file (any format `ldb fix` reads, or EvalPlus) or of a folder in
     /// LDB's layout.
     #[arg(long, value_name = "NAME|PATH")]

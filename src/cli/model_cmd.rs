@@ -234,7 +234,8 @@ fn pull_error(e: PullError, model: &str) -> CliError {
     }
 }
 
-/// A byte bar with speed and ETA on a terminal; one line per part otherwise (logs, CI).
+/// One byte bar with speed and ETA on a terminal. Otherwise (logs, CI) only the notices
+/// (resuming, retrying, verifying): a line per part says nothing a reader of a log needs.
 struct BarProgress {
     bar: Option<ProgressBar>,
 }
@@ -262,11 +263,10 @@ impl BarProgress {
 }
 
 impl PullProgress for BarProgress {
-    fn start_part(&self, index: usize, total: usize, package: &str) {
-        let text = format!("part {index}/{total} {package}");
-        match &self.bar {
-            Some(bar) => bar.set_message(text),
-            None => eprintln!("{text}"),
+    fn start_part(&self, index: usize, total: usize, _package: &str) {
+        if let Some(bar) = &self.bar {
+            // The bar counts bytes over the whole model; the part only says how far in it is.
+            bar.set_message(format!("downloading ({index}/{total})"));
         }
     }
 
