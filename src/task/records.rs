@@ -72,7 +72,7 @@ pub(crate) fn read_records_from(path: &Path, bytes: &[u8]) -> Result<Vec<Record>
 
 fn parse_records(path: &Path, kind: FileKind, bytes: &[u8]) -> Result<Vec<Record>, TaskError> {
     // A UTF-8 byte-order mark is legal at the start of a text file but not in JSON.
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let records = match kind {
         FileKind::Json => read_json(path, bytes)?,
         FileKind::Jsonl => read_jsonl(path, bytes)?,
