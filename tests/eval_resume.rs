@@ -199,7 +199,8 @@ fn only_failing_with_a_limit_counts_failing_seeds() {
 #[test]
 fn missing_inputs_are_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let no_data = ldb(&["eval", "--dataset", "humaneval", "--strategy", "none"]);
+    // HumanEval and MBPP are built in; TransCoder needs its files.
+    let no_data = ldb(&["eval", "--dataset", "transcoder", "--strategy", "none"]);
     let err = stderr(&no_data);
     assert_eq!(no_data.status.code(), Some(2), "{err}");
     assert!(err.contains("--data-dir"), "{err}");

@@ -8,6 +8,7 @@
 //! task prompt, the program, visible tests and their results are rendered.
 
 mod conversation;
+pub mod html;
 pub mod localise;
 pub mod progress;
 pub mod report;

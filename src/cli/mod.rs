@@ -11,6 +11,7 @@ mod model_cmd;
 mod models;
 mod output;
 mod progress;
+mod report_cmd;
 mod serve_cmd;
 mod test_cmd;
 mod trace_cmd;
@@ -52,6 +53,8 @@ pub enum Command {
     Cfg(CfgArgs),
     /// Print the JSON Schema of the `ldb fix --report` file.
     Schema,
+    /// Turn an `ldb fix --report` file into a self-contained HTML page.
+    Report(report_cmd::ReportArgs),
     /// Download and list the embedded models.
     #[command(subcommand)]
     Model(ModelCommand),
@@ -449,6 +452,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Serve(args) => serve_cmd::run(&args),
         Command::Eval(args) => eval_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
+        Command::Report(args) => report_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)
