@@ -323,9 +323,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     };
     if !args.quiet {
         eprintln!(
-            "ldb eval: {} ({} tasks), strategies {}, seeds {}, hidden tests run as {}, results in {}",
+            "ldb eval: {} ({} tasks{}), strategies {}, seeds {}, hidden tests run as {}, results in {}",
             plan.dataset.label,
             plan.candidates()?.len(),
+            plan.shard
+                .map(|s| format!(" of shard {s}"))
+                .unwrap_or_default(),
             plan.strategies
                 .iter()
                 .map(StrategySpec::label)
