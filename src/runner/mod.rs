@@ -145,6 +145,9 @@ pub struct Runner {
     sandbox: Sandbox,
     jobs: usize,
     strict: bool,
+    /// Code run before every program, in its namespace (`ldb fix --make-runnable`: the prefix
+    /// that makes a snippet run).
+    prelude: Option<std::sync::Arc<str>>,
 }
 
 impl Runner {
@@ -156,7 +159,19 @@ impl Runner {
             sandbox,
             jobs,
             strict: false,
+            prelude: None,
         }
+    }
+
+    /// Run `prelude` before every program, in the program's namespace and untraced, so the
+    /// program keeps its own line numbers and blocks (see [`crate::exec`]).
+    pub fn with_prelude(mut self, prelude: impl Into<String>) -> Self {
+        self.prelude = Some(std::sync::Arc::from(prelude.into()));
+        self
+    }
+
+    pub fn prelude(&self) -> Option<&str> {
+        self.prelude.as_deref()
     }
 
     /// Run at most `jobs` tests at once.
@@ -198,8 +213,39 @@ impl Runner {
             value_chars: VALUE_CHARS,
             strict: self.strict,
         };
-        let out = self.sandbox.run(&run)?;
+        let out = self.sandbox.run_with_prelude(&run, self.prelude())?;
         Ok(classify(test, out))
+    }
+
+    /// Run `program` as a script (`__name__ == "__main__"`, stdin closed), after `prelude` when
+    /// given (else the runner's own), optionally traced. It passes when it runs to its end;
+    /// the outcome's test is `test`, which describes the run in reports.
+    pub fn run_script(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        trace: Option<TraceRequest>,
+        test: &TestInput,
+    ) -> Result<TestOutcome, SandboxError> {
+        let run = RunSpec {
+            program: program.to_string(),
+            test: TestSpec::LoadOnly,
+            stdin: None,
+            as_main: true,
+            trace,
+            value_chars: VALUE_CHARS,
+            strict: false,
+        };
+        let out = self
+            .sandbox
+            .run_with_prelude(&run, prelude.or(self.prelude()))?;
+        // Classified as a plain load: only an `Io` test compares output.
+        let load = TestInput::Code {
+            source: String::new(),
+        };
+        let mut outcome = classify(&load, out);
+        outcome.test = test.clone();
+        Ok(outcome)
     }
 
     /// Run all `tests` untraced, in parallel, results in input order.
@@ -354,10 +400,11 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
         .exception
         .as_ref()
         .map(|e| {
-            let at = e
-                .program_line
-                .map(|l| format!(" (program line {l})"))
-                .unwrap_or_default();
+            let at = match (e.program_line, e.prelude_line) {
+                (Some(l), _) => format!(" (program line {l})"),
+                (None, Some(l)) => format!(" (prelude line {l})"),
+                (None, None) => String::new(),
+            };
             format!("{}: {}{}", e.kind, e.message, at)
         })
         .unwrap_or_default();

@@ -129,6 +129,16 @@ impl Sandbox {
     }
 
     pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
+        self.run_with_prelude(spec, None)
+    }
+
+    /// [`Sandbox::run`] with `prelude` run first in the program's namespace (see
+    /// [`WorkerRequest::prelude`]).
+    pub fn run_with_prelude(
+        &self,
+        spec: &RunSpec,
+        prelude: Option<&str>,
+    ) -> Result<RunOutput, SandboxError> {
         let started = Instant::now();
         let workdir = tempfile::Builder::new()
             .prefix("ldb-run-")
@@ -146,6 +156,7 @@ impl Sandbox {
             value_chars: spec.value_chars,
             trace: spec.trace.clone(),
             strict: spec.strict,
+            prelude: prelude.map(str::to_string),
         };
         let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);

@@ -13,6 +13,8 @@ use crate::trace::{RawTrace, TraceRequest};
 pub const PROGRAM_FILENAME: &str = "program.py";
 /// File name test code is compiled under.
 pub const TEST_FILENAME: &str = "<test>";
+/// File name a prelude (code run before the program, e.g. a snippet's prefix) is compiled under.
+pub const PRELUDE_FILENAME: &str = "prefix.py";
 
 /// What to run after the program has been loaded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -50,6 +52,11 @@ pub struct WorkerRequest {
     /// the program's changes to builtins and preloaded standard modules.
     #[serde(default)]
     pub strict: bool,
+    /// Code run first, in the program's namespace, untraced (a snippet's prefix: imports and
+    /// initialisations of the names the program uses). Its failures are reported with
+    /// [`Phase::Prelude`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude: Option<String>,
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see
@@ -70,6 +77,8 @@ pub enum WorkerStatus {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// In the prelude, before the program ran.
+    Prelude,
     Compile,
     Load,
     Test,
@@ -86,6 +95,10 @@ pub struct ExceptionInfo {
     pub test_line: Option<String>,
     /// Traceback restricted to program and test frames.
     pub traceback: String,
+    /// Line in the prelude of the outermost prelude frame (the prelude's own statement that
+    /// raised, or where program code called into a function the prelude defined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude_line: Option<u32>,
 }
 
 /// Which protections were in force for the run; anything missing is named in `warnings`.

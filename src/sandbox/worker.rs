@@ -86,6 +86,7 @@ fn run_harness(
         "as_main": req.as_main,
         "value_chars": req.value_chars,
         "strict": req.strict,
+        "prelude": req.prelude,
     });
     let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
     let mut response: WorkerResponse =
