@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod debugger;
 pub mod eval;
+pub mod exec;
 pub mod local;
 pub mod model;
 pub mod prompts;

@@ -3,6 +3,7 @@
 
 mod cfg_cmd;
 mod eval_cmd;
+mod exec_cmd;
 mod fix_cmd;
 mod model_cmd;
 mod models;
@@ -56,6 +57,9 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run strategies over a benchmark and score them on hidden tests.
     Eval(Box<eval_cmd::EvalArgs>),
+    /// Make an incomplete snippet run: find prefixes (imports, initialisations) that define
+    /// what it uses, guided by its undefined names, its errors and its uncovered lines.
+    Exec(Box<exec_cmd::ExecArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -423,6 +427,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
         Command::Serve(args) => serve_cmd::run(&args),
         Command::Eval(args) => eval_cmd::run(&args),
+        Command::Exec(args) => exec_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)
