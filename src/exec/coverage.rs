@@ -260,6 +260,18 @@ pub struct Execution {
     pub elapsed_ms: u64,
 }
 
+/// The sandbox prelude for `prefix`: with `allow_missing`, the stand-in finder goes first.
+/// Also returns how many lines come before the prefix's own.
+pub fn prelude_for(prefix: &str, allow_missing: bool) -> (String, u32) {
+    if allow_missing {
+        let head = format!("{}\n", STANDINS.trim_end());
+        let offset = head.lines().count() as u32;
+        (format!("{head}{prefix}"), offset)
+    } else {
+        (prefix.to_string(), 0)
+    }
+}
+
 /// Run `prefix` + snippet once in the sandbox. With `allow_missing`, modules that cannot be
 /// imported get stand-ins; otherwise importing one is an error like any other.
 pub fn execute(
@@ -269,13 +281,7 @@ pub fn execute(
     prefix: &str,
     allow_missing: bool,
 ) -> Result<Execution, SandboxError> {
-    let (prelude, offset) = if allow_missing {
-        let head = format!("{}\n", STANDINS.trim_end());
-        let offset = head.lines().count() as u32;
-        (format!("{head}{prefix}"), offset)
-    } else {
-        (prefix.to_string(), 0)
-    };
+    let (prelude, offset) = prelude_for(prefix, allow_missing);
     let wall = runner.sandbox().limits().wall_ms;
     let describe = TestInput::Code {
         source: "# the snippet runs as a script".into(),

@@ -15,6 +15,7 @@
 //! returns the report, whose best prefix then runs before the snippet as the runner's prelude.
 
 pub mod coverage;
+pub mod eval;
 
 pub mod names;
 pub mod prefix;

@@ -314,6 +314,14 @@ def run(req):
         "__builtins__": builtins,
         "__file__": PROGRAM,
     }
+    if req["as_main"]:
+        # A script's namespace is the real `__main__` module, so what it defines can be found
+        # by name (pickle, multiprocessing, `import __main__`).
+        import types
+        main = types.ModuleType(module_name)
+        main.__dict__.update(g)
+        sys.modules[module_name] = main
+        g = main.__dict__
     result = _run_prelude(req.get("prelude"), g)
     if result is None:
         phase = "load"
