@@ -50,3 +50,306 @@ fn probe_coverage_of_the_empty_prefix_matches_the_recorded_as_is_coverage() {
     assert_eq!(checked, 47);
     assert!(mismatches.is_empty(), "{mismatches:#?}");
 }
+
+use std::collections::BTreeSet;
+
+use ldb::exec::{make_runnable, Ending, ExecError, ExecOptions, ExecReport, LineStatus, Snippet};
+use ldb::model::scripted::ScriptedModel;
+use ldb::model::{ChatRequest, Role};
+use ldb::prompts::Prompts;
+
+fn options(n: usize, k: usize) -> ExecOptions {
+    ExecOptions {
+        n,
+        k,
+        ..ExecOptions::default()
+    }
+}
+
+fn search(snippet: &str, model: &ScriptedModel, options: &ExecOptions) -> ExecReport {
+    let snippet = Snippet::new("snippet.py", snippet).expect("a valid snippet");
+    let prompts = Prompts::new().expect("prompts");
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime
+        .block_on(make_runnable(&snippet, model, &runner(), &prompts, options, &|_| {}))
+        .expect("search runs")
+}
+
+fn last_user_message(request: &ChatRequest) -> &str {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+        .unwrap_or("")
+}
+
+const DELTAS: &str = "\
+deltas = []
+for i in range(len(readings) - 1):
+    deltas.append(readings[i + 1] - readings[i])
+rate = max(deltas) / interval
+print(rate)
+";
+
+/// Step 1's prefix raises in the snippet; step 2 sees the error (line and message) with the
+/// step-1 exchange as history, and its refined prefix runs the snippet to the end.
+#[test]
+fn an_error_is_fed_back_and_the_refined_prefix_runs() {
+    let model = ScriptedModel::from_fn(|request| {
+        let last = last_user_message(request);
+        Ok(if last.contains("the following error happens") {
+            r#"{"imports": [], "initialization": {"readings": "[3, 5, 9]", "interval": "2"}}"#
+        } else {
+            // An int has no len(): the snippet fails at its line 2.
+            r#"{"imports": [], "initialization": {"readings": "5", "interval": "2"}}"#
+        }
+        .to_string())
+    });
+    let report = search(DELTAS, &model, &options(1, 0));
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "one step-1 call, one refinement");
+    let refine = &requests[1];
+    let error_prompt = last_user_message(refine);
+    assert!(error_prompt.contains("at line 2: for i in range(len(readings) - 1):"), "{error_prompt}");
+    assert!(error_prompt.contains("TypeError: object of type 'int' has no len()"), "{error_prompt}");
+    // The refinement continues the step-1 conversation: the earlier reply is in its history.
+    assert!(refine
+        .messages
+        .iter()
+        .any(|m| m.role == Role::Assistant && m.content.contains("\"readings\": \"5\"")));
+    // Every reply is constrained to initialise exactly the undefined names.
+    let schema = &refine.json_schema.as_ref().expect("schema").schema;
+    assert_eq!(
+        schema["properties"]["initialization"]["required"],
+        serde_json::json!(["readings", "interval"])
+    );
+
+    let tree = &report.tree;
+    assert_eq!(tree.len(), 3);
+    assert_eq!(tree[1].parent, Some(0));
+    assert_eq!(tree[2].parent, Some(1), "the refined prefix is a child of the failing one");
+    assert!(matches!(
+        tree[1].ending,
+        Some(Ending::SnippetError { ref error, line: Some(2), .. }) if error == "TypeError"
+    ));
+    assert_eq!(tree[2].ending, Some(Ending::Finished));
+    let best = report.best.as_ref().expect("a best prefix");
+    assert_eq!(best.node, 2);
+    assert_eq!(best.prefix, "readings = [3, 5, 9]\ninterval = 2");
+    assert_eq!((best.coverage.covered, best.coverage.total), (5, 5));
+    assert!(report.runs());
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+    assert_eq!(report.usage.calls, 2);
+}
+
+/// Coverage is reported in the snippet's own line numbers, however long the prefix is, and a
+/// statement that raised every time is told apart from one never reached.
+#[test]
+fn coverage_maps_back_to_the_snippet_lines() {
+    let snippet = "\
+# totals per region
+
+total = 0
+for order in orders:
+    total += order['amount']
+share = total / len(regions)
+print(share)
+";
+    // A long prefix: ten lines of set-up before the snippet's first line.
+    let prefix_value = "[\n    {'amount': 3},\n    {'amount': 4},\n    {'amount': 5},\n    {'amount': 6},\n    {'amount': 7},\n    {'amount': 8},\n    {'amount': 9},\n]";
+    let reply = serde_json::json!({
+        "imports": ["import math"],
+        "initialization": {"orders": prefix_value, "regions": "[]"},
+    })
+    .to_string();
+    let model = ScriptedModel::from_fn(move |_| Ok(reply.clone()));
+    let report = search(snippet, &model, &options(1, 0));
+    let best = report.best.as_ref().expect("best");
+    assert!(best.prefix.lines().count() >= 10, "{}", best.prefix);
+    assert!(matches!(
+        best.ending,
+        Some(Ending::SnippetError { ref error, line: Some(6), .. }) if error == "ZeroDivisionError"
+    ));
+    let status = |line: u32| {
+        report
+            .line_coverage
+            .iter()
+            .find(|l| l.line == line)
+            .expect("line")
+            .best
+    };
+    assert_eq!(report.line_coverage.len(), 7, "one entry per snippet line");
+    assert_eq!(report.line_coverage[4].text, "    total += order['amount']");
+    assert_eq!(status(1), None, "a comment is not a statement");
+    assert_eq!(status(2), None);
+    assert_eq!(status(3), Some(LineStatus::Covered));
+    assert_eq!(status(4), Some(LineStatus::Covered));
+    assert_eq!(status(5), Some(LineStatus::Covered));
+    assert_eq!(status(6), Some(LineStatus::Raised));
+    assert_eq!(status(7), Some(LineStatus::NotReached));
+    let node = &report.tree[best.node];
+    assert_eq!(node.covered_lines, vec![3, 4, 5]);
+    // The as-is run stops at line 4 (orders is undefined) in the snippet's numbering too.
+    assert!(matches!(
+        report.as_is.ending,
+        Some(Ending::SnippetError { line: Some(4), .. })
+    ));
+}
+
+/// Six independent branches. One prefix enters four of them; two others enter three each and
+/// together all six. The smallest covering set is those two, not the largest prefix plus two
+/// more (which is what picking the largest first would give).
+#[test]
+fn the_minimal_set_is_the_smallest_cover_not_the_greedy_one() {
+    let snippet = "\
+hits = []
+if flags['a']:
+    hits.append('a')
+if flags['b']:
+    hits.append('b')
+if flags['c']:
+    hits.append('c')
+if flags['d']:
+    hits.append('d')
+if flags['e']:
+    hits.append('e')
+if flags['f']:
+    hits.append('f')
+print(hits)
+";
+    let flags = |on: &[&str]| {
+        let entries: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+            .iter()
+            .map(|k| format!("'{k}': {}", if on.contains(k) { "True" } else { "False" }))
+            .collect();
+        serde_json::json!({"imports": [], "initialization": {"flags": format!("{{{}}}", entries.join(", "))}})
+            .to_string()
+    };
+    let replies = std::sync::Mutex::new(vec![
+        flags(&["a", "b", "c", "d"]),
+        flags(&["a", "b", "e"]),
+        flags(&["c", "d", "f"]),
+    ]);
+    let model = ScriptedModel::from_fn(move |_| {
+        let mut r = replies.lock().map_err(|_| ldb::model::ModelError::Local("lock".into()))?;
+        Ok(if r.is_empty() { flags(&[]) } else { r.remove(0) })
+    });
+    let report = search(snippet, &model, &options(3, 0));
+    assert_eq!(report.set_coverage.covered, report.statements);
+    let set: BTreeSet<usize> = report.minimal_set.iter().map(|a| a.node).collect();
+    assert_eq!(set, BTreeSet::from([2, 3]));
+    // The single best prefix is still the one that covers most on its own.
+    assert_eq!(report.best.as_ref().map(|b| b.node), Some(1));
+    assert!(report.tree[2].in_minimal_set && !report.tree[1].in_minimal_set);
+}
+
+/// Lines no prefix covered are shown to the model with `# uncovered`, and the prefix it gives
+/// for them joins the set.
+#[test]
+fn uncovered_lines_guide_the_next_prefix() {
+    let snippet = "\
+if mode == 'fast':
+    speed = 10
+else:
+    speed = 1
+print(speed)
+";
+    let model = ScriptedModel::from_fn(|request| {
+        let last = last_user_message(request);
+        Ok(if last.contains("# uncovered") {
+            assert!(last.contains("    speed = 1 # uncovered"), "{last}");
+            assert!(!last.contains("speed = 10 # uncovered"), "{last}");
+            r#"{"imports": [], "initialization": {"mode": "'slow'"}}"#
+        } else {
+            r#"{"imports": [], "initialization": {"mode": "'fast'"}}"#
+        }
+        .to_string())
+    });
+    let report = search(snippet, &model, &options(1, 2));
+    assert_eq!(model.calls(), 2, "one coverage round was enough");
+    assert_eq!(report.tree[2].step, ldb::exec::tree::Step::Coverage);
+    assert_eq!(report.set_coverage.covered, 4);
+    assert_eq!(report.minimal_set.len(), 2);
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+}
+
+/// A prefix statement that raises is taken out and the rest run again; a module that is not
+/// installed fails unless stand-ins are allowed.
+#[test]
+fn failing_prefix_statements_are_removed_and_missing_modules_fail_without_stand_ins() {
+    let model = ScriptedModel::from_fn(|_| {
+        Ok(r#"{"imports": ["import numpy_not_installed_here as np"], "initialization": {"values": "[1, 2, 3]"}}"#.into())
+    });
+    let report = search("print(sum(values))\n", &model, &options(1, 0));
+    let node = &report.tree[1];
+    assert_eq!(node.removed_statements, ["import numpy_not_installed_here as np"]);
+    assert_eq!(node.ending, Some(Ending::Finished));
+    assert_eq!(node.prefix, "values = [1, 2, 3]");
+
+    let uses_it = "import numpy_not_installed_here as np\nprint(np.zeros(3))\n";
+    let empty = || {
+        ScriptedModel::from_fn(|_| Ok(r#"{"imports": [], "initialization": []}"#.into()))
+    };
+    let strict = search(uses_it, &empty(), &options(1, 0));
+    assert!(matches!(
+        strict.as_is.ending,
+        Some(Ending::SnippetError { ref error, line: Some(1), .. }) if error == "ModuleNotFoundError"
+    ));
+    let lenient = search(
+        uses_it,
+        &empty(),
+        &ExecOptions {
+            allow_missing: true,
+            ..options(1, 0)
+        },
+    );
+    assert_eq!(lenient.as_is.ending, Some(Ending::Finished));
+    assert_eq!(lenient.tree[0].stand_ins, ["numpy_not_installed_here"]);
+}
+
+#[test]
+fn bad_snippets_get_clear_errors() {
+    let empty = Snippet::new("empty.py", "# only a comment\n\n").expect_err("empty");
+    assert!(matches!(empty, ExecError::Empty { .. }));
+    assert!(empty.to_string().contains("empty.py"));
+    let binary = Snippet::from_bytes("blob.bin", b"\x00\x01\x02").expect_err("binary");
+    assert!(matches!(binary, ExecError::Binary { .. }));
+    let latin1 = Snippet::from_bytes("latin1.py", b"x = '\xe9'\n").expect_err("not UTF-8");
+    assert!(matches!(latin1, ExecError::Binary { .. }));
+    let huge = "x = 1\n".repeat(100_000);
+    assert!(matches!(
+        Snippet::new("huge.py", huge),
+        Err(ExecError::TooLarge { .. })
+    ));
+    let py2 = Snippet::new("old.py", "print 'hello'\n").expect_err("Python 2");
+    assert!(matches!(py2, ExecError::NotPython { line: 1, .. }));
+    assert!(py2.to_string().contains("old.py is not Python 3"), "{py2}");
+    assert!(py2.hint().expect("hint").contains("print(x)"));
+}
+
+/// The command line: bad input exits 2 with a hint before any model is loaded.
+#[test]
+fn the_command_refuses_bad_input_with_a_hint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        ("empty.py", b"".to_vec(), "is empty"),
+        ("prose.py", b"This is how you do it:\nrun the script\n".to_vec(), "is not Python 3"),
+        ("blob.py", vec![0u8, 159, 146, 150], "is not text"),
+    ];
+    for (name, bytes, message) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+            .args(["exec", &path.display().to_string(), "--model", "/nonexistent/model.gguf"])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(message) && stderr.contains(name), "{name}: {stderr}");
+        assert!(stderr.contains("hint:"), "{name}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}

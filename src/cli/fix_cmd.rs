@@ -25,9 +25,17 @@ struct ResultLine<'a> {
 }
 
 pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
-    let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
-    let seed = seed_source(args, tasks.len())?;
-    let runner = args.sandbox.runner()?;
+    let snippet = if args.snippet.make_runnable {
+        Some(super::exec_cmd::read_snippet(&args.task)?)
+    } else {
+        None
+    };
+    let mut tasks = match &snippet {
+        Some(_) => Vec::new(),
+        None => select_tasks(&args.task, args.task_id.as_deref())?,
+    };
+    let seed = seed_source(args, tasks.len().max(1))?;
+    let mut runner = args.sandbox.runner()?;
     let (generator, debugger) = super::models::build(&args.model)?;
     let prompts = match &args.model.prompts {
         Some(dir) => Prompts::from_dir(dir).map_err(|e| {
@@ -38,6 +46,19 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         })?,
         None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?,
     };
+    if let Some(snippet) = &snippet {
+        let (task, prefix) = super::exec_cmd::runnable_task(
+            snippet,
+            &args.snippet,
+            generator.clone(),
+            &runner,
+            &prompts,
+            args.quiet,
+        )?;
+        // The prefix runs before every run of the snippet; the snippet alone is debugged.
+        runner = runner.with_prelude(prefix);
+        tasks.push(task);
+    }
     let mut sample = SampleConfig::for_level(args.level);
     sample.token_budget = args.budget;
     let fixer = Arc::new(Fixer {

@@ -397,11 +397,39 @@ pub struct FixArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     #[command(flatten)]
+    pub snippet: MakeRunnableArgs,
+    #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+/// Debugging a snippet that does not run on its own (`ldb fix SNIPPET.py --make-runnable`).
+#[derive(Debug, Clone, Args)]
+pub struct MakeRunnableArgs {
+    /// TASK is a snippet (a Python file, or `-`) that uses names it never defines: find a
+    /// prefix that makes it run first (as `ldb exec` does), then debug the snippet's own code
+    /// with that prefix run before it.
+    #[arg(long)]
+    pub make_runnable: bool,
+    /// With --make-runnable: a test statement run after the snippet, e.g. 'assert total == 6'
+    /// (repeatable). Default: the snippet must run to its end without an exception.
+    #[arg(long = "test", value_name = "STMT", requires = "make_runnable")]
+    pub tests: Vec<String>,
+    /// With --make-runnable: what the snippet should do, for the model.
+    #[arg(long, value_name = "TEXT", requires = "make_runnable")]
+    pub prompt: Option<String>,
+    /// With --make-runnable: prefixes asked for per prompt.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "make_runnable")]
+    pub exec_n: usize,
+    /// With --make-runnable: coverage-guidance rounds at most.
+    #[arg(long, value_name = "K", default_value_t = 3, requires = "make_runnable")]
+    pub exec_k: usize,
+    /// With --make-runnable: modules that cannot be imported get stand-ins.
+    #[arg(long, requires = "make_runnable")]
+    pub allow_missing: bool,
 }
 
 #[derive(Debug, Args)]

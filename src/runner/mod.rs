@@ -208,7 +208,8 @@ impl Runner {
             program: program.to_string(),
             test: spec,
             stdin,
-            as_main,
+            // A snippet run after a prefix is a script: its `__main__` code runs too.
+            as_main: as_main || self.prelude.is_some(),
             trace,
             value_chars: VALUE_CHARS,
             strict: self.strict,
