@@ -353,3 +353,193 @@ fn the_command_refuses_bad_input_with_a_hint() {
         assert!(out.stdout.is_empty());
     }
 }
+
+mod command_line {
+    //! `ldb exec` and `ldb fix --make-runnable` end to end against a fake OpenAI-compatible
+    //! server: the sandbox, tracer, prompts and parsing are real; only the replies are scripted.
+
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+    /// The snippet of `examples/snippet_deltas`: `readings` and `interval` are undefined, and
+    /// the loop reads one element past the end.
+    const BUGGY: &str = "\
+deltas = []
+for i in range(len(readings)):
+    deltas.append(readings[i + 1] - readings[i])
+rate = max(deltas) / interval
+print(f\"fastest change: {rate:.2f} per second\")
+";
+    const FIXED: &str = "\
+deltas = []
+for i in range(len(readings) - 1):
+    deltas.append(readings[i + 1] - readings[i])
+rate = max(deltas) / interval
+print(f\"fastest change: {rate:.2f} per second\")
+";
+    const PREFIX: &str = r#"{"imports": [], "initialization": {"readings": "[12.0, 15.5, 15.0, 21.0]", "interval": "0.5"}}"#;
+
+    /// Answers by what the request asks: a prefix, verdicts on the blocks shown, or a program.
+    struct ByRequest;
+
+    impl Respond for ByRequest {
+        fn respond(&self, request: &Request) -> ResponseTemplate {
+            let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+            // The last message says what is asked; earlier ones are history.
+            let text = body["messages"]
+                .as_array()
+                .and_then(|ms| ms.last())
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_string();
+            let reply = if text.contains("Respond strictly with JSON") {
+                PREFIX.to_string()
+            } else if text.contains("[BLOCK-") {
+                let labels: Vec<String> = (0..10)
+                    .map(|i| format!("BLOCK-{i}"))
+                    .filter(|l| text.contains(&format!("[{l}]")))
+                    .collect();
+                let verdicts: Vec<serde_json::Value> = labels
+                    .iter()
+                    .map(|l| {
+                        serde_json::json!({"block": l, "correct": l != "BLOCK-1",
+                            "explanation": "the loop reads readings[i + 1] past the end"})
+                    })
+                    .collect();
+                serde_json::json!({ "verdicts": verdicts }).to_string()
+            } else {
+                format!("Fixed:\n```python\n{FIXED}```\n")
+            };
+            ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+                "model": "fake-model",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+            }))
+        }
+    }
+
+    struct Run {
+        status: i32,
+        stdout: String,
+        stderr: String,
+        requests: Vec<serde_json::Value>,
+    }
+
+    async fn ldb(args: &[&str], snippet: &str) -> Run {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(ByRequest)
+            .mount(&server)
+            .await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("deltas.py");
+        std::fs::write(&file, snippet).expect("write");
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "").expect("config");
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        all.insert(1, file.display().to_string());
+        all.extend(
+            [
+                "--base-url",
+                &format!("{}/v1", server.uri()),
+                "--model",
+                "fake-model",
+                "--config",
+                &config.display().to_string(),
+                "--no-cache",
+            ]
+            .map(String::from),
+        );
+        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+            .args(&all)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("LDB_CONFIG")
+            .output()
+            .await
+            .expect("run ldb");
+        let requests = server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .map(|r| serde_json::from_slice(&r.body).expect("JSON request"))
+            .collect();
+        Run {
+            status: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            requests,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn exec_prints_json_with_coverage_of_the_snippet_lines() {
+        let run = ldb(&["exec", "--format", "json", "--n", "1", "--k", "1"], FIXED).await;
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
+        assert_eq!(report["statements"], 5);
+        assert_eq!(report["best"]["coverage"]["covered"], 5);
+        assert_eq!(report["best"]["prefix"], "readings = [12.0, 15.5, 15.0, 21.0]\ninterval = 0.5");
+        assert_eq!(report["line_coverage"][1]["text"], "for i in range(len(readings) - 1):");
+        assert_eq!(report["line_coverage"][1]["best"], "covered");
+        assert_eq!(report["tree"][0]["step"], "as_is");
+        assert_eq!(report["usage"]["calls"], 1);
+        assert_eq!(report["stop"], "full_coverage");
+        // The reply was asked for as structured output.
+        assert_eq!(run.requests[0]["response_format"]["type"], "json_schema");
+        assert!(run.stderr.contains("step 1 (undefined names)"), "{}", run.stderr);
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn exec_exits_1_when_no_prefix_runs_the_snippet_to_its_end() {
+        let run = ldb(&["exec", "--n", "1", "--k", "0"], BUGGY).await;
+        assert_eq!(run.status, 1, "{}", run.stderr);
+        assert!(run.stdout.contains("IndexError at line 3"), "{}", run.stdout);
+        assert!(run.stdout.contains("Tree of attempts:"), "{}", run.stdout);
+    }
+
+    /// The exec step finds the prefix; the fix loop then traces the snippet's own module-level
+    /// blocks (in its own line numbers), gets verdicts, and regenerates the snippet alone.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn fix_make_runnable_debugs_the_snippet_after_its_prefix() {
+        let run = ldb(
+            &[
+                "fix", "--make-runnable", "--exec-n", "1", "--exec-k", "0",
+                "--strategy", "ldb", "--max-iters", "2", "--no-diff",
+            ],
+            BUGGY,
+        )
+        .await;
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        assert_eq!(run.stdout, FIXED, "the prefix is not part of the fixed program");
+        assert!(run.stderr.contains("readings = [12.0, 15.5, 15.0, 21.0]"), "{}", run.stderr);
+        let debug = run
+            .requests
+            .iter()
+            .map(super::request_text)
+            .find(|t| t.contains("[BLOCK-"))
+            .expect("a verdict request");
+        // The trace shows the snippet's module code with its own line numbers and values that
+        // only the prefix could have set.
+        assert!(debug.contains("     3 |     deltas.append(readings[i + 1] - readings[i])"), "{debug}");
+        assert!(debug.contains("readings = [12.0, 15.5, 15.0, 21.0]"), "{debug}");
+        assert!(debug.contains("IndexError"), "{debug}");
+    }
+}
+
+/// Text of every message of a request body, joined.
+fn request_text(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["content"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
