@@ -543,3 +543,25 @@ fn request_text(request: &serde_json::Value) -> String {
         })
         .unwrap_or_default()
 }
+
+/// `ldb trace FILE --prefix PREFIX.py`: the prefix runs first, and the snippet's module-level
+/// blocks are traced in its own line numbers, with the values the prefix set.
+#[test]
+fn trace_runs_a_prefix_before_the_snippet() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snippet = dir.path().join("snippet.py");
+    let prefix = dir.path().join("prefix.py");
+    std::fs::write(&snippet, DELTAS).expect("write");
+    std::fs::write(&prefix, "# set-up\nreadings = [1, 4, 9]\ninterval = 0\n").expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(["trace", &snippet.display().to_string()])
+        .args(["--prefix", &prefix.display().to_string()])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "the snippet divides by zero: {stdout}");
+    assert!(stdout.contains("ZeroDivisionError"), "{stdout}");
+    assert!(stdout.contains("[BLOCK-0] in <module>"), "{stdout}");
+    assert!(stdout.contains("     4 | rate = max(deltas) / interval"), "{stdout}");
+    assert!(stdout.contains("readings = [1, 4, 9]"), "{stdout}");
+}

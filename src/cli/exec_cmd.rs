@@ -80,6 +80,9 @@ pub struct ExecArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the best prefix to this file (for `ldb trace FILE --prefix PREFIX.py`).
+    #[arg(long, value_name = "PREFIX.py")]
+    pub write_prefix: Option<PathBuf>,
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -116,6 +119,14 @@ pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
     let prompts = load_prompts(&args.model)?;
     let (generator, _) = super::models::build(&args.model)?;
     let report = run_search(&snippet, generator, &runner, &prompts, &options, args.quiet)?;
+    if let (Some(path), Some(best)) = (&args.write_prefix, &report.best) {
+        std::fs::write(path, format!("{}\n", best.prefix.trim_end())).map_err(|e| {
+            CliError::bad_input(
+                format!("cannot write {}: {e}", path.display()),
+                "check that the directory exists and is writable",
+            )
+        })?;
+    }
     match args.format {
         Format::Json => output::print_json(&report)?,
         Format::Text => output::print(&report.to_text()),

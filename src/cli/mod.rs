@@ -255,6 +255,11 @@ pub struct TraceArgs {
     /// Print the trace as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run this Python file before the program, in its namespace (a prefix from `ldb exec
+    /// --write-prefix` that makes a snippet run); the program's module code is traced too.
+    /// Without a test, the program must run to its end.
+    #[arg(long, value_name = "PREFIX.py")]
+    pub prefix: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }

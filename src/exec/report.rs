@@ -65,6 +65,9 @@ pub struct NodeView {
     pub parent: Option<usize>,
     pub step: Step,
     pub prefix: String,
+    /// The model's reply the prefix came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reply_problem: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -349,6 +352,7 @@ fn node_views(tree: &Tree, snippet: &Snippet, set: &[usize]) -> Vec<NodeView> {
             parent: n.parent,
             step: n.step,
             prefix: n.prefix.code.clone(),
+            reply: n.reply.clone(),
             reply_problem: n.reply_problem.clone(),
             dropped_entries: n.dropped_entries.clone(),
             removed_statements: n.removed_statements.clone(),
