@@ -229,6 +229,21 @@ impl Ending {
         }
     }
 
+    /// The file a `FileNotFoundError` names, if that is how the run ended.
+    pub fn missing_file(&self) -> Option<String> {
+        let (Ending::SnippetError { error, message, .. }
+        | Ending::PrefixError { error, message, .. }) = self
+        else {
+            return None;
+        };
+        if error != "FileNotFoundError" {
+            return None;
+        }
+        // "[Errno 2] No such file or directory: 'data.json'"
+        let name = message.rsplit(": ").next()?.trim_matches(|c| c == '\'' || c == '"');
+        (!name.is_empty()).then(|| name.to_string())
+    }
+
     /// A module `import` could not find, if that is how the run ended.
     pub fn missing_module(&self) -> Option<String> {
         let (Ending::SnippetError { error, message, .. } | Ending::PrefixError { error, message, .. }) =

@@ -618,13 +618,14 @@ impl Walker {
 
     fn attribute(&mut self, a: &ast::ExprAttribute, scope: usize, called: bool) {
         self.expr(&a.value, scope);
-        if let Expr::Name(_) = &*a.value {
+        // A plain name as the base was just recorded as the last use.
+        if let (Expr::Name(_), Some(base)) = (&*a.value, self.uses.len().checked_sub(1)) {
             let attr = if called {
                 format!("{}()", a.attr)
             } else {
                 a.attr.to_string()
             };
-            self.attributes.push((self.uses.len() - 1, attr));
+            self.attributes.push((base, attr));
         }
     }
 

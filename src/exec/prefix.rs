@@ -76,6 +76,11 @@ pub enum ReplyError {
 /// expression that becomes its value.
 fn named_entry(name: &str, code: &str) -> String {
     let code = dedent(code.trim_matches('\n'));
+    // `name = name` can never define it; small models answer `"Snowy": "Snowy"` when they
+    // mean the text.
+    if code.trim() == name {
+        return format!("{name} = '{name}'");
+    }
     let src = SourceFile::new(code.clone());
     let Ok(suite) = parse_module(&src) else {
         return code;
@@ -413,8 +418,9 @@ mod tests {
             "interval": "interval = 2",
             "load": "def load(p):\n    return [3, 1, 4]",
             "path": "'log.txt'",
+            "mode": "mode",
             "cfg": "import types\ntypes.SimpleNamespace(debug=True)"}}"#;
-        let names: Vec<String> = ["readings", "interval", "load", "path", "cfg"]
+        let names: Vec<String> = ["readings", "interval", "load", "path", "cfg", "mode"]
             .iter()
             .map(|s| s.to_string())
             .collect();
@@ -424,7 +430,8 @@ mod tests {
             prefix.code,
             // `readings` waits for `load` and `path`, which it uses.
             "import types\ninterval = 2\ndef load(p):\n    return [3, 1, 4]\npath = 'log.txt'\n\
-             readings = load(path)\nimport types\ncfg = types.SimpleNamespace(debug=True)"
+             readings = load(path)\nimport types\ncfg = types.SimpleNamespace(debug=True)\n\
+             mode = 'mode'"
         );
         let schema = prefix_schema(&["readings".into(), "interval".into()]).schema;
         assert_eq!(

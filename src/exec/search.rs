@@ -338,6 +338,7 @@ impl Search<'_> {
                 "error": error,
                 "message": message,
                 "missing_module": missing.unwrap_or_default(),
+                "missing_file": ending.missing_file().unwrap_or_default(),
                 "removed": node.removed_statements,
                 "allow_missing": self.options.allow_missing,
                 "names": self.names,
