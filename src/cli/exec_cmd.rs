@@ -442,8 +442,14 @@ pub fn runnable_task(
     };
     if !quiet {
         eprintln!(
-            "make-runnable: prefix #{} ({}/{} statements covered) runs before the snippet:",
-            best.node, best.coverage.covered, best.coverage.total
+            "make-runnable: prefix #{} ({}/{} statements covered; the search made {} model \
+             calls, {} prompt + {} reply tokens) runs before the snippet:",
+            best.node,
+            best.coverage.covered,
+            best.coverage.total,
+            report.usage.calls,
+            report.usage.prompt_tokens,
+            report.usage.completion_tokens
         );
         for line in best.prefix.lines() {
             eprintln!("    {line}");

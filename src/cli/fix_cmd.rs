@@ -46,6 +46,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         })?,
         None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?,
     };
+    let mut prefix_used = None;
     if let Some(snippet) = &snippet {
         let (task, prefix) = super::exec_cmd::runnable_task(
             snippet,
@@ -56,8 +57,9 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             args.quiet,
         )?;
         // The prefix runs before every run of the snippet; the snippet alone is debugged.
-        runner = runner.with_prelude(prefix);
+        runner = runner.with_prelude(prefix.clone());
         tasks.push(task);
+        prefix_used = Some(prefix);
     }
     let mut sample = SampleConfig::for_level(args.level);
     sample.token_budget = args.budget;
@@ -85,13 +87,19 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
-    let reports = runtime.block_on(fix_all(
+    let mut reports = runtime.block_on(fix_all(
         fixer,
         tasks,
         args.concurrency.max(1),
         progress.clone(),
     ));
     progress.finish();
+    if let Some(prefix) = &prefix_used {
+        // Models shown the set-up code tend to copy it into the program; it runs first anyway.
+        for r in &mut reports {
+            r.final_program = crate::exec::prefix::without_prefix_copy(&r.final_program, prefix);
+        }
+    }
 
     if let Some(path) = &args.report {
         let file = ReportFile {

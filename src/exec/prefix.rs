@@ -338,6 +338,42 @@ impl Prefix {
     }
 }
 
+/// `program` without the copy of `prefix` a model put at its start: the leading top-level
+/// statements that repeat one of the prefix's statements. The prefix runs before the program
+/// anyway, so running them again changes nothing; a program that does not parse is returned
+/// as it is.
+pub fn without_prefix_copy(program: &str, prefix: &str) -> String {
+    let copies: HashSet<String> = Prefix::new(prefix)
+        .statements()
+        .into_iter()
+        .map(|(text, _)| collapse(&text))
+        .collect();
+    let ours = Prefix::new(program);
+    let spans = ours.spans();
+    let lines: Vec<&str> = program.lines().collect();
+    let mut cut = 0u32;
+    for (first, last, _) in spans {
+        let text = lines
+            .get((first as usize).saturating_sub(1)..(last as usize).min(lines.len()))
+            .map(|l| l.join("\n"))
+            .unwrap_or_default();
+        if !copies.contains(&collapse(&text)) {
+            break;
+        }
+        cut = last;
+    }
+    if cut == 0 {
+        return program.to_string();
+    }
+    let rest: Vec<&str> = lines.iter().skip(cut as usize).copied().collect();
+    let start = rest.iter().position(|l| !l.trim().is_empty()).unwrap_or(rest.len());
+    let mut out = rest[start..].join("\n");
+    if program.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
 /// `text` with every run of whitespace made one space.
 pub fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -451,6 +487,15 @@ mod tests {
         let (rest, copies) = prefix.without_copies(&snippet);
         assert_eq!(rest.code, "r = [1, 2]");
         assert_eq!(copies.len(), 2);
+    }
+
+    #[test]
+    fn a_copy_of_the_prefix_at_the_start_of_a_program_is_dropped() {
+        let prefix = "import sys\nreadings = [10, 20]\ninterval = 10";
+        let program = "import sys\nreadings = [10, 20]\ninterval = 10\n\n# note\nx = 1\nreadings = [10, 20]\n";
+        assert_eq!(without_prefix_copy(program, prefix), "# note\nx = 1\nreadings = [10, 20]\n");
+        assert_eq!(without_prefix_copy("x = 1\n", prefix), "x = 1\n");
+        assert_eq!(without_prefix_copy("def f(:\n", prefix), "def f(:\n");
     }
 
     #[test]
