@@ -158,7 +158,7 @@ fn dependency_order(mut keyed: Vec<(&String, String)>) -> Vec<String> {
             .iter()
             .position(|(i, name, _)| {
                 needs.get(*i).is_none_or(|uses| {
-                    !uses.iter().any(|u| u != *name && waiting.iter().any(|w| *w == u))
+                    !uses.iter().any(|u| u != *name && waiting.contains(&u))
                 })
             })
             .unwrap_or(0);
