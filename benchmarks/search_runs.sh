@@ -12,9 +12,12 @@
 #   MODEL       embedded model (default qwen2.5-coder-1.5b; qwen2.5-coder-0.5b for quick loops)
 #   STRATEGIES  default none,search,resample,ldb-block
 #   TAG         suffix of the output directory (a variant's name)
+#   NICE        niceness of the run (default 10)
 #   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"
 # Every strategy gets the same --budget-tokens per task (prompt tokens the model evaluated plus
-# reply tokens). Tasks run one at a time, every strategy on a task before the next task, so a
+# reply tokens); the caps on rounds (MAX_ITERS, default 40) and candidates (MAX_CANDIDATES,
+# default 100) are set high enough that the budget, not a count, ends a task: at 10 rounds
+# resampling would stop at about 1,000 tokens on MBPP, whose programs are short. Tasks run one at a time, every strategy on a task before the next task, so a
 # partial run compares the strategies on the same tasks. Runs resume: call it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,23 +57,23 @@ EOF
 }
 
 # shellcheck disable=SC2206
-COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters 10 --concurrency 1
+COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}" --concurrency 1
   --threads 2 --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${EXTRA:-})
 REPORT_SEEDS="$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"
 
 case "$SET" in
   report)
     ids=$(failing_ids "$REPORT_SEEDS")
-    nice -n 10 "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
       "${COMMON[@]}" --out "$OUT/search-humaneval-gpt35-hiddenfail-$suffix"
     ;;
   dev)
     ids=$(failing_ids "$DATA/ldb/mbpp/seed/gpt-3.5-turbo-0613/seed.jsonl" "${DEV_LIMIT:-20}")
-    nice -n 10 "$LDB_BIN" eval --dataset mbpp --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset mbpp --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
       "${COMMON[@]}" --out "$OUT/dev-mbpp-gpt35-hiddenfail-$suffix"
     ids=$(failing_ids "$DATA/ldb/humaneval/seed/codellama/seed.jsonl" "${DEV_LIMIT:-20}" \
       "$REPORT_SEEDS")
-    nice -n 10 "$LDB_BIN" eval --dataset humaneval --seeds ldb:codellama --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:codellama --tasks "$ids" \
       "${COMMON[@]}" --out "$OUT/dev-humaneval-codellama-hiddenfail-$suffix"
     ;;
   *)

@@ -4,6 +4,7 @@
 //! This crate holds every stage; the `ldb` binary is a thin command-line front over it.
 
 pub mod agent;
+pub mod check;
 pub mod cli;
 pub mod debugger;
 pub mod eval;

@@ -39,6 +39,9 @@ const TEMPLATES: &[(&str, &str)] = &[
         "repair_verdicts",
         include_str!("../prompts/repair_verdicts.j2"),
     ),
+    // `ldb check --mode predict|hybrid`: the CFG walk.
+    ("check_system", include_str!("../prompts/check_system.j2")),
+    ("check_predict", include_str!("../prompts/check_predict.j2")),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -358,3 +358,42 @@ fn a_follow_up_to_a_reply_stopped_after_its_code_block_decodes() {
     request.max_tokens = Some(8);
     rt.block_on(model.chat(&request)).expect("the follow-up decodes");
 }
+
+/// The real model under the verdict grammar, over label sets drawn at random (fixed seed): every
+/// reply parses and names only shown labels, whatever the labels look like.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn verdicts_parse_under_the_grammar_for_random_label_sets() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let mut rng = fastrand::Rng::with_seed(11);
+    for round in 0..4 {
+        let n = rng.usize(1..=4);
+        let labels: Vec<String> = (0..n)
+            .map(|i| match rng.u8(0..3) {
+                0 => format!("BLOCK-{}", i * 7 + rng.usize(0..7)),
+                1 => format!("LINE-{}", i * 5 + 1 + rng.usize(0..5)),
+                _ => format!("FUNCTION-f{i}"),
+            })
+            .collect();
+        let mut request = ChatRequest::new(vec![Message::user(format!(
+            "A program that should return the largest element of a list returned the smallest. \
+             Its steps were {}. Judge every step. Reply in JSON.",
+            labels.join(", ")
+        ))]);
+        request.max_tokens = Some(600);
+        request.json_schema = Some(ldb::model::JsonSchema {
+            name: "block_verdicts".into(),
+            schema: ldb::debugger::verdicts::verdict_schema_for(&labels),
+        });
+        let reply = rt.block_on(model.chat(&request)).expect("verdicts");
+        let parsed = ldb::debugger::verdicts::parse_verdicts(&reply.content, &labels)
+            .unwrap_or_else(|e| panic!("round {round}, {labels:?}: {e}: {}", reply.content));
+        assert!(!parsed.verdicts.is_empty(), "{}", reply.content);
+        assert!(
+            parsed.verdicts.iter().all(|v| labels.contains(&v.block)),
+            "{labels:?}: {}",
+            reply.content
+        );
+    }
+}

@@ -1048,3 +1048,106 @@ async fn an_enormous_reply_is_refused_without_retrying() {
     );
     assert_eq!(n, 1);
 }
+
+/// A reply with one choice per text, usage over all of them.
+fn reply_n(texts: &[&str]) -> ResponseTemplate {
+    let choices: Vec<Value> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            json!({"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"})
+        })
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "chatcmpl-n", "object": "chat.completion", "created": 1_700_000_000,
+        "model": "test-model-2024", "choices": choices,
+        "usage": {"prompt_tokens": 40, "completion_tokens": 30, "total_tokens": 70}
+    }))
+}
+
+fn sampled() -> ChatRequest {
+    let mut r = request();
+    r.temperature = Some(0.8);
+    r.seed = Some(7);
+    r
+}
+
+#[tokio::test]
+async fn samples_of_one_prompt_go_in_one_request_with_n() {
+    let server = MockServer::start().await;
+    mount(&server, reply_n(&["a", "bb", "ccc"]), None).await;
+    let model = client(&server);
+    assert!(model.batches());
+    let out = model.chat_n(&sampled(), 3).await.unwrap();
+    let sent = received(&server).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(body(&sent[0])["n"], 3);
+    let texts: Vec<&str> = out.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(texts, ["a", "bb", "ccc"]);
+    // The prompt is paid once; the reply tokens are shared out and add up.
+    assert_eq!(out[0].usage.prompt_tokens, 40);
+    assert!(out[1..].iter().all(|r| r.usage.prompt_tokens == 0));
+    assert_eq!(out.iter().map(|r| r.usage.completion_tokens).sum::<u64>(), 30);
+}
+
+#[tokio::test]
+async fn an_endpoint_that_ignores_n_gets_one_request_per_sample() {
+    let server = MockServer::start().await;
+    mount(&server, ok("one"), None).await;
+    let model = client(&server);
+    let out = model.chat_n(&sampled(), 3).await.unwrap();
+    assert_eq!(out.len(), 3);
+    let sent = received(&server).await;
+    assert_eq!(sent.len(), 3, "one with n, then two single requests");
+    assert_eq!(body(&sent[0])["n"], 3);
+    let mut seeds: Vec<i64> = sent[1..]
+        .iter()
+        .map(|r| body(r)["seed"].as_i64().expect("seed"))
+        .collect();
+    seeds.dedup();
+    assert_eq!(seeds.len(), 2, "each sample its own seed: {seeds:?}");
+    assert!(sent[1..].iter().all(|r| body(r).get("n").is_none()));
+    // Remembered: the next batch is sent one by one from the start.
+    assert!(!model.batches());
+    model.chat_n(&sampled(), 2).await.unwrap();
+    let sent = received(&server).await;
+    assert_eq!(sent.len(), 5);
+    assert!(sent[3..].iter().all(|r| body(r).get("n").is_none()));
+}
+
+#[tokio::test]
+async fn an_endpoint_that_rejects_n_is_asked_again_without_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(CHAT))
+        .and(wiremock::matchers::body_partial_json(json!({"n": 2})))
+        .respond_with(ResponseTemplate::new(400).set_body_json(
+            json!({"error": {"message": "Only supports n=1 for this model", "type": "invalid_request_error"}}),
+        ))
+        .mount(&server)
+        .await;
+    mount(&server, ok("single"), None).await;
+    let model = client(&server);
+    let out = model.chat_n(&sampled(), 2).await.unwrap();
+    assert_eq!(out.len(), 2);
+    assert!(out.iter().all(|r| r.content == "single"));
+    assert!(!model.batches());
+}
+
+#[tokio::test]
+async fn cached_samples_are_replayed_and_the_rest_drawn_in_one_batch() {
+    let server = MockServer::start().await;
+    mount(&server, reply_n(&["x", "y"]), None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let model = CachedModel::new(client(&server), dir.path());
+    let first = model.chat_n(&sampled(), 2).await.unwrap();
+    assert!(first.iter().all(|r| !r.cached));
+    assert_eq!(received(&server).await.len(), 1);
+    // A rerun from the same directory replays both samples without a request.
+    let rerun = CachedModel::new(client(&server), dir.path());
+    let again = rerun.chat_n(&sampled(), 2).await.unwrap();
+    assert!(again.iter().all(|r| r.cached));
+    let texts: Vec<&str> = again.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(texts, ["x", "y"]);
+    assert_eq!(received(&server).await.len(), 1);
+}

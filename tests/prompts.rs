@@ -114,6 +114,46 @@ fn every_template_renders_as_expected() {
                 "labels": ["BLOCK-0"],
             }),
         ),
+        ("check_system", json!({})),
+        (
+            "check_predict",
+            json!({
+                "cfg": "Module (the program starts at its first block):\nBlock B0:\n  Statements:\n      1 | x = input()\n      2 | print(x + 1)\n  Next:\n    <END>\n",
+                "stdin": null,
+                "input_desc": "one integer",
+                "reads_input": true,
+                "imports": ["from math import gcd"],
+                "unresolved": [],
+                "continuing": false,
+                "executed": [],
+                "stop_line": null,
+                "stop_block": "B0",
+                "reason": null,
+                "state": null,
+                "start_block": "B0",
+                "max_steps": 40,
+            }),
+        ),
+        // A prediction that continues a real run (hybrid mode).
+        (
+            "check_predict",
+            json!({
+                "cfg": "Module (the program starts at its first block):\nBlock B0:\n  Statements:\n      1 | a = [1, 2]\n      2 | b = np.array(a) + 'x'\n  Next:\n    <END>\n",
+                "stdin": null,
+                "input_desc": null,
+                "reads_input": false,
+                "imports": [],
+                "unresolved": ["np"],
+                "continuing": true,
+                "executed": [],
+                "stop_line": 2,
+                "stop_block": "B0",
+                "reason": "`np` is not defined: it comes from code the snippet leaves out",
+                "state": [{"name": "a", "value": "[1, 2]"}],
+                "start_block": "B0",
+                "max_steps": 40,
+            }),
+        ),
     ];
     for (i, (name, vars)) in cases.iter().enumerate() {
         let text = p.render(name, vars).expect("renders");

@@ -215,6 +215,107 @@ async fn ldb_proposer_traces_judges_with_label_enum_and_regenerates() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn ldb_proposer_with_short_verdicts_names_one_block_and_repairs_from_it() {
+    let debugger = ScriptedModel::new([
+        r#"{"block": "BLOCK-1", "explanation": "the loop starts at 1 and skips xs[0]"}"#
+            .to_string(),
+        program_reply(FIXED),
+    ]);
+    let options = SearchOptions {
+        verdicts: ldb::debugger::VerdictForm::Short,
+        ..only(Proposer::Ldb, 1)
+    };
+    let run = search(&task(), options, None, no_replies(), debugger).await;
+    assert_eq!(run.report.status, FixStatus::Fixed, "{:#?}", run.report);
+    let ask = &run.debugger[0];
+    let schema = &ask.json_schema.as_ref().expect("schema").schema;
+    assert!(
+        schema["properties"]["block"]["enum"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x == "BLOCK-1")),
+        "one block, from the labels shown: {schema}"
+    );
+    assert!(last_user(ask).contains("find the first one whose result is wrong"));
+    assert!(last_user(&run.debugger[1]).contains("[BLOCK-1] the loop starts at 1 and skips xs[0]"));
+    let verdicts = &run.report.iterations[1].verdicts;
+    assert_eq!(verdicts.len(), 1);
+    assert!(!verdicts[0].correct);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
+    // Round 1: feedback repairs the seed and passes; the select phase then draws fresh programs
+    // only (independent votes), and the one written twice outvotes the first pass.
+    let debugger = ScriptedModel::new([program_reply(FIXED_POSITIVE_ONLY)]);
+    let generator = ScriptedModel::new([
+        program_reply(FIXED),
+        program_reply(FIXED_REFORMATTED),
+    ]);
+    let options = SearchOptions {
+        portfolio: vec![(Proposer::Feedback, 1), (Proposer::Fresh, 1)],
+        beam: 1,
+        select: 2,
+        ..SearchOptions::default()
+    };
+    let run = search(&task(), options, None, generator, debugger).await;
+    let report = &run.report;
+    assert_eq!(run.debugger.len(), 1, "no repair after the first pass");
+    assert_eq!(run.generator.len(), 2);
+    let proposers: Vec<Proposer> = report.candidates.iter().map(|c| c.proposer).collect();
+    assert_eq!(proposers, [Proposer::Seed, Proposer::Feedback, Proposer::Fresh, Proposer::Fresh]);
+    assert_eq!(report.candidates[3].duplicate_of, Some(2));
+    let selection = report.selection.as_ref().expect("selection ran");
+    assert_eq!(selection.first_passing, 1);
+    assert_eq!(selection.chosen, 2, "{selection:#?}");
+    assert_eq!(report.final_program, FIXED);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
+    let one_by_one = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))));
+    let batching = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))).batching());
+    for (model, sizes) in [(one_by_one, vec![1, 1, 1]), (batching, vec![3])] {
+        let fixer = Fixer {
+            generator: model.clone(),
+            debugger: model.clone(),
+            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+            prompts: Prompts::new().expect("templates load"),
+            options: FixOptions {
+                strategy: Strategy::Search,
+                max_iters: 1,
+                search: only(Proposer::Feedback, 3),
+                ..FixOptions::default()
+            },
+        };
+        let report = fixer.fix(&task(), &Silent).await;
+        assert_eq!(model.batch_sizes(), sizes);
+        // Three samples of the same prompt: distinct seeds either way.
+        let mut seeds: Vec<_> = model.requests().iter().map(|r| r.seed).collect();
+        seeds.dedup();
+        assert_eq!(seeds.len(), 3, "{seeds:?}");
+        assert_eq!(report.candidates.len(), 4);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repair_that_gives_the_parent_back_is_not_asked_again() {
+    // The model returns the failing seed unchanged: the same prompt would do it again.
+    let seed = task().seed.expect("seed");
+    let unchanged = ScriptedModel::from_fn(move |_| Ok(program_reply(&seed)));
+    let run = search(
+        &task(),
+        only(Proposer::Feedback, 3),
+        None,
+        no_replies(),
+        unchanged,
+    )
+    .await;
+    assert_eq!(run.debugger.len(), 1, "asked once, not 3 samples x 4 rounds");
+    assert_eq!(run.report.candidates[1].duplicate_of, Some(0));
+    assert_eq!(run.report.status, FixStatus::NotFixed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn ldb_proposer_judges_a_parent_once_across_rounds() {
     // Round 1: verdicts + a hopeless program; round 2 repairs the same parent (the seed stays
     // the best) from the same verdicts, without a second verdict call.
@@ -273,15 +374,16 @@ async fn a_program_seen_before_is_never_run_again() {
     // The seed itself and the seed reformatted come back; neither is tested again.
     let seed = task().seed.expect("seed");
     let reformatted = seed.replace("    total = 0\n", "    total = 0  # start\n\n");
-    let debugger = ScriptedModel::new([
+    // Fresh programs: a repair that gives its parent back ends its job (see below).
+    let generator = ScriptedModel::new([
         program_reply(&seed),
         program_reply(&reformatted),
         program_reply(FIXED),
         program_reply(FIXED_REFORMATTED),
     ]);
-    let mut options = only(Proposer::Feedback, 4);
+    let mut options = only(Proposer::Fresh, 4);
     options.select = 1;
-    let run = search(&task(), options, None, no_replies(), debugger).await;
+    let run = search(&task(), options, None, generator, no_replies()).await;
     let c = &run.report.candidates;
     assert_eq!(c.len(), 5, "{c:#?}");
     assert_eq!(c[1].duplicate_of, Some(0));
@@ -337,29 +439,93 @@ async fn without_select_the_first_passing_candidate_ends_the_search() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_token_budget_stops_the_search() {
+    // Long replies (about 250 tokens each), as a real model's are: the prompt is paid once
+    // (the backend keeps it) and every reply costs.
+    let long = || program_reply(&format!("{HOPELESS}{}", "# think again\n".repeat(70)));
     let replies = Arc::new(Mutex::new(0usize));
     let counter = replies.clone();
     let debugger = ScriptedModel::from_fn(move |_| {
         *counter.lock().expect("lock") += 1;
-        Ok(program_reply(HOPELESS))
+        Ok(long())
     });
+    // Unbounded, the search repairs round after round.
+    let open = search(
+        &task(),
+        only(Proposer::Feedback, 3),
+        None,
+        no_replies(),
+        ScriptedModel::from_fn(move |_| Ok(long())),
+    )
+    .await;
+    let first_call = open.report.candidates[1].tokens;
+    assert!(open.debugger.len() >= 4, "{}", open.debugger.len());
+    // A budget of a first call and about two replies more (the estimate of a first reply is
+    // 300 tokens) stops it early, at most one call past the budget.
+    let budget = first_call + 600;
     let run = search(
         &task(),
-        only(Proposer::Feedback, 2),
-        Some(1),
+        only(Proposer::Feedback, 3),
+        Some(budget),
         no_replies(),
         debugger,
     )
     .await;
     assert_eq!(run.report.status, FixStatus::NotFixed);
-    assert_eq!(
-        *replies.lock().expect("lock"),
-        1,
-        "one call spends the budget"
-    );
+    let calls = *replies.lock().expect("lock");
+    assert!(calls >= 1 && calls < open.debugger.len(), "{calls} calls");
+    let spent: u64 = run.report.candidates.iter().map(|c| c.tokens).sum();
+    assert!(spent <= budget + first_call, "{spent} spent of {budget}");
+    // A budget that cannot pay for a single request makes none.
+    let none = search(
+        &task(),
+        only(Proposer::Feedback, 2),
+        Some(1),
+        no_replies(),
+        ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))),
+    )
+    .await;
+    assert!(none.debugger.is_empty(), "{:?}", none.debugger.len());
     // The best program is still the seed (2 of 3), not the hopeless candidate.
     assert_eq!(run.report.final_program, task().seed.expect("seed"));
     assert_eq!(run.report.final_passed, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verdicts_the_budget_cannot_pay_for_are_not_asked() {
+    let options = SearchOptions {
+        portfolio: vec![(Proposer::Fresh, 1), (Proposer::Ldb, 1)],
+        beam: 1,
+        select: 0,
+        ..SearchOptions::default()
+    };
+    let hopeless = || ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS)));
+    // Verdict requests carry a schema; program requests do not.
+    let verdicts_then_hopeless = || {
+        ScriptedModel::from_fn(|r| {
+            Ok(if r.json_schema.is_some() {
+                VERDICTS.to_string()
+            } else {
+                program_reply(HOPELESS)
+            })
+        })
+    };
+    // Unbounded, round 1 costs a fresh sample and then the verdicts and a repair.
+    let open = search(&task(), options.clone(), None, hopeless(), verdicts_then_hopeless()).await;
+    assert!(!open.debugger.is_empty());
+    let fresh_cost = open.report.candidates[1].tokens;
+    assert_eq!(open.report.candidates[1].proposer, Proposer::Fresh);
+    // With room for the fresh sample only (the estimate of a first reply is 300 tokens), the
+    // verdicts, whose prompt is far longer, are never asked for.
+    let tight = search(
+        &task(),
+        options,
+        Some(fresh_cost + 320),
+        hopeless(),
+        verdicts_then_hopeless(),
+    )
+    .await;
+    assert!(tight.debugger.is_empty(), "{} debugger calls", tight.debugger.len());
+    assert!(!tight.generator.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]

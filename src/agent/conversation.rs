@@ -4,11 +4,20 @@
 
 use super::report::CallRecord;
 use super::AgentError;
+use crate::debugger::first_wrong::{first_wrong_schema, parse_first_wrong};
 use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
 use crate::python::extract::extract_program;
 use crate::python::self_tests::strip_self_tests;
+
+/// One sample of a program request: the program (if any), what was wrong with the reply, and
+/// the calls it took (its sample, and a repair request if there was one).
+pub(super) struct Drawn {
+    pub program: Option<String>,
+    pub problem: Option<String>,
+    pub calls: Vec<CallRecord>,
+}
 
 #[derive(Clone)]
 pub(super) struct Conversation {
@@ -70,6 +79,71 @@ impl Conversation {
             request.seed = self.seed;
         }
         let response = model.chat(&request).await?;
+        self.record(purpose, &response);
+        self.messages
+            .push(Message::assistant(response.content.clone()));
+        Ok(response.content)
+    }
+
+    /// `n` samples of a program request ([`ChatModel::chat_n`]: one batched call where the
+    /// backend can), each read like [`Self::ask_program`]'s reply, with its own repair request
+    /// when it holds no program. Returns, per sample, the program, the problem and its calls.
+    pub async fn ask_programs(
+        &self,
+        model: &dyn ChatModel,
+        n: usize,
+        entry_point: &str,
+        purpose: &str,
+        repair_purpose: &str,
+        prompts: &Prompts,
+    ) -> Result<Vec<Drawn>, AgentError> {
+        let entry = (!entry_point.is_empty()).then_some(entry_point);
+        let mut request = ChatRequest::new(self.messages.clone());
+        request.stop_after_code = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        request.temperature = Some(self.temperature);
+        if self.temperature > 0.0 {
+            request.seed = self.seed;
+        }
+        let responses = model.chat_n(&request, n).await?;
+        let mut out = Vec::with_capacity(responses.len());
+        for (i, response) in responses.into_iter().enumerate() {
+            let mut conv = self.clone_for_sample(self.temperature);
+            conv.seed = crate::model::nth_seed(self.seed, i);
+            conv.record(purpose, &response);
+            conv.messages
+                .push(Message::assistant(response.content.clone()));
+            let (program, problem) = match extract_program(&response.content, entry) {
+                Ok(found) => (Some(strip_self_tests(&found.code, entry_point)), None),
+                Err(e) => {
+                    let problem = e.to_string();
+                    conv.user(prompts.render(
+                        "repair_code",
+                        serde_json::json!({ "problem": problem, "entry_point": entry_point }),
+                    )?);
+                    let stop = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+                    let reply = conv.ask_with(model, repair_purpose, None, stop).await?;
+                    match extract_program(&reply, entry) {
+                        Ok(found) => (
+                            Some(strip_self_tests(&found.code, entry_point)),
+                            Some(problem),
+                        ),
+                        Err(e) => (
+                            None,
+                            Some(format!("{problem}; after a repair request: {e}")),
+                        ),
+                    }
+                }
+            };
+            out.push(Drawn {
+                program,
+                problem,
+                calls: conv.calls,
+            });
+        }
+        Ok(out)
+    }
+
+    fn record(&mut self, purpose: &str, response: &crate::model::ChatResponse) {
         self.calls.push(CallRecord {
             purpose: purpose.to_string(),
             model: response.model.clone(),
@@ -80,9 +154,6 @@ impl Conversation {
             cached: response.cached,
             attempts: response.attempts,
         });
-        self.messages
-            .push(Message::assistant(response.content.clone()));
-        Ok(response.content)
     }
 
     /// Ask for a program; when the reply holds none, say why once and ask again. The model's
@@ -157,6 +228,38 @@ impl Conversation {
                 Some(format!("{problem}; after a repair request: {e}")),
             )),
         }
+    }
+}
+
+impl Conversation {
+    /// Ask for the first wrong block only ([`crate::debugger::first_wrong`]), constrained to
+    /// `labels`. The answer comes back as one verdict "not correct" so repairs read both forms
+    /// alike; a reply naming no shown block gives none, and a note.
+    pub async fn ask_first_wrong(
+        &mut self,
+        model: &dyn ChatModel,
+        labels: &[String],
+    ) -> Result<(Vec<Verdict>, Option<String>), AgentError> {
+        let schema = JsonSchema {
+            name: "first_wrong_block".into(),
+            schema: first_wrong_schema(labels),
+        };
+        let reply = self.ask(model, "debug", Some(schema)).await?;
+        Ok(match parse_first_wrong(&reply, labels) {
+            Some(found) => {
+                let note = (!found.well_formed)
+                    .then(|| "the reply was not the JSON asked for; its first label was taken".into());
+                (
+                    vec![Verdict {
+                        block: found.block,
+                        correct: false,
+                        explanation: found.explanation,
+                    }],
+                    note,
+                )
+            }
+            None => (Vec::new(), Some("the reply named no block that was shown".into())),
+        })
     }
 }
 

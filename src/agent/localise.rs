@@ -15,19 +15,12 @@ use super::conversation::Conversation;
 use super::strategies::ldb::{traced_failure, unit_name};
 use super::strategies::test_summary;
 use super::{ms, AgentError, Fixer};
+use crate::debugger::first_wrong::{first_wrong_schema, parse_first_wrong};
 use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for};
+pub use crate::debugger::VerdictForm;
 use crate::model::JsonSchema;
 use crate::runner::TestOutcome;
 use crate::task::Task;
-
-/// How the verdict is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerdictForm {
-    /// One verdict per block.
-    Full,
-    /// The first wrong block and one sentence.
-    Short,
-}
 
 /// A traced failing test, ready to be judged in any form.
 #[derive(Debug, Clone)]
@@ -91,7 +84,7 @@ pub async fn judge(
     conv.temperature = 0.0;
     let (template, schema) = match form {
         VerdictForm::Full => ("debug", verdict_schema_for(&traced.labels)),
-        VerdictForm::Short => ("debug_short", short_schema(&traced.labels)),
+        VerdictForm::Short => ("debug_short", first_wrong_schema(&traced.labels)),
     };
     conv.user(fixer.prompts.render(template, &traced.vars)?);
     let schema = grammar.then(|| JsonSchema {
@@ -115,7 +108,10 @@ pub async fn judge(
             }
             Err(_) => (false, None),
         },
-        VerdictForm::Short => read_short(&reply, &traced.labels),
+        VerdictForm::Short => match parse_first_wrong(&reply, &traced.labels) {
+            Some(found) => (found.well_formed, Some(found.block)),
+            None => (false, None),
+        },
     };
     Ok(Localised {
         parsed,
@@ -123,68 +119,4 @@ pub async fn judge(
         tokens,
         ms: ms(started.elapsed()),
     })
-}
-
-/// `{"block": <one of the labels>, "explanation": string}`.
-fn short_schema(labels: &[String]) -> Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {
-            "block": {"type": "string", "enum": labels},
-            "explanation": {"type": "string"}
-        },
-        "required": ["block", "explanation"],
-        "additionalProperties": false
-    })
-}
-
-/// The short form's block: from the JSON when it is well-formed, else the first label the
-/// reply mentions.
-fn read_short(reply: &str, labels: &[String]) -> (bool, Option<String>) {
-    let trimmed = reply.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-        if let Some(b) = v.get("block").and_then(Value::as_str) {
-            if labels.iter().any(|l| l == b) {
-                return (true, Some(b.to_string()));
-            }
-        }
-    }
-    let first = labels
-        .iter()
-        .filter_map(|l| reply.find(l.as_str()).map(|at| (at, l)))
-        // The longest label at the earliest position: BLOCK-12 is not BLOCK-1.
-        .min_by_key(|(at, l)| (*at, std::cmp::Reverse(l.len())))
-        .map(|(_, l)| l.clone());
-    (false, first)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn labels() -> Vec<String> {
-        ["BLOCK-0", "BLOCK-1", "BLOCK-12"].map(String::from).to_vec()
-    }
-
-    #[test]
-    fn short_replies_are_read_strictly_then_leniently() {
-        assert_eq!(
-            read_short(r#"{"block": "BLOCK-1", "explanation": "x"}"#, &labels()),
-            (true, Some("BLOCK-1".into()))
-        );
-        assert_eq!(
-            read_short("The bug is in BLOCK-12, then BLOCK-0.", &labels()),
-            (false, Some("BLOCK-12".into()))
-        );
-        assert_eq!(
-            read_short(r#"{"block": "BLOCK-9"}"#, &labels()),
-            (false, None)
-        );
-    }
-
-    #[test]
-    fn the_short_schema_lists_the_labels() {
-        let s = short_schema(&labels());
-        assert_eq!(s["properties"]["block"]["enum"][2], "BLOCK-12");
-    }
 }

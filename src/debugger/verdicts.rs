@@ -890,7 +890,7 @@ const MAX_DEPTH: usize = 64;
 /// Parse JSON the way models write it: single-quoted strings, `True`/`False`/`None`, trailing
 /// or missing commas, `//`, `/* */` and `#` comments, unquoted keys and words, and output cut
 /// off mid-way (open containers are closed, a half-written member dropped).
-fn lenient_json(text: &str) -> Result<Value, String> {
+pub(crate) fn lenient_json(text: &str) -> Result<Value, String> {
     let mut p = Lenient {
         chars: text.chars().collect(),
         pos: 0,

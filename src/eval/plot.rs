@@ -23,8 +23,15 @@ const COLORS: &[&str] = &[
     "#777777", "#AAAAAA",
 ];
 
-/// Renders the chart as a standalone SVG document.
-pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+/// Renders the chart as a standalone SVG document. Point x of a series is drawn at x and
+/// labelled `x * x_unit` (1 for iterations; a token step for token budgets).
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_unit: f64,
+    series: &[Series],
+) -> String {
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let x_max = series
@@ -94,8 +101,9 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         );
         let _ = writeln!(
             svg,
-            r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle">{x}</text>"#,
-            TOP + plot_h + 19.0
+            r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            TOP + plot_h + 19.0,
+            (x as f64 * x_unit).round()
         );
     }
     // Axes and their labels.
@@ -237,6 +245,7 @@ mod tests {
             "t",
             "x",
             "y",
+            1.0,
             &[
                 Series {
                     label: "a<b>".into(),

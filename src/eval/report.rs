@@ -108,6 +108,37 @@ pub struct Summary {
     pub curve: Vec<f64>,
     /// Tasks without hidden tests, scored on their visible tests.
     pub scored_on_visible: usize,
+    /// Tasks fixed (seed fails the hidden tests, the program returned passes) had the run
+    /// stopped at `TOKEN_STEPS` even steps of tokens up to `token_max`; empty when the records
+    /// carry no per-iteration costs.
+    pub token_curve: Vec<f64>,
+    pub token_max: u64,
+    /// Mean tokens a debugged task spent (prompt tokens evaluated plus reply tokens).
+    pub mean_cost: f64,
+}
+
+/// Points of the fixed-against-tokens curve, after 0.
+pub const TOKEN_STEPS: usize = 20;
+
+/// Whether `r`'s returned program would pass the hidden tests had the run stopped once `budget`
+/// tokens were spent: the program of the last iteration paid for by then. `None` without costs.
+pub fn hidden_pass_at_tokens(r: &TaskRecord, budget: u64) -> Option<bool> {
+    if !r.debugged {
+        return Some(r.final_hidden_pass);
+    }
+    if r.cost_by_iteration.is_empty() {
+        return None;
+    }
+    // Iteration k's program exists once iterations 0..k have made their calls.
+    let mut k = 0;
+    while k < r.cost_by_iteration.len() && r.cost_by_iteration[k] <= budget {
+        k += 1;
+    }
+    let last = r.hidden_by_budget.len().saturating_sub(1);
+    r.hidden_by_budget
+        .get(k.min(last))
+        .copied()
+        .or(Some(r.final_hidden_pass))
 }
 
 impl Summary {
@@ -159,7 +190,38 @@ impl Summary {
                     .count())
             })
             .collect();
+        let costs: Vec<u64> = records
+            .iter()
+            .filter(|r| r.debugged)
+            .filter_map(|r| r.cost_by_iteration.last().copied())
+            .collect();
+        let token_max = config
+            .budget_tokens
+            .unwrap_or(0)
+            .max(costs.iter().copied().max().unwrap_or(0));
+        let token_curve = if costs.is_empty() && !debugged.is_empty() || token_max == 0 {
+            Vec::new()
+        } else {
+            (0..=TOKEN_STEPS)
+                .map(|i| {
+                    let budget = token_max * i as u64 / TOKEN_STEPS as u64;
+                    records
+                        .iter()
+                        .filter(|r| {
+                            !r.seed_hidden_pass
+                                && hidden_pass_at_tokens(r, budget).unwrap_or(r.final_hidden_pass)
+                        })
+                        .count() as f64
+                })
+                .collect()
+        };
+        let mean_cost = mean(&|r| {
+            (r.tokens.prompt.saturating_sub(r.tokens.cached_prompt) + r.tokens.completion) as f64
+        });
         Summary {
+            token_curve,
+            token_max,
+            mean_cost,
             file: run.path.clone(),
             label: run_label(&run.header),
             dataset: config.dataset.clone(),
@@ -223,7 +285,12 @@ pub fn run_label(header: &Header) -> String {
 /// The markdown report: a comparison table of every run, then each run's details. `plot` is
 /// the chart's path relative to where the markdown goes, when one was written.
 /// `published` rows (LDB's own results, re-scored) follow the runs as sanity lines.
-pub fn markdown(summaries: &[Summary], published: &[Published], plot: Option<&str>) -> String {
+pub fn markdown(
+    summaries: &[Summary],
+    published: &[Published],
+    plot: Option<&str>,
+    tokens_plot: Option<&str>,
+) -> String {
     let mut out = String::from("# ldb eval report\n\n");
     out.push_str(
         "pass@1 on hidden tests. *fixed*: seed fails, final passes; *broken*: the reverse. \
@@ -234,6 +301,7 @@ pub fn markdown(summaries: &[Summary], published: &[Published], plot: Option<&st
         out.push_str(&format!("\n![pass@1 against iteration budget]({plot})\n"));
     }
     out.push_str(&curve_table(summaries));
+    out.push_str(&token_table(summaries, tokens_plot));
     for s in summaries {
         out.push_str(&details(s));
     }
@@ -362,6 +430,40 @@ fn curve_table(summaries: &[Summary]) -> String {
     out
 }
 
+/// Tasks fixed at a few token budgets, for the runs that record their costs.
+fn token_table(summaries: &[Summary], plot: Option<&str>) -> String {
+    let runs: Vec<&Summary> = summaries
+        .iter()
+        .filter(|s| !s.token_curve.is_empty())
+        .collect();
+    let Some(max) = runs.iter().map(|s| s.token_max).max() else {
+        return String::new();
+    };
+    let steps = [TOKEN_STEPS / 4, TOKEN_STEPS / 2, 3 * TOKEN_STEPS / 4, TOKEN_STEPS];
+    let mut out = String::from("\n## Tasks fixed by tokens spent per task\n\n");
+    if let Some(plot) = plot {
+        out.push_str(&format!("![tasks fixed against tokens]({plot})\n\n"));
+    }
+    out.push_str("| run | mean tokens/debugged |");
+    for &i in &steps {
+        out.push_str(&format!(" ≤ {} |", max * i as u64 / TOKEN_STEPS as u64));
+    }
+    out.push_str("\n| --- | ---: |");
+    out.push_str(&" ---: |".repeat(steps.len()));
+    out.push('\n');
+    for s in runs {
+        out.push_str(&format!("| {} | {:.0} |", escape(&s.label), s.mean_cost));
+        for &i in &steps {
+            let budget = max * i as u64 / TOKEN_STEPS as u64;
+            let at = ((budget * TOKEN_STEPS as u64) / s.token_max.max(1)).min(TOKEN_STEPS as u64);
+            let v = s.token_curve.get(at as usize).copied().unwrap_or(f64::NAN);
+            out.push_str(&format!(" {v:.0} |"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn details(s: &Summary) -> String {
     let mut out = format!("\n## {}\n\n", escape(&s.label));
     out.push_str(&format!("- file: `{}`\n", s.file.display()));
@@ -478,7 +580,45 @@ pub fn plot(summaries: &[Summary]) -> String {
     if !common.is_empty() {
         title.push_str(&format!(" ({})", common.join(" · ")));
     }
-    line_chart(&title, "iteration budget", "pass@1 (%)", &series)
+    line_chart(&title, "iteration budget", "pass@1 (%)", 1.0, &series)
+}
+
+/// The SVG chart of tasks fixed against tokens spent per task, one line per run that records
+/// its costs: strategies compared at equal cost.
+pub fn plot_tokens(summaries: &[Summary]) -> String {
+    let with_costs: Vec<&Summary> = summaries
+        .iter()
+        .filter(|s| !s.token_curve.is_empty())
+        .collect();
+    let max = with_costs.iter().map(|s| s.token_max).max().unwrap_or(0);
+    let series: Vec<Series> = with_costs
+        .iter()
+        .map(|s| Series {
+            label: s.strategy.clone(),
+            // Every run on the same grid: a run with a smaller budget holds its last value.
+            points: (0..=TOKEN_STEPS)
+                .map(|i| {
+                    let budget = max * i as u64 / TOKEN_STEPS as u64;
+                    let at = (budget * TOKEN_STEPS as u64)
+                        .checked_div(s.token_max)
+                        .unwrap_or(0)
+                        .min(TOKEN_STEPS as u64);
+                    s.token_curve.get(at as usize).copied().unwrap_or(f64::NAN)
+                })
+                .collect(),
+        })
+        .collect();
+    let title = match with_costs.first() {
+        Some(s) => format!("tasks fixed against tokens spent per task ({})", s.dataset),
+        None => "tasks fixed against tokens spent per task".into(),
+    };
+    line_chart(
+        &title,
+        "tokens per task (prompt evaluated + reply)",
+        "tasks fixed",
+        max as f64 / TOKEN_STEPS as f64,
+        &series,
+    )
 }
 
 #[derive(Serialize)]
@@ -521,5 +661,37 @@ mod tests {
         assert_eq!(duration(12_345), "12.3s");
         assert_eq!(duration(245_000), "4m 05s");
         assert_eq!(duration(7_380_000), "2h 03m");
+    }
+
+    fn record(costs: Vec<u64>, by_budget: Vec<bool>) -> TaskRecord {
+        let final_pass = by_budget.last().copied().unwrap_or(false);
+        serde_json::from_value(serde_json::json!({
+            "kind": "task", "task_id": "t/0", "strategy": "resample", "status": "fixed",
+            "debugged": true, "seed_visible_pass": false, "final_visible_pass": true,
+            "visible_passed": 1, "visible_total": 1, "seed_hidden_pass": false,
+            "final_hidden_pass": final_pass, "hidden_by_budget": by_budget,
+            "hidden_tests": "hidden", "final_hidden_status": null, "final_hidden_summary": "",
+            "iterations": 3, "tokens": {"prompt": 0, "completion": 0},
+            "seed_tokens": {"prompt": 0, "completion": 0}, "calls": 3,
+            "timings": {"llm_ms": 0, "non_llm_ms": 0, "total_ms": 0, "tests_ms": 0,
+                        "trace_ms": 0, "hidden_ms": 0},
+            "error_class": null, "error": null, "seed_origin": "", "final_program": "",
+            "cost_by_iteration": costs,
+        }))
+        .expect("record")
+    }
+
+    #[test]
+    fn a_program_counts_at_a_token_budget_once_its_calls_are_paid() {
+        // Iteration 0 (the seed) asks for program 1 at 300 tokens, iteration 1 for program 2
+        // at 700 in all; program 2 is the first that passes.
+        let r = record(vec![300, 700, 700], vec![false, false, true, true]);
+        assert_eq!(hidden_pass_at_tokens(&r, 0), Some(false));
+        assert_eq!(hidden_pass_at_tokens(&r, 300), Some(false));
+        assert_eq!(hidden_pass_at_tokens(&r, 699), Some(false));
+        assert_eq!(hidden_pass_at_tokens(&r, 700), Some(true));
+        assert_eq!(hidden_pass_at_tokens(&r, 10_000), Some(true));
+        // Older records without costs say nothing.
+        assert_eq!(hidden_pass_at_tokens(&record(vec![], vec![false, true]), 500), None);
     }
 }

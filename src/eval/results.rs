@@ -276,6 +276,9 @@ pub struct CandidateSummary {
     /// Hidden-test result, for candidates that pass every visible test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden_pass: Option<bool>,
+    /// Its behaviour on the selection's extra inputs (a hash per input), when it took part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<Vec<String>>,
 }
 
 /// One task's seed, shared by every strategy of a run.

@@ -186,7 +186,7 @@ impl EvalPlan {
             rng_seed: self.rng_seed,
             search: (spec.strategy == Strategy::Search).then(|| {
                 let o = &self.search;
-                format!(
+                let mut label = format!(
                     "{} beam {} max {} select {} inputs {} t {}",
                     o.portfolio_label(),
                     o.beam,
@@ -194,7 +194,15 @@ impl EvalPlan {
                     o.select,
                     o.extra_inputs,
                     o.temperature
-                )
+                );
+                // Only when not the full form, so earlier runs' headers still match.
+                if o.verdicts != crate::debugger::VerdictForm::Full {
+                    label.push_str(&format!(" verdicts {}", o.verdicts.name()));
+                }
+                if o.select_by != crate::agent::search::SelectRule::Groups {
+                    label.push_str(&format!(" by {}", o.select_by.name()));
+                }
+                label
             }),
             ..self.seed_config(generator)
         }
@@ -1032,6 +1040,10 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
                 visible_passed: c.visible_passed,
                 group: c.group,
                 hidden_pass: None,
+                signature: report
+                    .selection
+                    .as_ref()
+                    .and_then(|s| s.signatures.get(&c.id).cloned()),
             }
         })
         .collect();

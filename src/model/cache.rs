@@ -235,6 +235,76 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         Ok(response)
     }
 
+    /// Each sample is cached under its own seed; the misses are drawn from the backend in one
+    /// batch, so an endpoint that honours `n` still samples them together.
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        if n <= 1 || request.seed.is_none() {
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut r = request.clone();
+                r.seed = super::nth_seed(request.seed, i);
+                out.push(self.chat(&r).await?);
+            }
+            return Ok(out);
+        }
+        let mut out: Vec<Option<ChatResponse>> = vec![None; n];
+        let mut misses: Vec<(usize, ChatRequest, Option<u32>, String)> = Vec::new();
+        for (i, slot) in out.iter_mut().enumerate() {
+            let mut r = request.clone();
+            r.seed = super::nth_seed(request.seed, i);
+            let sample = self.sample_index(&r);
+            let key = cache_key(&self.namespace, &r, sample);
+            match self.lookup(&self.entry_path(&key), &key).await {
+                Some(mut hit) => {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    hit.cached = true;
+                    hit.latency = Duration::ZERO;
+                    hit.attempts = 1;
+                    *slot = Some(hit);
+                }
+                None => misses.push((i, r, sample, key)),
+            }
+        }
+        if !misses.is_empty() {
+            self.misses
+                .fetch_add(misses.len() as u64, Ordering::Relaxed);
+            // The batch is drawn from the first missing sample's seed.
+            let mut first = request.clone();
+            first.seed = misses[0].1.seed;
+            let drawn = self.inner.chat_n(&first, misses.len()).await?;
+            for ((i, r, sample, key), response) in misses.into_iter().zip(drawn) {
+                let entry = Entry {
+                    version: CACHE_VERSION,
+                    key: key.clone(),
+                    namespace: self.namespace.clone(),
+                    request: r,
+                    sample,
+                    response: ChatResponse {
+                        cached: false,
+                        ..response.clone()
+                    },
+                };
+                self.store(self.entry_path(&key), entry).await;
+                out[i] = Some(response);
+            }
+        }
+        out.into_iter()
+            .map(|r| {
+                r.ok_or_else(|| {
+                    ModelError::InvalidResponse("the backend returned fewer samples".into())
+                })
+            })
+            .collect()
+    }
+
+    fn batches(&self) -> bool {
+        self.inner.batches()
+    }
+
     fn name(&self) -> String {
         self.inner.name()
     }

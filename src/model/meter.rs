@@ -101,6 +101,31 @@ impl<M: ChatModel> ChatModel for MeteredModel<M> {
         result
     }
 
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        let start = std::time::Instant::now();
+        match self.inner.chat_n(request, n).await {
+            Ok(responses) => {
+                for r in &responses {
+                    self.meter.record(&Ok(r.clone()), r.latency);
+                }
+                Ok(responses)
+            }
+            Err(e) => {
+                let result: Result<ChatResponse, ModelError> = Err(e);
+                self.meter.record(&result, start.elapsed());
+                result.map(|r| vec![r])
+            }
+        }
+    }
+
+    fn batches(&self) -> bool {
+        self.inner.batches()
+    }
+
     fn name(&self) -> String {
         self.inner.name()
     }

@@ -228,6 +228,101 @@ impl ModelError {
     }
 }
 
+/// A chat model. Implementations must be safe to call from many tasks at once.
+#[async_trait::async_trait]
+pub trait ChatModel: Send + Sync {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// `n` samples of one request, in order. Sample i uses [`nth_seed`] of the request's seed,
+    /// so a rerun draws the same samples. The default sends the requests at once; a backend
+    /// that samples several continuations of one prompt in one call (OpenAI's `n`) overrides
+    /// it. The prompt's usage is reported once, with the first sample.
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        let requests: Vec<ChatRequest> = (0..n)
+            .map(|i| {
+                let mut r = request.clone();
+                r.seed = nth_seed(request.seed, i);
+                r
+            })
+            .collect();
+        futures_util::future::join_all(requests.iter().map(|r| self.chat(r)))
+            .await
+            .into_iter()
+            .collect()
+    }
+
+    /// Whether [`Self::chat_n`] draws several samples in one call, so that asking for them
+    /// together is faster than one by one. Callers that can use a sample's result before
+    /// drawing the next (a search that stops at the first pass) ask one at a time otherwise.
+    fn batches(&self) -> bool {
+        false
+    }
+
+    /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
+    fn name(&self) -> String;
+}
+
+/// The seed of sample `i` of a request seeded with `seed`: the seed itself for the first, a
+/// splitmix64 step away for the others (`None` stays `None`: the backend chooses).
+pub fn nth_seed(seed: Option<u64>, i: usize) -> Option<u64> {
+    let seed = seed?;
+    if i == 0 {
+        return Some(seed);
+    }
+    let mut x = seed.wrapping_add((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    Some(x ^ (x >> 31))
+}
+
+/// A model shared between tasks (the generator and the debugger may be the same one).
+pub type SharedModel = Arc<dyn ChatModel>;
+
+// Wrappers (cache, meter) take any `M: ChatModel`; these let them wrap shared or boxed models.
+#[async_trait::async_trait]
+impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).chat(request).await
+    }
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        (**self).chat_n(request, n).await
+    }
+    fn batches(&self) -> bool {
+        (**self).batches()
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+#[async_trait::async_trait]
+impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).chat(request).await
+    }
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        (**self).chat_n(request, n).await
+    }
+    fn batches(&self) -> bool {
+        (**self).batches()
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,38 +342,5 @@ mod tests {
         assert!(has_closed_code_block(two, "def f("));
         assert!(!has_closed_code_block("```python\n", ""));
         assert!(has_closed_code_block("```python\n```", ""));
-    }
-}
-
-/// A chat model. Implementations must be safe to call from many tasks at once.
-#[async_trait::async_trait]
-pub trait ChatModel: Send + Sync {
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError>;
-
-    /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
-    fn name(&self) -> String;
-}
-
-/// A model shared between tasks (the generator and the debugger may be the same one).
-pub type SharedModel = Arc<dyn ChatModel>;
-
-// Wrappers (cache, meter) take any `M: ChatModel`; these let them wrap shared or boxed models.
-#[async_trait::async_trait]
-impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).chat(request).await
-    }
-    fn name(&self) -> String {
-        (**self).name()
-    }
-}
-
-#[async_trait::async_trait]
-impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).chat(request).await
-    }
-    fn name(&self) -> String {
-        (**self).name()
     }
 }

@@ -56,6 +56,8 @@ struct Compat {
     max_completion_tokens: AtomicBool,
     no_temperature: AtomicBool,
     no_seed: AtomicBool,
+    /// The endpoint ignores or rejects `n` (several samples per request).
+    no_n: AtomicBool,
 }
 
 /// The request shape of one attempt.
@@ -234,7 +236,12 @@ impl OpenAiModel {
 
     // `max_tokens` is deprecated by OpenAI, but many servers know only it; see `adapt`.
     #[allow(deprecated)]
-    fn wire_request(&self, request: &ChatRequest, shape: Shape) -> CreateChatCompletionRequest {
+    fn wire_request(
+        &self,
+        request: &ChatRequest,
+        shape: Shape,
+        n: u8,
+    ) -> CreateChatCompletionRequest {
         let messages = request
             .messages
             .iter()
@@ -273,6 +280,7 @@ impl OpenAiModel {
                 .seed
                 .filter(|_| shape.seed)
                 .map(|s| (s & i64::MAX as u64) as i64),
+            n: (n > 1).then_some(n),
             ..Default::default()
         }
     }
@@ -435,7 +443,11 @@ impl OpenAiModel {
         }
     }
 
-    fn parse_reply(&self, body: &[u8]) -> Result<(String, Usage, Option<String>), ModelError> {
+    /// The first choice's text (required), the texts of the other choices, usage and model.
+    fn parse_reply(
+        &self,
+        body: &[u8],
+    ) -> Result<(String, Vec<String>, Usage, Option<String>), ModelError> {
         let value: Value = serde_json::from_slice(body).map_err(|e| {
             ModelError::InvalidResponse(self.redact(&format!(
                 "the body is not JSON ({e}): {}",
@@ -463,7 +475,7 @@ impl OpenAiModel {
             .map(|f| format!(", finish_reason `{f}`"))
             .unwrap_or_default();
         match reply.content {
-            Some(content) => Ok((content, reply.usage, reply.model)),
+            Some(content) => Ok((content, reply.more, reply.usage, reply.model)),
             None => Err(ModelError::InvalidResponse(self.redact(&match (
                 reply.refusal,
                 reply.tool_calls,
@@ -483,6 +495,8 @@ impl OpenAiModel {
 struct Reply {
     choices: usize,
     content: Option<String>,
+    /// Text of the choices after the first (requests with `n`).
+    more: Vec<String>,
     refusal: Option<String>,
     tool_calls: bool,
     finish_reason: Option<String>,
@@ -505,7 +519,9 @@ impl Reply {
             })
             .unwrap_or_default();
         let choices = r.choices.len();
-        let first = r.choices.into_iter().next();
+        let mut all = r.choices.into_iter();
+        let first = all.next();
+        let more: Vec<String> = all.filter_map(|c| c.message.content).collect();
         let finish_reason = first.as_ref().and_then(|c| {
             c.finish_reason
                 .and_then(|f| serde_json::to_value(f).ok())
@@ -522,6 +538,7 @@ impl Reply {
         Reply {
             choices,
             content,
+            more,
             refusal,
             tool_calls,
             finish_reason,
@@ -545,19 +562,27 @@ impl Reply {
             .ok_or_else(|| "the reply has no `choices` array".to_string())?;
         let first = choices.first();
         let message = first.and_then(|c| c.get("message"));
-        let content = message
-            .and_then(|m| m.get("content"))
-            .and_then(|c| match c {
-                Value::String(s) => Some(s.clone()),
-                // Some servers send content parts: [{"type":"text","text":"…"}].
-                Value::Array(parts) => Some(
-                    parts
-                        .iter()
-                        .filter_map(|p| p.get("text").and_then(Value::as_str))
-                        .collect::<String>(),
-                ),
-                _ => None,
-            });
+        let text_of = |message: Option<&Value>| {
+            message
+                .and_then(|m| m.get("content"))
+                .and_then(|c| match c {
+                    Value::String(s) => Some(s.clone()),
+                    // Some servers send content parts: [{"type":"text","text":"…"}].
+                    Value::Array(parts) => Some(
+                        parts
+                            .iter()
+                            .filter_map(|p| p.get("text").and_then(Value::as_str))
+                            .collect::<String>(),
+                    ),
+                    _ => None,
+                })
+        };
+        let content = text_of(message);
+        let more: Vec<String> = choices
+            .iter()
+            .skip(1)
+            .filter_map(|c| text_of(c.get("message")))
+            .collect();
         let usage = v.get("usage");
         let count = |key: &str| {
             usage
@@ -568,6 +593,7 @@ impl Reply {
         Ok(Reply {
             choices: choices.len(),
             content,
+            more,
             refusal: message
                 .and_then(|m| m.get("refusal"))
                 .and_then(Value::as_str)
@@ -598,33 +624,77 @@ impl Reply {
     }
 }
 
-#[async_trait::async_trait]
-impl ChatModel for OpenAiModel {
-    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+impl OpenAiModel {
+    /// One request for `n` samples (1: an ordinary request). The responses hold the choices
+    /// in order; the request's usage goes with the first, the other choices' completion tokens
+    /// are shared out by length (the API reports one total).
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        n: u8,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
         let start = Instant::now();
         let mut shape = self.initial_shape(request);
         let mut attempts = 0u32;
         let mut retries = 0u32;
+        let mut n = n;
         loop {
-            let body = self.wire_request(request, shape);
+            let body = self.wire_request(request, shape, n);
             attempts += 1;
             let failure = match self.attempt(&body).await {
                 Ok(bytes) => {
-                    let (content, usage, model) = self.parse_reply(&bytes)?;
+                    let (content, more, usage, model) = self.parse_reply(&bytes)?;
                     if shape.schema {
                         self.compat.json_schema.store(SCHEMA_YES, Ordering::Relaxed);
                     }
-                    return Ok(ChatResponse {
-                        content,
-                        usage,
-                        latency: start.elapsed(),
-                        model: model.unwrap_or_else(|| self.config.model.clone()),
-                        cached: false,
-                        attempts,
-                    });
+                    if n > 1 && more.is_empty() {
+                        // The endpoint ignored `n`: one request per sample from now on.
+                        self.compat.no_n.store(true, Ordering::Relaxed);
+                    }
+                    let model = model.unwrap_or_else(|| self.config.model.clone());
+                    let latency = start.elapsed();
+                    let texts: Vec<String> = std::iter::once(content).chain(more).collect();
+                    let total: usize = texts.iter().map(|t| t.len().max(1)).sum();
+                    let mut out = Vec::with_capacity(texts.len());
+                    for (i, content) in texts.into_iter().enumerate() {
+                        let share = (usage.completion_tokens as f64 * content.len().max(1) as f64
+                            / total as f64)
+                            .round() as u64;
+                        out.push(ChatResponse {
+                            usage: if i == 0 {
+                                Usage {
+                                    completion_tokens: share,
+                                    ..usage
+                                }
+                            } else {
+                                Usage {
+                                    prompt_tokens: 0,
+                                    completion_tokens: share,
+                                    cached_prompt_tokens: 0,
+                                }
+                            },
+                            content,
+                            latency,
+                            model: model.clone(),
+                            cached: false,
+                            attempts,
+                        });
+                    }
+                    if let (1, Some(first)) = (out.len(), out.first_mut()) {
+                        // One choice: no sharing out, the reported total is exact.
+                        first.usage = usage;
+                    }
+                    return Ok(out);
                 }
                 Err(f) => f,
             };
+            if let Failure::Status { status, message, .. } = &failure {
+                if n > 1 && matches!(status.as_u16(), 400 | 422) && mentions_n(message) {
+                    self.compat.no_n.store(true, Ordering::Relaxed);
+                    n = 1;
+                    continue;
+                }
+            }
 
             if failure.retryable() {
                 if retries < self.config.retry.max_retries {
@@ -678,6 +748,55 @@ impl ChatModel for OpenAiModel {
                 }
             }
         }
+    }
+}
+
+/// Whether an endpoint's complaint is about the `n` parameter.
+fn mentions_n(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("'n'") || m.contains("\"n\"") || m.contains("`n`") || m.contains("n must")
+        || m.contains("only supports n=1") || m.contains("n > 1") || m.contains("n>1")
+}
+
+#[async_trait::async_trait]
+impl ChatModel for OpenAiModel {
+    async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut responses = self.complete(request, 1).await?;
+        if responses.is_empty() {
+            return Err(ModelError::InvalidResponse("the reply has no choices".into()));
+        }
+        Ok(responses.swap_remove(0))
+    }
+
+    /// One request with `n` when the endpoint honours it; the samples it did not return are
+    /// asked for one by one, at once.
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        let mut out = Vec::with_capacity(n);
+        if n > 1 && !self.compat.no_n.load(Ordering::Relaxed) {
+            let batch = u8::try_from(n).unwrap_or(u8::MAX);
+            out = self.complete(request, batch).await?;
+            out.truncate(n);
+        }
+        let rest: Vec<ChatRequest> = (out.len()..n)
+            .map(|i| {
+                let mut r = request.clone();
+                r.seed = super::nth_seed(request.seed, i);
+                r
+            })
+            .collect();
+        let more = futures_util::future::join_all(rest.iter().map(|r| self.chat(r))).await;
+        for r in more {
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    fn batches(&self) -> bool {
+        !self.compat.no_n.load(Ordering::Relaxed)
     }
 
     fn name(&self) -> String {

@@ -1,7 +1,8 @@
 //! A scripted model for tests: replies come from a queue or a closure, every request is kept.
 //!
 //! Usage is made up but deterministic (about four characters per token), latency is zero, so
-//! tests that check token accounting or reports stay stable.
+//! tests that check token accounting or reports stay stable. Like a backend with a prefix
+//! cache, the messages a request shares with the one before count as cached.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -21,6 +22,9 @@ pub struct ScriptedModel {
     name: String,
     script: Mutex<Script>,
     requests: Mutex<Vec<ChatRequest>>,
+    /// Claim to batch samples ([`ChatModel::batches`]), and count the batches asked for.
+    batches: bool,
+    batch_sizes: Mutex<Vec<usize>>,
 }
 
 impl ScriptedModel {
@@ -40,6 +44,8 @@ impl ScriptedModel {
             name: "scripted".to_string(),
             script: Mutex::new(Script::Queue(results.into_iter().collect())),
             requests: Mutex::new(Vec::new()),
+            batches: false,
+            batch_sizes: Mutex::new(Vec::new()),
         }
     }
 
@@ -51,7 +57,20 @@ impl ScriptedModel {
             name: "scripted".to_string(),
             script: Mutex::new(Script::Func(Box::new(f))),
             requests: Mutex::new(Vec::new()),
+            batches: false,
+            batch_sizes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Behave like a backend that samples several continuations in one call.
+    pub fn batching(mut self) -> Self {
+        self.batches = true;
+        self
+    }
+
+    /// The `n` of every [`ChatModel::chat_n`] call, in order.
+    pub fn batch_sizes(&self) -> Vec<usize> {
+        lock(&self.batch_sizes).clone()
     }
 
     /// The name reported by [`ChatModel::name`] and in `ChatResponse::model`.
@@ -108,6 +127,20 @@ fn pseudo_tokens(text: &str) -> u64 {
 #[async_trait::async_trait]
 impl ChatModel for ScriptedModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let cached_prompt_tokens = {
+            let requests = lock(&self.requests);
+            let shared = requests.last().map_or(0, |last| {
+                last.messages
+                    .iter()
+                    .zip(&request.messages)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            request.messages[..shared]
+                .iter()
+                .map(|m| pseudo_tokens(&m.content))
+                .sum()
+        };
         lock(&self.requests).push(request.clone());
         let reply = match &mut *lock(&self.script) {
             Script::Queue(q) => q.pop_front().unwrap_or_else(|| {
@@ -124,7 +157,7 @@ impl ChatModel for ScriptedModel {
             usage: Usage {
                 prompt_tokens,
                 completion_tokens: pseudo_tokens(&reply),
-                cached_prompt_tokens: 0,
+                cached_prompt_tokens,
             },
             content: reply,
             latency: Duration::ZERO,
@@ -132,6 +165,25 @@ impl ChatModel for ScriptedModel {
             cached: false,
             attempts: 1,
         })
+    }
+
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        lock(&self.batch_sizes).push(n);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut r = request.clone();
+            r.seed = super::nth_seed(request.seed, i);
+            out.push(self.chat(&r).await?);
+        }
+        Ok(out)
+    }
+
+    fn batches(&self) -> bool {
+        self.batches
     }
 
     fn name(&self) -> String {

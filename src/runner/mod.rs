@@ -203,6 +203,19 @@ impl Runner {
         test: &TestInput,
         trace: Option<TraceRequest>,
     ) -> Result<TestOutcome, SandboxError> {
+        self.run_with_prelude(program, None, test, trace)
+    }
+
+    /// [`Runner::run`], with `prelude` run in the program's globals first (untraced; the
+    /// program keeps its own line numbers). Without one, the runner's own prelude runs, if any
+    /// ([`Runner::with_prelude`]).
+    pub fn run_with_prelude(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        test: &TestInput,
+        trace: Option<TraceRequest>,
+    ) -> Result<TestOutcome, SandboxError> {
         let (spec, stdin, as_main) = test.spec();
         let run = RunSpec {
             program: program.to_string(),
@@ -213,8 +226,9 @@ impl Runner {
             trace,
             value_chars: VALUE_CHARS,
             strict: self.strict,
+            prelude: prelude.or(self.prelude()).map(str::to_string),
         };
-        let out = self.sandbox.run_with_prelude(&run, self.prelude())?;
+        let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))
     }
 
@@ -236,10 +250,9 @@ impl Runner {
             trace,
             value_chars: VALUE_CHARS,
             strict: false,
+            prelude: prelude.or(self.prelude()).map(str::to_string),
         };
-        let out = self
-            .sandbox
-            .run_with_prelude(&run, prelude.or(self.prelude()))?;
+        let out = self.sandbox.run(&run)?;
         // Classified as a plain load: only an `Io` test compares output.
         let load = TestInput::Code {
             source: String::new(),

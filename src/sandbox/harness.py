@@ -13,7 +13,7 @@ _SOURCES = {}
 
 PROGRAM = "program.py"
 TEST = "<test>"
-PRELUDE = "prefix.py"
+PRELUDE = "<prelude>"
 
 
 def _register(name, text):

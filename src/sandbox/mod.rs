@@ -66,6 +66,8 @@ pub struct RunSpec {
     pub value_chars: usize,
     /// Strict checking for scoring (see [`WorkerRequest::strict`]).
     pub strict: bool,
+    /// Code run before the program (see [`WorkerRequest::prelude`]).
+    pub prelude: Option<String>,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -129,16 +131,6 @@ impl Sandbox {
     }
 
     pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
-        self.run_with_prelude(spec, None)
-    }
-
-    /// [`Sandbox::run`] with `prelude` run first in the program's namespace (see
-    /// [`WorkerRequest::prelude`]).
-    pub fn run_with_prelude(
-        &self,
-        spec: &RunSpec,
-        prelude: Option<&str>,
-    ) -> Result<RunOutput, SandboxError> {
         let started = Instant::now();
         let workdir = tempfile::Builder::new()
             .prefix("ldb-run-")
@@ -156,7 +148,7 @@ impl Sandbox {
             value_chars: spec.value_chars,
             trace: spec.trace.clone(),
             strict: spec.strict,
-            prelude: prelude.map(str::to_string),
+            prelude: spec.prelude.clone(),
         };
         let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);

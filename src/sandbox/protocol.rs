@@ -13,8 +13,8 @@ use crate::trace::{RawTrace, TraceRequest};
 pub const PROGRAM_FILENAME: &str = "program.py";
 /// File name test code is compiled under.
 pub const TEST_FILENAME: &str = "<test>";
-/// File name a prelude (code run before the program, e.g. a snippet's prefix) is compiled under.
-pub const PRELUDE_FILENAME: &str = "prefix.py";
+/// File name a prelude is compiled under (see [`WorkerRequest::prelude`]).
+pub const PRELUDE_FILENAME: &str = "<prelude>";
 
 /// What to run after the program has been loaded.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -52,9 +52,9 @@ pub struct WorkerRequest {
     /// the program's changes to builtins and preloaded standard modules.
     #[serde(default)]
     pub strict: bool,
-    /// Code run first, in the program's namespace, untraced (a snippet's prefix: imports and
-    /// initialisations of the names the program uses). Its failures are reported with
-    /// [`Phase::Prelude`].
+    /// Python run in the program's globals before it, untraced and under its own file name
+    /// (imports a snippet leaves out, a snippet's prefix), so the program's line numbers stay
+    /// as given. Its failures are reported with [`Phase::Prelude`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prelude: Option<String>,
 }

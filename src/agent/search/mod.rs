@@ -27,7 +27,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 pub use inputs::extra_inputs;
-pub use select::{groups, SelectionReport};
+pub use select::{groups, SelectRule, SelectionReport};
 
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
@@ -102,6 +102,10 @@ pub struct SearchOptions {
     pub select: usize,
     /// Extra inputs made for the selection.
     pub extra_inputs: usize,
+    /// How the LDB proposer asks for verdicts.
+    pub verdicts: crate::debugger::VerdictForm,
+    /// How the program is chosen among those that pass the visible tests.
+    pub select_by: SelectRule,
 }
 
 impl Default for SearchOptions {
@@ -117,6 +121,8 @@ impl Default for SearchOptions {
             temperature: 0.8,
             select: 3,
             extra_inputs: 12,
+            verdicts: crate::debugger::VerdictForm::Full,
+            select_by: SelectRule::Groups,
         }
     }
 }
@@ -246,6 +252,13 @@ struct Search<'a> {
     /// Ids of candidates that pass every visible test, in order found.
     passing: Vec<usize>,
     spent: u64,
+    /// Prompts already sent (hashes): the backend keeps them, so asking again costs the reply.
+    sent: std::collections::HashSet<u64>,
+    /// Reply tokens of the program requests so far, for estimating the next one.
+    reply_tokens: (u64, u64),
+    /// Repairs (proposer, parent) that gave the parent back unchanged: the same prompt would
+    /// most likely do it again, so they are not asked again.
+    stale: std::collections::HashSet<(Proposer, usize)>,
     round: usize,
     /// Calls and notes of the round in progress, for its iteration report.
     round_calls: Vec<CallRecord>,
@@ -296,6 +309,9 @@ pub(super) async fn run(
         judged: HashMap::new(),
         passing: Vec::new(),
         spent: 0,
+        sent: std::collections::HashSet::new(),
+        reply_tokens: (0, 0),
+        stale: std::collections::HashSet::new(),
         round: 0,
         round_calls: Vec::new(),
         round_trace: None,
@@ -374,6 +390,7 @@ impl Search<'_> {
             }
         }
         let has_fresh = jobs.iter().any(|(p, _, _)| *p == Proposer::Fresh);
+        let mut proposed_any = false;
         if self.selecting() && has_fresh {
             // Votes for the selection come from independent samples: fresh programs, which
             // are also the cheapest to draw.
@@ -390,6 +407,9 @@ impl Search<'_> {
             if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                 continue;
             }
+            if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                continue;
+            }
             let conv = match proposer {
                 Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
                 Proposer::Ldb => match self.ldb_conversation(parent.unwrap_or(0)).await? {
@@ -399,17 +419,73 @@ impl Search<'_> {
                 Proposer::Fresh => self.fresh_conversation()?,
                 Proposer::Seed => continue,
             };
-            for sample in 0..k {
+            let model = self.model_of(proposer);
+            let mut drawn = 0;
+            while drawn < k {
                 if let Some(stop) = self.should_stop() {
                     return Ok(Some(stop));
                 }
                 if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                     break;
                 }
-                self.sample(&conv, proposer, parent, sample).await?;
+                if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                    break;
+                }
+                // Samples the budget cannot pay for are not started; a cheaper job later in
+                // the round (a prompt the backend already holds) may still fit. A backend that
+                // batches gets the job's samples in one call; otherwise one at a time, so a
+                // pass ends the repairs at once.
+                let wanted = if model.batches() { k - drawn } else { 1 };
+                let n = self.affordable(&conv, wanted);
+                if n == 0 {
+                    break;
+                }
+                self.sample(&conv, proposer, parent, drawn, n).await?;
+                drawn += n;
+                proposed_any = true;
             }
         }
+        if !proposed_any && self.fixer.options.budget_tokens.is_some() {
+            // Nothing fitted in what is left of the budget.
+            return Ok(Some(Stop::Budget));
+        }
         Ok(self.should_stop())
+    }
+
+    /// Tokens a request with `messages` is expected to cost for its prompt: nothing when the
+    /// same prompt was sent before (the backend keeps it), else about one token per 3.5 bytes
+    /// (code and English under Qwen's and GPT's tokenizers).
+    fn estimate(&self, messages: &[crate::model::Message]) -> u64 {
+        // The messages after the longest prefix sent (or received) before.
+        let known = (0..=messages.len())
+            .rev()
+            .find(|&i| i == 0 || self.sent.contains(&prompt_hash(&messages[..i])))
+            .unwrap_or(0);
+        let bytes: usize = messages[known..].iter().map(|m| m.content.len()).sum();
+        (bytes as f64 / 3.5).ceil() as u64
+    }
+
+    /// Remember every prefix of `messages` as held by the backend.
+    fn remember(&mut self, messages: &[crate::model::Message]) {
+        for i in 1..=messages.len() {
+            self.sent.insert(prompt_hash(&messages[..i]));
+        }
+    }
+
+    /// A program reply's expected length: the mean so far, 300 before the first.
+    fn reply_estimate(&self) -> u64 {
+        match self.reply_tokens {
+            (_, 0) => 300,
+            (sum, n) => sum / n,
+        }
+    }
+
+    /// Whether `cost` more tokens stay within the budget.
+    fn fits(&self, cost: u64) -> bool {
+        self.fixer
+            .options
+            .budget_tokens
+            .is_none_or(|b| self.spent + cost <= b)
     }
 
     /// A candidate passes the visible tests: the search now only gathers votes.
@@ -435,13 +511,36 @@ impl Search<'_> {
         None
     }
 
-    /// Draw one sample of `conv` and consider its program.
+    fn model_of(&self, proposer: Proposer) -> std::sync::Arc<dyn crate::model::ChatModel> {
+        match proposer {
+            Proposer::Fresh => self.fixer.generator.clone(),
+            _ => self.fixer.debugger.clone(),
+        }
+    }
+
+    /// How many of `wanted` samples of `conv` to draw now: what the budget can pay for (the
+    /// prompt once, a reply each), the candidates left, and the votes the selection still needs.
+    fn affordable(&self, conv: &Conversation, wanted: usize) -> usize {
+        let proposed = self.candidates.len().saturating_sub(1);
+        let mut room = self.options.max_candidates.saturating_sub(proposed);
+        if let Some(&first) = self.passing.first() {
+            room = room.min((first + self.options.select).saturating_sub(proposed));
+        }
+        let prompt = self.estimate(&conv.messages);
+        let reply = self.reply_estimate();
+        (0..wanted.min(room))
+            .take_while(|&i| self.fits(prompt + reply * (i as u64 + 1)))
+            .count()
+    }
+
+    /// Draw `n` samples of `conv` (sample indices from `first`) and consider their programs.
     async fn sample(
         &mut self,
         conv: &Conversation,
         proposer: Proposer,
         parent: Option<usize>,
-        index: usize,
+        first: usize,
+        n: usize,
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
@@ -451,39 +550,37 @@ impl Search<'_> {
                 self.round as u64,
                 parent.map_or(u64::MAX, |p| p as u64),
                 proposer.code(),
-                index as u64,
+                first as u64,
             ],
         ));
-        let model = match proposer {
-            Proposer::Fresh => &*self.fixer.generator,
-            _ => &*self.fixer.debugger,
-        };
+        let model = self.model_of(proposer);
         let (purpose, repair) = match proposer {
             Proposer::Fresh => ("resample", "repair_resample"),
             _ => ("regenerate", "repair_program"),
         };
-        let outcome = c
-            .ask_program(
-                model,
+        let drawn = c
+            .ask_programs(
+                &*model,
+                n,
                 &self.task.entry_point,
                 purpose,
                 repair,
                 &self.fixer.prompts,
             )
-            .await;
-        let calls = std::mem::take(&mut c.calls);
-        let (program, problem) = match outcome {
-            Ok(x) => x,
-            Err(e) => {
-                self.charge(&calls);
-                return Err(e);
+            .await?;
+        self.remember(&conv.messages);
+        let llm_ms = ms(started.elapsed()) / drawn.len().max(1) as u64;
+        for d in drawn {
+            if let Some(first) = d.calls.first() {
+                self.reply_tokens.0 += first.completion_tokens;
+                self.reply_tokens.1 += 1;
             }
-        };
-        let llm_ms = ms(started.elapsed());
-        self.consider(
-            self.round, proposer, parent, program, problem, calls, llm_ms,
-        )
-        .await
+            self.consider(
+                self.round, proposer, parent, d.program, d.problem, d.calls, llm_ms,
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     fn charge(&mut self, calls: &[CallRecord]) {
@@ -527,6 +624,9 @@ impl Search<'_> {
         let key = program_key(&program);
         if let Some(&first) = self.seen.get(&key) {
             record.duplicate_of = Some(first);
+            if parent == Some(first) {
+                self.stale.insert((proposer, first));
+            }
             self.candidates.push(record);
             return Ok(());
         }
@@ -647,8 +747,11 @@ impl Search<'_> {
         parent: usize,
     ) -> Result<Option<Conversation>, AgentError> {
         if !self.judged.contains_key(&parent) {
-            let judged = self.judge(parent).await?;
-            self.judged.insert(parent, judged);
+            match self.judge(parent).await? {
+                Some(judged) => self.judged.insert(parent, judged),
+                // The budget cannot pay for the verdicts and a repair.
+                None => return Ok(None),
+            };
         }
         let Some(judged) = self.judged.get(&parent).cloned() else {
             return Ok(None);
@@ -675,8 +778,9 @@ impl Search<'_> {
         Ok(Some(conv))
     }
 
-    /// Trace the parent's first failing test and ask for verdicts (greedy, constrained).
-    async fn judge(&mut self, parent: usize) -> Result<Judged, AgentError> {
+    /// Trace the parent's first failing test and ask for verdicts (greedy, constrained);
+    /// `None` when what is left of the budget cannot pay for the verdicts and one repair.
+    async fn judge(&mut self, parent: usize) -> Result<Option<Judged>, AgentError> {
         let fixer = self.fixer;
         let (program, failing) = {
             let tested = &self.node(parent).tested;
@@ -698,7 +802,17 @@ impl Search<'_> {
         vars["labels"] = traced.labels.clone().into();
         let mut conv = self.conversation()?;
         conv.temperature = 0.0;
-        conv.user(fixer.prompts.render("debug", &vars)?);
+        let form = self.options.verdicts;
+        let template = match form {
+            crate::debugger::VerdictForm::Full => "debug",
+            crate::debugger::VerdictForm::Short => "debug_short",
+        };
+        if traced.labels.is_empty() {
+            // Only the full form's template says that there is no trace.
+            conv.user(fixer.prompts.render("debug", &vars)?);
+        } else {
+            conv.user(fixer.prompts.render(template, &vars)?);
+        }
         let mut judged = Judged {
             messages: Vec::new(),
             traced_test: failing.test.describe(),
@@ -711,19 +825,36 @@ impl Search<'_> {
         if traced.labels.is_empty() {
             judged.problem = Some("no trace, so no verdicts were asked for".into());
         } else {
+            let verdict_reply = match form {
+                crate::debugger::VerdictForm::Full => 45 * traced.labels.len() as u64,
+                crate::debugger::VerdictForm::Short => 60,
+            };
+            // The regeneration after the verdicts re-sends all of it: only its request and
+            // reply are new.
+            let cost = self.estimate(&conv.messages) + verdict_reply + 40 + self.reply_estimate();
+            if !self.fits(cost) {
+                return Ok(None);
+            }
             self.phase(Phase::Debugging);
-            let outcome = conv
-                .ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
-                .await;
+            let outcome = match form {
+                crate::debugger::VerdictForm::Full => {
+                    conv.ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
+                        .await
+                }
+                crate::debugger::VerdictForm::Short => {
+                    conv.ask_first_wrong(&*fixer.debugger, &traced.labels).await
+                }
+            };
             judged.calls = std::mem::take(&mut conv.calls);
             // The verdict calls are paid once, when the parent is judged.
             self.charge(&judged.calls.clone());
             let (verdicts, problem) = outcome?;
             judged.verdicts = verdicts;
             judged.problem = problem;
+            self.remember(&conv.messages);
         }
         judged.messages = conv.messages;
-        Ok(judged)
+        Ok(Some(judged))
     }
 
     /// The iteration record of `round`, showing candidate `id`'s program and results.
@@ -859,17 +990,33 @@ impl Search<'_> {
                 }
             }
         }
-        let chosen = id_groups
-            .first()
-            .and_then(|g| g.first())
-            .copied()
-            .unwrap_or(first);
+        let chosen = match self.options.select_by {
+            SelectRule::Groups => id_groups.first().and_then(|g| g.first()).copied(),
+            SelectRule::Agreement => {
+                let scores = select::agreement_scores(&behaviours, &weights);
+                // The first of the highest score.
+                let best = scores.iter().copied().max().unwrap_or(0);
+                scores
+                    .iter()
+                    .position(|&s| s == best)
+                    .and_then(|i| self.passing.get(i))
+                    .copied()
+            }
+        }
+        .unwrap_or(first);
+        let signatures = self
+            .passing
+            .iter()
+            .zip(&behaviours)
+            .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
+            .collect();
         report.selection = Some(SelectionReport {
             inputs,
             groups: id_groups,
             chosen,
             first_passing: first,
             first_passing_program: self.node(first).tested.program.clone(),
+            signatures,
         });
         Ok(chosen)
     }
@@ -897,6 +1044,17 @@ fn changed_lines(a: &str, b: &str) -> usize {
         .iter_all_changes()
         .filter(|c| c.tag() != similar::ChangeTag::Equal)
         .count()
+}
+
+/// A hash of a prompt's messages, to know a prompt sent before.
+fn prompt_hash(messages: &[crate::model::Message]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in messages {
+        (m.role as u8).hash(&mut h);
+        m.content.hash(&mut h);
+    }
+    h.finish()
 }
 
 /// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample

@@ -50,6 +50,61 @@ pub fn groups(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<Vec<usize>> 
     groups
 }
 
+/// How the program is chosen among candidates that pass the visible tests.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SelectRule {
+    /// The first of the heaviest group of candidates that agree on every input (AlphaCode).
+    #[default]
+    Groups,
+    /// The candidate that agrees with the most others, input by input (CodeT's consensus):
+    /// one input on which programs differ for no good reason (outside the task's domain) does
+    /// not split the vote.
+    Agreement,
+}
+
+impl SelectRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            SelectRule::Groups => "groups",
+            SelectRule::Agreement => "agreement",
+        }
+    }
+}
+
+/// Each candidate's agreement score: over the inputs, the votes (weights) of the candidates
+/// that behaved the same on that input, itself included.
+pub fn agreement_scores(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<usize> {
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(1);
+    behaviours
+        .iter()
+        .map(|mine| {
+            mine.iter()
+                .enumerate()
+                .map(|(input, b)| {
+                    behaviours
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, other)| other.get(input) == Some(b))
+                        .map(|(j, _)| weight(j))
+                        .sum::<usize>()
+                })
+                .sum()
+        })
+        .collect()
+}
+
 /// What the report says about a selection.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SelectionReport {
@@ -63,6 +118,20 @@ pub struct SelectionReport {
     pub first_passing: usize,
     /// Its program, so the effect of selection can be scored.
     pub first_passing_program: String,
+    /// Each candidate's behaviour on every input, as a short hash per input (candidate id →
+    /// hashes in input order), so other ways of choosing can be compared on the same run.
+    #[serde(default)]
+    pub signatures: std::collections::BTreeMap<usize, Vec<String>>,
+}
+
+/// A short, stable hash of one behaviour (FNV-1a, 32 bits).
+pub fn behaviour_hash(behaviour: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in behaviour.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
 }
 
 #[cfg(test)]
@@ -93,6 +162,21 @@ mod tests {
         let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 1"]), sig(&["= 2"])];
         assert_eq!(groups(&b, &[]), vec![vec![0, 3], vec![1, 2]]);
         assert!(groups(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn agreement_is_counted_input_by_input() {
+        // 0 and 1 agree everywhere but on the last input (outside the task's domain, say),
+        // where 1 and 2 agree: groups split them all, agreement still prefers 0 or 1.
+        let b = [
+            sig(&["= 1", "= 2", "raise ValueError"]),
+            sig(&["= 1", "= 2", "= 0"]),
+            sig(&["= 5", "= 6", "= 0"]),
+        ];
+        assert_eq!(groups(&b, &[]).len(), 3);
+        assert_eq!(agreement_scores(&b, &[]), vec![5, 6, 4]);
+        // A program written three times outvotes the pair.
+        assert_eq!(agreement_scores(&b, &[1, 1, 3]), vec![5, 8, 10]);
     }
 
     #[test]

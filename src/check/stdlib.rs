@@ -1,0 +1,222 @@
+//! Imports a snippet left out, found by name: each free name ([`super::names`]) is matched
+//! against the standard library as the sandbox's CPython has it (`stdlib_names.txt`, written by
+//! `scripts/stdlib_names.py`), and the matches become a prelude run before the snippet.
+//!
+//! Rules, in order: a module's own name used as `name.attr` with attributes the module has
+//! (`math.gcd` → `import math`); an abbreviation of a listed module whose attributes fit
+//! (`mat.gcd` → `import math as mat`); a bare name exported by a listed module, first in the
+//! list wins (`gcd` → `from math import gcd`). One-letter names are never guessed, and
+//! third-party modules (numpy, ...) are not the standard library: those names stay unresolved.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::OnceLock;
+
+use super::names::FreeName;
+
+const TABLE: &str = include_str!("stdlib_names.txt");
+
+struct Stdlib {
+    /// Listed modules in resolution order, with their attribute names.
+    listed: Vec<(String, HashSet<String>)>,
+    /// Every top-level standard-library module (importable by name).
+    modules: HashSet<String>,
+    builtins: HashSet<String>,
+}
+
+fn table() -> &'static Stdlib {
+    static TABLE_CELL: OnceLock<Stdlib> = OnceLock::new();
+    TABLE_CELL.get_or_init(|| {
+        let mut lib = Stdlib {
+            listed: Vec::new(),
+            modules: HashSet::new(),
+            builtins: HashSet::new(),
+        };
+        for line in TABLE.lines() {
+            let Some((head, rest)) = line.split_once(':') else {
+                continue;
+            };
+            let names = rest.split_whitespace().map(str::to_string);
+            match head.trim() {
+                h if h.starts_with('#') => {}
+                "@modules" => lib.modules.extend(names),
+                "@builtins" => lib.builtins.extend(names),
+                module => lib.listed.push((module.to_string(), names.collect())),
+            }
+        }
+        // Module globals every program has, though they are not in `builtins`.
+        lib.builtins
+            .extend(["__file__", "__name__", "__builtins__"].map(str::to_string));
+        lib
+    })
+}
+
+/// Names every Python program can use without defining them.
+pub fn builtins() -> &'static HashSet<String> {
+    &table().builtins
+}
+
+/// One import added for a free name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AddedImport {
+    pub name: String,
+    /// The statement, e.g. `from math import gcd`.
+    pub statement: String,
+}
+
+/// What the free names resolved to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolution {
+    pub imports: Vec<AddedImport>,
+    /// Free names no rule matched, in order of first use.
+    pub unresolved: Vec<String>,
+}
+
+/// Resolve `free` names to standard-library imports.
+pub fn resolve(free: &[FreeName]) -> Resolution {
+    let lib = table();
+    let listed: HashMap<&str, &HashSet<String>> =
+        lib.listed.iter().map(|(m, n)| (m.as_str(), n)).collect();
+    let mut out = Resolution::default();
+    for f in free {
+        match resolve_one(f, lib, &listed) {
+            Some(statement) => out.imports.push(AddedImport {
+                name: f.name.clone(),
+                statement,
+            }),
+            None => out.unresolved.push(f.name.clone()),
+        }
+    }
+    out
+}
+
+fn resolve_one(
+    f: &FreeName,
+    lib: &Stdlib,
+    listed: &HashMap<&str, &HashSet<String>>,
+) -> Option<String> {
+    let name = f.name.as_str();
+    if name.chars().count() < 2 {
+        return None;
+    }
+    let has_all = |exports: &HashSet<String>, attrs: &BTreeSet<String>| {
+        attrs.iter().all(|a| exports.contains(a))
+    };
+    let only_attributes = !f.bare && !f.attrs.is_empty();
+    if only_attributes {
+        match listed.get(name) {
+            Some(exports) if has_all(exports, &f.attrs) => return Some(format!("import {name}")),
+            Some(_) => {}
+            None if lib.modules.contains(name) => return Some(format!("import {name}")),
+            None => {}
+        }
+        // An abbreviation: `mat` for math, `col` for collections.
+        if let Some((module, _)) = lib
+            .listed
+            .iter()
+            .find(|(m, exports)| m.starts_with(name) && has_all(exports, &f.attrs))
+        {
+            return Some(format!("import {module} as {name}"));
+        }
+    }
+    // A name a module exports (`gcd`, `deque`; also `datetime.now()` → the class).
+    lib.listed
+        .iter()
+        .find(|(_, exports)| exports.contains(name))
+        .map(|(module, _)| format!("from {module} import {name}"))
+}
+
+/// The module a conventional alias stands for, when that module is not in the standard library
+/// (`np` → numpy): a prediction is told what the name most likely is.
+pub fn third_party_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "np" | "numpy" => "numpy",
+        "pd" | "pandas" => "pandas",
+        "plt" => "matplotlib.pyplot",
+        "sp" | "scipy" => "scipy",
+        "sympy" => "sympy",
+        "nx" | "networkx" => "networkx",
+        _ => return None,
+    })
+}
+
+/// The prelude that makes `imports` available, each guarded so that a module missing from the
+/// interpreter leaves its name unbound instead of failing the run.
+pub fn prelude(imports: &[AddedImport]) -> String {
+    let mut out = String::new();
+    for i in imports {
+        out.push_str("try:\n    ");
+        out.push_str(&i.statement);
+        out.push_str("\nexcept ImportError:\n    pass\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free(name: &str, attrs: &[&str], bare: bool) -> FreeName {
+        FreeName {
+            name: name.into(),
+            line: 1,
+            attrs: attrs.iter().map(|a| a.to_string()).collect(),
+            bare,
+        }
+    }
+
+    fn statements(r: &Resolution) -> Vec<&str> {
+        r.imports.iter().map(|i| i.statement.as_str()).collect()
+    }
+
+    #[test]
+    fn common_snippet_names_resolve() {
+        let r = resolve(&[
+            free("math", &["gcd", "sqrt"], false),
+            free("gcd", &[], true),
+            free("deque", &[], true),
+            free("mat", &["gcd"], false),
+            free("sys", &["stdin", "setrecursionlimit"], false),
+            free("datetime", &["now"], false),
+            free("Counter", &[], true),
+            free("heapq", &["heappush"], false),
+        ]);
+        assert_eq!(
+            statements(&r),
+            [
+                "import math",
+                "from math import gcd",
+                "from collections import deque",
+                "import math as mat",
+                "import sys",
+                "from datetime import datetime",
+                "from collections import Counter",
+                "import heapq",
+            ]
+        );
+        assert!(r.unresolved.is_empty());
+    }
+
+    #[test]
+    fn third_party_and_guesswork_stay_unresolved() {
+        let r = resolve(&[
+            free("np", &["array", "sum"], false),
+            free("e", &[], true),
+            free("sympy", &["isprime"], false),
+            free("my_helper", &[], true),
+            // A parameter named like a module, used as a value, is not the module.
+            free("string", &["upper"], false),
+        ]);
+        assert!(r.imports.is_empty(), "{:?}", r.imports);
+        assert_eq!(r.unresolved, ["np", "e", "sympy", "my_helper", "string"]);
+    }
+
+    #[test]
+    fn the_prelude_guards_each_import() {
+        let text = prelude(&[AddedImport {
+            name: "gcd".into(),
+            statement: "from math import gcd".into(),
+        }]);
+        assert_eq!(text, "try:\n    from math import gcd\nexcept ImportError:\n    pass\n");
+        assert!(builtins().contains("print") && builtins().contains("__file__"));
+    }
+}
