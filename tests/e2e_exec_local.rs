@@ -145,3 +145,24 @@ fn eval_exec_scores_records_and_resumes() {
     assert!(String::from_utf8_lossy(&second.stderr).contains("0 records to run"));
     assert_eq!(std::fs::read_to_string(&out).expect("results").lines().count(), 2);
 }
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn check_make_runnable_with_the_embedded_model() {
+    require_model();
+    let output = ldb()
+        .args(["check", &example().display().to_string(), "--make-runnable"])
+        .args(["--mode", "exec", "--format", "json", "--exec-n", "1", "--exec-k", "0"])
+        .args(MODEL_ARGS)
+        .output()
+        .expect("run ldb check");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(stderr.contains("make-runnable: prefix #"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    if report["is_error"] == true {
+        // Whatever the prefix, the error is placed on a line of the snippet as given.
+        let line = report["line"].as_u64().expect("line");
+        assert!((2..=6).contains(&line), "{report}");
+    }
+}

@@ -420,11 +420,11 @@ print(f\"fastest change: {rate:.2f} per second\")
         }
     }
 
-    struct Run {
-        status: i32,
-        stdout: String,
-        stderr: String,
-        requests: Vec<serde_json::Value>,
+    pub(super) struct Run {
+        pub status: i32,
+        pub stdout: String,
+        pub stderr: String,
+        pub requests: Vec<serde_json::Value>,
     }
 
     async fn ldb(args: &[&str], snippet: &str) -> Run {
@@ -474,6 +474,11 @@ print(f\"fastest change: {rate:.2f} per second\")
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             requests,
         }
+    }
+
+    /// `ldb ARGS[0] <the buggy snippet> ARGS[1..]` against the fake server.
+    pub(super) async fn run_ldb(args: &[&str]) -> Run {
+        ldb(args, BUGGY).await
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -528,6 +533,34 @@ print(f\"fastest change: {rate:.2f} per second\")
         assert!(debug.contains("     3 |     deltas.append(readings[i + 1] - readings[i])"), "{debug}");
         assert!(debug.contains("readings = [12.0, 15.5, 15.0, 21.0]"), "{debug}");
         assert!(debug.contains("IndexError"), "{debug}");
+    }
+}
+
+/// `ldb check --make-runnable`: the check runs the snippet after the prefix the exec step
+/// found, so it reports the snippet's real bug instead of the first undefined name.
+mod check_command {
+    use super::command_line::run_ldb;
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn check_make_runnable_finds_the_bug_behind_the_undefined_names() {
+        let plain = run_ldb(&["check", "--mode", "exec", "--format", "json"]).await;
+        let report: serde_json::Value = serde_json::from_str(&plain.stdout).expect("JSON");
+        assert_eq!(report["error_class"], "NameError", "{}", plain.stdout);
+
+        let made = run_ldb(&[
+            "check", "--mode", "exec", "--format", "json", "--make-runnable", "--exec-n", "1",
+            "--exec-k", "0",
+        ])
+        .await;
+        assert_eq!(made.status, 1, "a runtime error was found: {}", made.stderr);
+        let report: serde_json::Value = serde_json::from_str(&made.stdout).expect("JSON");
+        assert_eq!(report["error_class"], "IndexError", "{}", made.stdout);
+        assert_eq!(report["line"], 3, "the snippet's own line: {}", made.stdout);
+        assert!(made.stderr.contains("make-runnable: prefix #"), "{}", made.stderr);
+
+        let refused = run_ldb(&["check", "--mode", "predict", "--make-runnable"]).await;
+        assert_eq!(refused.status, 2, "{}", refused.stderr);
+        assert!(refused.stderr.contains("hint:"), "{}", refused.stderr);
     }
 }
 

@@ -410,16 +410,15 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
 /// The test a snippet gets when the user gives none: it must run to its end.
 pub const RUNS_TO_THE_END: &str = "pass  # the code runs to its end without an exception";
 
-/// `--make-runnable`: find the best prefix for `snippet` and turn the snippet into a task whose
-/// seed is the snippet itself. Returns the task and the prefix (to run before the snippet).
-pub fn runnable_task(
+/// The `--make-runnable` step: the best prefix for `snippet`, announced on stderr.
+pub fn find_prefix(
     snippet: &Snippet,
-    args: &super::MakeRunnableArgs,
+    args: &super::ExecStepArgs,
     model: SharedModel,
     runner: &Runner,
     prompts: &Prompts,
     quiet: bool,
-) -> Result<(crate::task::Task, String), CliError> {
+) -> Result<String, CliError> {
     if args.exec_n == 0 {
         return Err(CliError::bad_input(
             "--exec-n 0 asks for no prefix",
@@ -455,6 +454,21 @@ pub fn runnable_task(
             eprintln!("    {line}");
         }
     }
+    Ok(best.prefix)
+}
+
+/// `ldb fix --make-runnable`: find the best prefix for `snippet` and turn the snippet into a
+/// task whose seed is the snippet itself. Returns the task and the prefix (to run before the
+/// snippet).
+pub fn runnable_task(
+    snippet: &Snippet,
+    args: &super::MakeRunnableArgs,
+    model: SharedModel,
+    runner: &Runner,
+    prompts: &Prompts,
+    quiet: bool,
+) -> Result<(crate::task::Task, String), CliError> {
+    let prefix = find_prefix(snippet, &args.step, model, runner, prompts, quiet)?;
     let id = Path::new(&snippet.name)
         .file_stem()
         .map_or_else(|| snippet.name.clone(), |s| s.to_string_lossy().into_owned());
@@ -465,7 +479,7 @@ pub fn runnable_task(
     let prompt = format!(
         "{what}\n\nThe code runs after this set-up code, which defines the names it uses; the \
          set-up code is not part of the program and stays as it is:\n```python\n{}\n```",
-        best.prefix.trim_end()
+        prefix.trim_end()
     );
     let tests = if args.tests.is_empty() {
         vec![RUNS_TO_THE_END.to_string()]
@@ -482,5 +496,5 @@ pub fn runnable_task(
         source: None,
         io_tests: Vec::new(),
     };
-    Ok((task, best.prefix))
+    Ok((task, prefix))
 }

@@ -25,7 +25,7 @@ struct ResultLine<'a> {
 }
 
 pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
-    let snippet = if args.snippet.make_runnable {
+    let snippet = if args.snippet.step.make_runnable {
         Some(super::exec_cmd::read_snippet(&args.task)?)
     } else {
         None

@@ -428,11 +428,8 @@ pub struct FixArgs {
 /// Debugging a snippet that does not run on its own (`ldb fix SNIPPET.py --make-runnable`).
 #[derive(Debug, Clone, Args)]
 pub struct MakeRunnableArgs {
-    /// TASK is a snippet (a Python file, or `-`) that uses names it never defines: find a
-    /// prefix that makes it run first (as `ldb exec` does), then debug the snippet's own code
-    /// with that prefix run before it.
-    #[arg(long)]
-    pub make_runnable: bool,
+    #[command(flatten)]
+    pub step: ExecStepArgs,
     /// With --make-runnable: a test statement run after the snippet, e.g. 'assert total == 6'
     /// (repeatable). Default: the snippet must run to its end without an exception.
     #[arg(long = "test", value_name = "STMT", requires = "make_runnable")]
@@ -440,6 +437,15 @@ pub struct MakeRunnableArgs {
     /// With --make-runnable: what the snippet should do, for the model.
     #[arg(long, value_name = "TEXT", requires = "make_runnable")]
     pub prompt: Option<String>,
+}
+
+/// The `ldb exec` step other commands run first on a snippet (`--make-runnable`).
+#[derive(Debug, Clone, Args)]
+pub struct ExecStepArgs {
+    /// The file is a snippet that uses names it never defines: find a prefix that makes it run
+    /// first (as `ldb exec` does); the prefix then runs before every run of the snippet.
+    #[arg(long)]
+    pub make_runnable: bool,
     /// With --make-runnable: prefixes asked for per prompt.
     #[arg(long, value_name = "N", default_value_t = 3, requires = "make_runnable")]
     pub exec_n: usize,

@@ -174,6 +174,14 @@ impl Runner {
         self.prelude.as_deref()
     }
 
+    /// What runs before a program: the runner's own prelude, then `explicit`.
+    fn prelude_text(&self, explicit: Option<&str>) -> Option<String> {
+        match (self.prelude(), explicit) {
+            (Some(own), Some(more)) => Some(format!("{}\n{more}", own.trim_end())),
+            (own, more) => own.or(more).map(str::to_string),
+        }
+    }
+
     /// Run at most `jobs` tests at once.
     pub fn with_jobs(mut self, jobs: usize) -> Self {
         self.jobs = jobs.max(1);
@@ -207,7 +215,7 @@ impl Runner {
     }
 
     /// [`Runner::run`], with `prelude` run in the program's globals first (untraced; the
-    /// program keeps its own line numbers). Without one, the runner's own prelude runs, if any
+    /// program keeps its own line numbers). The runner's own prelude, if any, runs before it
     /// ([`Runner::with_prelude`]).
     pub fn run_with_prelude(
         &self,
@@ -226,14 +234,14 @@ impl Runner {
             trace,
             value_chars: VALUE_CHARS,
             strict: self.strict,
-            prelude: prelude.or(self.prelude()).map(str::to_string),
+            prelude: self.prelude_text(prelude),
         };
         let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))
     }
 
-    /// Run `program` as a script (`__name__ == "__main__"`, stdin closed), after `prelude` when
-    /// given (else the runner's own), optionally traced. It passes when it runs to its end;
+    /// Run `program` as a script (`__name__ == "__main__"`, stdin closed), after the runner's
+    /// prelude and `prelude`, optionally traced. It passes when it runs to its end;
     /// the outcome's test is `test`, which describes the run in reports.
     pub fn run_script(
         &self,
@@ -250,7 +258,7 @@ impl Runner {
             trace,
             value_chars: VALUE_CHARS,
             strict: false,
-            prelude: prelude.or(self.prelude()).map(str::to_string),
+            prelude: self.prelude_text(prelude),
         };
         let out = self.sandbox.run(&run)?;
         // Classified as a plain load: only an `Io` test compares output.
