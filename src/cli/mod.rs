@@ -103,7 +103,7 @@ pub struct SearchArgs {
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
     /// order they run: feedback (repair from the failing tests), ldb (repair from the trace and
     /// block verdicts), fresh (a new program from the task).
-    #[arg(long, value_name = "LIST", default_value = "feedback:2,fresh:2,ldb:1")]
+    #[arg(long, value_name = "LIST", default_value = "fresh:4,feedback:1")]
     pub proposers: String,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]
@@ -137,7 +137,7 @@ impl SearchArgs {
             .map_err(|m| {
                 CliError::bad_input(
                     format!("--proposers: {m}"),
-                    "e.g. --proposers feedback:2,fresh:2,ldb:1",
+                    "e.g. --proposers fresh:4,feedback:1,ldb:1",
                 )
             })?;
         if !(0.0..=2.0).contains(&self.search_temperature) {
