@@ -13,6 +13,10 @@
 #   STRATEGIES  default none,search,resample,ldb-block
 #   TAG         suffix of the output directory (a variant's name)
 #   NICE        niceness of the run (default 10)
+#   THREADS     model threads (default 2); use 1 while anything else busies a core: llama.cpp's
+#               threads wait for each other at every layer, so one descheduled thread stalls all
+#               (measured: 0.5B on a 2-core machine with a build running, 3.4 tok/s with 2
+#               threads, 17.5 tok/s with 1)
 #   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"
 # Every strategy gets the same --budget-tokens per task (prompt tokens the model evaluated plus
 # reply tokens); the caps on rounds (MAX_ITERS, default 40) and candidates (MAX_CANDIDATES,
@@ -58,7 +62,7 @@ EOF
 
 # shellcheck disable=SC2206
 COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}" --concurrency 1
-  --threads 2 --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${EXTRA:-})
+  --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${EXTRA:-})
 REPORT_SEEDS="$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"
 
 case "$SET" in

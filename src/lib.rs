@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod debugger;
 pub mod eval;
+pub mod exec;
 pub mod local;
 pub mod model;
 pub mod prompts;

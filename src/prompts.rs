@@ -13,6 +13,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("context", include_str!("../prompts/context.j2")),
     ("generate", include_str!("../prompts/generate.j2")),
     ("translate", include_str!("../prompts/translate.j2")),
+    // `ldb exec`: prefixes that make a snippet run (the response form is included by the rest).
+    ("exec_system", include_str!("../prompts/exec_system.j2")),
+    ("exec_response", include_str!("../prompts/exec_response.j2")),
+    ("exec_undefined", include_str!("../prompts/exec_undefined.j2")),
+    ("exec_error", include_str!("../prompts/exec_error.j2")),
+    ("exec_coverage", include_str!("../prompts/exec_coverage.j2")),
     ("debug", include_str!("../prompts/debug.j2")),
     ("debug_short", include_str!("../prompts/debug_short.j2")),
     (

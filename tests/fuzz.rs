@@ -208,7 +208,7 @@ proptest! {
             ProgramCfg::build(&SourceFile::new("pass\n".to_string())).expect("trivial program")
         });
         let units = UnitMap::build(&cfg, level, true, source.line_count());
-        let raw = RawTrace { instances, total_instances: total, line_events: total, deadline_hit: total % 2 == 0 };
+        let raw = RawTrace { instances, total_instances: total, line_events: total, deadline_hit: total % 2 == 0, ..Default::default() };
         let mut sample = SampleConfig::for_level(level);
         sample.token_budget = budget;
         let report = TraceReport::build(&raw, &units, &source, &sample);

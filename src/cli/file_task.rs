@@ -17,7 +17,8 @@ use crate::task::{IoTest, Task};
 /// Flags for a `.py` program given in place of a task file.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FileTaskArgs {
-    /// A test statement for a .py program, e.g. 'assert f(1) == 2' (repeatable).
+    /// A test statement for a .py program, e.g. 'assert f(1) == 2' (repeatable); with
+    /// --make-runnable, a statement run after the snippet, e.g. 'assert total == 6'.
     #[arg(long = "test", value_name = "STMT")]
     pub test: Vec<String>,
     /// A pytest-style test file for a .py program: top-level asserts and test_* functions that
@@ -37,7 +38,19 @@ pub struct FileTaskArgs {
 }
 
 impl FileTaskArgs {
-    fn given(&self) -> Option<&'static str> {
+    /// The first flag given other than `--test` and `--task` (those two also describe a
+    /// snippet debugged with `--make-runnable`).
+    pub(crate) fn given_beyond_test_and_task(&self) -> Option<&'static str> {
+        if self.tests.is_some() {
+            Some("--tests")
+        } else if !self.io_test.is_empty() {
+            Some("--io-test")
+        } else {
+            self.entry.is_some().then_some("--entry")
+        }
+    }
+
+    pub(crate) fn given(&self) -> Option<&'static str> {
         if !self.test.is_empty() {
             Some("--test")
         } else if self.tests.is_some() {

@@ -26,7 +26,24 @@ struct ResultLine<'a> {
 }
 
 pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
-    let (tasks, runner) = if file_task::is_program(&args.task) {
+    let make_runnable = args.snippet.step.make_runnable;
+    if make_runnable {
+        if let Some(flag) = args.file.given_beyond_test_and_task() {
+            return Err(CliError::bad_input(
+                format!("{flag} cannot be combined with --make-runnable"),
+                "a snippet takes --test STMT (run after it) and --task TEXT; give a test file \
+                 to a complete program instead: ldb fix prog.py --tests test_prog.py",
+            ));
+        }
+    }
+    let snippet = if make_runnable {
+        Some(super::exec_cmd::read_snippet(&args.task)?)
+    } else {
+        None
+    };
+    let (mut tasks, mut runner) = if snippet.is_some() {
+        (Vec::new(), args.sandbox.runner()?)
+    } else if file_task::is_program(&args.task) {
         let (task, runner) =
             file_task::load(&args.task, &args.file, args.sandbox.runner()?, args.quiet)?;
         (vec![task], runner)
@@ -44,7 +61,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
         (tasks, args.sandbox.runner()?)
     };
-    let seed = seed_source(args, tasks.len())?;
+    let seed = seed_source(args, tasks.len().max(1))?;
     let (generator, debugger) = super::models::build(&args.model)?;
     let prompts = match &args.model.prompts {
         Some(dir) => Prompts::from_dir(dir).map_err(|e| {
@@ -55,6 +72,23 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         })?,
         None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?,
     };
+    let mut prefix_used = None;
+    if let Some(snippet) = &snippet {
+        let (task, prefix) = super::exec_cmd::runnable_task(
+            snippet,
+            &args.snippet,
+            &args.file.test,
+            args.file.task_text.as_deref(),
+            generator.clone(),
+            &runner,
+            &prompts,
+            args.quiet,
+        )?;
+        // The prefix runs before every run of the snippet; the snippet alone is debugged.
+        runner = runner.with_prelude(prefix.clone());
+        tasks.push(task);
+        prefix_used = Some(prefix);
+    }
     let mut sample = SampleConfig::for_level(args.level);
     sample.token_budget = args.budget;
     let fixer = Arc::new(Fixer {
@@ -81,13 +115,19 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
-    let reports = runtime.block_on(fix_all(
+    let mut reports = runtime.block_on(fix_all(
         fixer,
         tasks,
         args.concurrency.max(1),
         progress.clone(),
     ));
     progress.finish();
+    if let Some(prefix) = &prefix_used {
+        // Models shown the set-up code tend to copy it into the program; it runs first anyway.
+        for r in &mut reports {
+            r.final_program = crate::exec::prefix::without_prefix_copy(&r.final_program, prefix);
+        }
+    }
 
     if let Some(path) = &args.report {
         let file = ReportFile {

@@ -5,6 +5,7 @@ mod cfg_cmd;
 mod check_cmd;
 mod check_eval_cmd;
 mod eval_cmd;
+mod exec_cmd;
 mod file_task;
 mod fix_cmd;
 mod model_cmd;
@@ -62,6 +63,9 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Run strategies over a benchmark and score them on hidden tests.
     Eval(Box<eval_cmd::EvalArgs>),
+    /// Make an incomplete snippet run: find prefixes (imports, initialisations) that define
+    /// what it uses, guided by its undefined names, its errors and its uncovered lines.
+    Exec(Box<exec_cmd::ExecArgs>),
     /// Find the runtime error in a program: run it, predict it from its CFG, or both.
     Check(Box<check_cmd::CheckArgs>),
 }
@@ -103,7 +107,7 @@ pub struct SearchArgs {
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
     /// order they run: feedback (repair from the failing tests), ldb (repair from the trace and
     /// block verdicts), fresh (a new program from the task).
-    #[arg(long, value_name = "LIST", default_value = "feedback:2,fresh:2,ldb:1")]
+    #[arg(long, value_name = "LIST", default_value = "fresh:4,feedback:1")]
     pub proposers: String,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]
@@ -137,7 +141,7 @@ impl SearchArgs {
             .map_err(|m| {
                 CliError::bad_input(
                     format!("--proposers: {m}"),
-                    "e.g. --proposers feedback:2,fresh:2,ldb:1",
+                    "e.g. --proposers fresh:4,feedback:1,ldb:1",
                 )
             })?;
         if !(0.0..=2.0).contains(&self.search_temperature) {
@@ -272,6 +276,11 @@ pub struct TraceArgs {
     /// Print the trace as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run this Python file before the program, in its namespace (a prefix from `ldb exec
+    /// --write-prefix` that makes a snippet run); the program's module code is traced too.
+    /// Without a test, the program must run to its end.
+    #[arg(long, value_name = "PREFIX.py")]
+    pub prefix: Option<PathBuf>,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
 }
@@ -421,11 +430,38 @@ pub struct FixArgs {
     #[command(flatten)]
     pub file: file_task::FileTaskArgs,
     #[command(flatten)]
+    pub snippet: MakeRunnableArgs,
+    #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+}
+
+/// Debugging a snippet that does not run on its own (`ldb fix SNIPPET.py --make-runnable`).
+#[derive(Debug, Clone, Args)]
+pub struct MakeRunnableArgs {
+    #[command(flatten)]
+    pub step: ExecStepArgs,
+}
+
+/// The `ldb exec` step other commands run first on a snippet (`--make-runnable`).
+#[derive(Debug, Clone, Args)]
+pub struct ExecStepArgs {
+    /// The file is a snippet that uses names it never defines: find a prefix that makes it run
+    /// first (as `ldb exec` does); the prefix then runs before every run of the snippet.
+    #[arg(long)]
+    pub make_runnable: bool,
+    /// With --make-runnable: prefixes asked for per prompt.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "make_runnable")]
+    pub exec_n: usize,
+    /// With --make-runnable: coverage-guidance rounds at most.
+    #[arg(long, value_name = "K", default_value_t = 3, requires = "make_runnable")]
+    pub exec_k: usize,
+    /// With --make-runnable: modules that cannot be imported get stand-ins.
+    #[arg(long, requires = "make_runnable")]
+    pub allow_missing: bool,
 }
 
 #[derive(Debug, Args)]
@@ -451,6 +487,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),
         Command::Serve(args) => serve_cmd::run(&args),
         Command::Eval(args) => eval_cmd::run(&args),
+        Command::Exec(args) => exec_cmd::run(&args),
         Command::Check(args) => check_cmd::run(&args),
         Command::Report(args) => report_cmd::run(&args),
         Command::Schema => {

@@ -20,7 +20,10 @@ struct TraceOutput<'a> {
 }
 
 pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
-    let runner = args.sandbox.runner()?;
+    let mut runner = args.sandbox.runner()?;
+    if let Some(path) = &args.prefix {
+        runner = runner.with_prelude(output::read_source(path)?);
+    }
     let task = match &args.task {
         Some(path) => {
             let mut tasks = select_tasks(path, args.task_id.as_deref())?;
@@ -60,7 +63,8 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
             "fix the syntax error first; `ldb test` shows it too",
         )
     })?;
-    let script = matches!(test, TestInput::Io { .. });
+    // After a prefix the program is a snippet: its module-level code is what runs.
+    let script = matches!(test, TestInput::Io { .. }) || runner.prelude().is_some();
     let units = UnitMap::build(&cfg, args.level, script, src.line_count());
     let mut sample = SampleConfig::for_level(args.level);
     sample.head = args.head.unwrap_or(sample.head);
@@ -119,6 +123,11 @@ fn choose_test(
     }
     if let Some(c) = &args.call {
         return Ok(TestInput::Call { expr: c.clone() });
+    }
+    if task.is_none() && runner.prelude().is_some() {
+        return Ok(TestInput::Code {
+            source: super::exec_cmd::RUNS_TO_THE_END.to_string(),
+        });
     }
     let Some(task) = task else {
         return Err(CliError::bad_input(

@@ -146,6 +146,9 @@ pub struct Runner {
     jobs: usize,
     strict: bool,
     module: Option<String>,
+    /// Code run before every program, in its namespace (`ldb fix --make-runnable`: the prefix
+    /// that makes a snippet run).
+    prelude: Option<std::sync::Arc<str>>,
 }
 
 impl Runner {
@@ -158,6 +161,26 @@ impl Runner {
             jobs,
             strict: false,
             module: None,
+            prelude: None,
+        }
+    }
+
+    /// Run `prelude` before every program, in the program's namespace and untraced, so the
+    /// program keeps its own line numbers and blocks (see [`crate::exec`]).
+    pub fn with_prelude(mut self, prelude: impl Into<String>) -> Self {
+        self.prelude = Some(std::sync::Arc::from(prelude.into()));
+        self
+    }
+
+    pub fn prelude(&self) -> Option<&str> {
+        self.prelude.as_deref()
+    }
+
+    /// What runs before a program: the runner's own prelude, then `explicit`.
+    fn prelude_text(&self, explicit: Option<&str>) -> Option<String> {
+        match (self.prelude(), explicit) {
+            (Some(own), Some(more)) => Some(format!("{}\n{more}", own.trim_end())),
+            (own, more) => own.or(more).map(str::to_string),
         }
     }
 
@@ -201,7 +224,8 @@ impl Runner {
     }
 
     /// [`Runner::run`], with `prelude` run in the program's globals first (untraced; the
-    /// program keeps its own line numbers).
+    /// program keeps its own line numbers). The runner's own prelude, if any, runs before it
+    /// ([`Runner::with_prelude`]).
     pub fn run_with_prelude(
         &self,
         program: &str,
@@ -214,15 +238,47 @@ impl Runner {
             program: program.to_string(),
             test: spec,
             stdin,
-            as_main,
+            // A snippet run after a prefix is a script: its `__main__` code runs too.
+            as_main: as_main || self.prelude.is_some(),
             trace,
             value_chars: VALUE_CHARS,
             strict: self.strict,
-            prelude: prelude.map(str::to_string),
+            prelude: self.prelude_text(prelude),
             module: self.module.clone(),
         };
         let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))
+    }
+
+    /// Run `program` as a script (`__name__ == "__main__"`, stdin closed), after the runner's
+    /// prelude and `prelude`, optionally traced. It passes when it runs to its end;
+    /// the outcome's test is `test`, which describes the run in reports.
+    pub fn run_script(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        trace: Option<TraceRequest>,
+        test: &TestInput,
+    ) -> Result<TestOutcome, SandboxError> {
+        let run = RunSpec {
+            program: program.to_string(),
+            test: TestSpec::LoadOnly,
+            stdin: None,
+            as_main: true,
+            trace,
+            value_chars: VALUE_CHARS,
+            strict: false,
+            prelude: self.prelude_text(prelude),
+            module: self.module.clone(),
+        };
+        let out = self.sandbox.run(&run)?;
+        // Classified as a plain load: only an `Io` test compares output.
+        let load = TestInput::Code {
+            source: String::new(),
+        };
+        let mut outcome = classify(&load, out);
+        outcome.test = test.clone();
+        Ok(outcome)
     }
 
     /// Run all `tests` untraced, in parallel, results in input order.
@@ -377,10 +433,11 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
         .exception
         .as_ref()
         .map(|e| {
-            let at = e
-                .program_line
-                .map(|l| format!(" (program line {l})"))
-                .unwrap_or_default();
+            let at = match (e.program_line, e.prelude_line) {
+                (Some(l), _) => format!(" (program line {l})"),
+                (None, Some(l)) => format!(" (prelude line {l})"),
+                (None, None) => String::new(),
+            };
             format!("{}: {}{}", e.kind, e.message, at)
         })
         .unwrap_or_default();

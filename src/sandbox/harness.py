@@ -35,12 +35,17 @@ def _exception(exc):
     for name, text in _SOURCES.items():
         # Lets tracebacks show the program's and the test's source lines.
         linecache.cache[name] = (len(text), None, text.splitlines(True), name)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in (PROGRAM, TEST)]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename in (PROGRAM, TEST, PRELUDE)]
     program_line = None
     test_line = None
+    prelude_line = None
     for f in frames:
         if f.filename == PROGRAM:
             program_line = f.lineno
+        elif f.filename == PRELUDE:
+            if prelude_line is None:
+                prelude_line = f.lineno
         else:
             test_line = f.line
     try:
@@ -54,6 +59,7 @@ def _exception(exc):
         "program_line": program_line,
         "test_line": test_line,
         "traceback": tb,
+        "prelude_line": prelude_line,
     }
 
 
@@ -278,6 +284,24 @@ def _run_test(test, g, chars, strict=None):
     raise ValueError("unknown test kind %r" % kind)
 
 
+def _run_prelude(prelude, g):
+    """Runs the prelude in the program's namespace; a result when it did not finish."""
+    if prelude is None:
+        return None
+    # Untraced and compiled under its own name, so the program keeps its own line numbers.
+    _register(PRELUDE, prelude)
+    try:
+        exec(compile(prelude, PRELUDE, "exec", dont_inherit=True), g)
+    except SystemExit as exc:
+        return _result("exited", "prelude", exit_code=_exit_code(exc))
+    except BaseException as exc:
+        result = _result("error", "prelude", exc)
+        if isinstance(exc, SyntaxError) and exc.filename == PRELUDE and exc.lineno:
+            result["exception"]["prelude_line"] = exc.lineno
+        return result
+    return None
+
+
 def run(req):
     program = req["program"]
     chars = req["value_chars"]
@@ -292,42 +316,42 @@ def run(req):
     module_name = "__main__" if req["as_main"] else "__ldb_program__"
     strict = _Strict(module_name) if req.get("strict") else None
     alias = req.get("module")
-    if alias:
-        # The program's globals are a real module's namespace, registered under the name a test
-        # file imports it by (`from prog import f`), so the import finds this very program.
-        module = type(sys)(module_name)
-        sys.modules[alias] = module
-        g = module.__dict__
-    else:
-        g = {}
-    g.update({
+    g = {
         "__name__": module_name,
         "__builtins__": builtins,
         "__file__": PROGRAM,
-    })
-    prelude = req.get("prelude")
-    if prelude:
-        # Before tracing starts and under its own file name: the program's lines stay its own.
+    }
+    if req["as_main"] or alias:
+        # The program's globals are a real module's namespace: a script's is the real `__main__`
+        # (pickle, multiprocessing and `import __main__` find what it defines), and under the
+        # name a test file imports it by (`from prog import f`) the import finds this very
+        # program.
+        import types
+        module = types.ModuleType(module_name)
+        module.__dict__.update(g)
+        if req["as_main"]:
+            sys.modules[module_name] = module
+        if alias:
+            sys.modules[alias] = module
+        g = module.__dict__
+    result = _run_prelude(req.get("prelude"), g)
+    if result is None:
+        phase = "load"
+        _ldb.trace_start()
         try:
-            exec(compile(prelude, PRELUDE, "exec", dont_inherit=True), g)
+            exec(code, g)
+            phase = "test"
+            result = _run_test(req["test"], g, chars, strict)
+        except _ldb.TraceDeadline:
+            result = _result("timeout", phase)
+        except SystemExit as exc:
+            result = _result("exited", phase, exit_code=_exit_code(exc))
+        except AssertionError as exc:
+            result = _result("failed" if phase == "test" else "error", phase, exc)
         except BaseException as exc:
-            return _result("error", "load", exc)
-    phase = "load"
-    _ldb.trace_start()
-    try:
-        exec(code, g)
-        phase = "test"
-        result = _run_test(req["test"], g, chars, strict)
-    except _ldb.TraceDeadline:
-        result = _result("timeout", phase)
-    except SystemExit as exc:
-        result = _result("exited", phase, exit_code=_exit_code(exc))
-    except AssertionError as exc:
-        result = _result("failed" if phase == "test" else "error", phase, exc)
-    except BaseException as exc:
-        result = _result("error", phase, exc)
-    finally:
-        _ldb.trace_stop()
+            result = _result("error", phase, exc)
+        finally:
+            _ldb.trace_stop()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -62,8 +62,9 @@ pub struct WorkerRequest {
     #[serde(default)]
     pub strict: bool,
     /// Python run in the program's globals before it, untraced and under its own file name
-    /// (e.g. imports a snippet leaves out), so the program's line numbers stay as given.
-    #[serde(default)]
+    /// (imports a snippet leaves out, a snippet's prefix), so the program's line numbers stay
+    /// as given. Its failures are reported with [`Phase::Prelude`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prelude: Option<String>,
     /// A module name the program can also be imported under (`import prog`, `from prog import
     /// f`), so a test file written for the program's file finds the program being run.
@@ -89,6 +90,8 @@ pub enum WorkerStatus {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// In the prelude, before the program ran.
+    Prelude,
     Compile,
     Load,
     Test,
@@ -105,6 +108,10 @@ pub struct ExceptionInfo {
     pub test_line: Option<String>,
     /// Traceback restricted to program and test frames.
     pub traceback: String,
+    /// Line in the prelude of the outermost prelude frame (the prelude's own statement that
+    /// raised, or where program code called into a function the prelude defined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prelude_line: Option<u32>,
 }
 
 /// Which protections were in force for the run; anything missing is named in `warnings`.

@@ -132,4 +132,12 @@ pub struct RawTrace {
     pub line_events: u64,
     /// The tracer's deadline stopped the program.
     pub deadline_hit: bool,
+    /// Coverage, as unit ids: units entered at least once, and units left at least once
+    /// without an exception (a statement that ends the run through `SystemExit` counts as
+    /// finished). A request that keeps no instances (`keep_first` = `keep_last` = 0) records
+    /// only these and reads no variables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reached_units: Vec<u32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished_units: Vec<u32>,
 }

@@ -54,6 +54,8 @@ struct FrameState {
     suspends: bool,
     unit: u32,
     open: Option<u64>,
+    /// The current unit raised (an exception passed through this frame) since it was entered.
+    raised: bool,
 }
 
 /// What the recorder knows about a code object: `None` when it is not a traced scope.
@@ -88,6 +90,12 @@ pub struct Recorder {
     /// Strong references to every code object in `codes`, so a freed code object's address can
     /// never be reused by another one while the cache holds it.
     keepalive: Vec<Py<PyAny>>,
+    /// Coverage by unit id: entered at least once / left at least once without raising.
+    reached: Vec<bool>,
+    finished: Vec<bool>,
+    /// Instances are recorded at all (a request keeping none only measures coverage, and then
+    /// no locals are read).
+    records_instances: bool,
 }
 
 /// Outcome of a line event for the hook: keep going, or stop the program (deadline reached).
@@ -117,7 +125,16 @@ impl Recorder {
             .enumerate()
             .map(|(i, s)| ((s.name.clone(), s.first_line), i))
             .collect();
+        let units = req
+            .scopes
+            .iter()
+            .flat_map(|s| s.units.iter().copied())
+            .max()
+            .map_or(0, |m| m as usize + 1);
         Recorder {
+            reached: vec![false; units],
+            finished: vec![false; units],
+            records_instances: req.keep_first > 0 || req.keep_last > 0,
             scopes: req.scopes.clone(),
             scope_index,
             keep_first: req.keep_first,
@@ -213,6 +230,7 @@ impl Recorder {
                 is_module: info.is_module,
                 unit: 0,
                 open: None,
+                raised: false,
             });
             self.next_frame += 1;
         }
@@ -252,6 +270,18 @@ impl Recorder {
         if unit == 0 || unit == top.unit {
             return LineVerdict::Continue;
         }
+        let (left, raised) = (top.unit, top.raised);
+        self.mark(left, unit, raised);
+        if !self.records_instances {
+            if let Some(top) = self.stack.last_mut() {
+                top.unit = unit;
+                top.raised = false;
+            }
+            return LineVerdict::Continue;
+        }
+        let Some(top) = self.stack.last() else {
+            return LineVerdict::Continue;
+        };
         let snap = Rc::new(self.snapshot(py, frame, top.is_module));
         let depth = (self.stack.len() - 1) as u32;
         let Some(top) = self.stack.last_mut() else {
@@ -261,6 +291,7 @@ impl Recorder {
         let seq = self.next_seq;
         self.next_seq += 1;
         top.unit = unit;
+        top.raised = false;
         top.open = Some(seq);
         let pending = Pending {
             seq,
@@ -300,6 +331,13 @@ impl Recorder {
         if top.frame != frame as usize {
             return;
         }
+        if !value.is_null() && !top.raised {
+            let unit = top.unit;
+            self.mark(unit, 0, false);
+        }
+        let Some(top) = self.stack.last() else {
+            return;
+        };
         if let Some(open) = top.open {
             let snap = Rc::new(self.snapshot(py, frame, top.is_module));
             let end = if value.is_null() {
@@ -338,9 +376,6 @@ impl Recorder {
         if top.frame != frame as usize || info.is_null() {
             return;
         }
-        let Some(open) = top.open else {
-            return;
-        };
         // SAFETY: borrowed tuple from CPython, live for the duration of the call.
         let info = unsafe { Bound::from_borrowed_ptr(py, info) };
         let kind = info
@@ -348,6 +383,16 @@ impl Recorder {
             .and_then(|t| t.getattr("__name__"))
             .and_then(|n| n.extract::<String>())
             .unwrap_or_else(|_| "Exception".into());
+        // Ending the run is what `exit()` is for: the statement counts as finished.
+        if kind == "SystemExit" {
+            let unit = top.unit;
+            self.mark(unit, 0, false);
+        } else if let Some(top) = self.stack.last_mut() {
+            top.raised = true;
+        }
+        let Some(open) = self.stack.last().and_then(|t| t.open) else {
+            return;
+        };
         let message = info
             .get_item(1)
             .and_then(|v| v.str())
@@ -417,6 +462,19 @@ impl Recorder {
         Snapshot { vars }
     }
 
+    /// Coverage: unit `left` was left (finished unless it `raised`), unit `entered` was entered;
+    /// 0 means none.
+    fn mark(&mut self, left: u32, entered: u32, raised: bool) {
+        if !raised {
+            if let Some(slot) = self.finished.get_mut(left as usize).filter(|_| left != 0) {
+                *slot = true;
+            }
+        }
+        if let Some(slot) = self.reached.get_mut(entered as usize).filter(|_| entered != 0) {
+            *slot = true;
+        }
+    }
+
     fn push(&mut self, pending: Pending) {
         if (pending.seq as usize) < self.keep_first {
             self.first.push(pending);
@@ -473,8 +531,18 @@ impl Recorder {
                 raised: p.raised.clone(),
             })
             .collect();
+        let ids = |flags: &[bool]| -> Vec<u32> {
+            flags
+                .iter()
+                .enumerate()
+                .filter(|(_, &f)| f)
+                .map(|(i, _)| i as u32)
+                .collect()
+        };
         RawTrace {
             instances,
+            reached_units: ids(&self.reached),
+            finished_units: ids(&self.finished),
             total_instances: self.next_seq,
             line_events: self.line_events,
             deadline_hit: self.deadline_hit,

@@ -137,7 +137,9 @@ async fn trace(
             )))
         }
     };
-    let script = matches!(test, TestInput::Io { .. });
+    // A snippet run after a prefix (`--make-runnable`) is a script too: its module-level code
+    // is what runs.
+    let script = matches!(test, TestInput::Io { .. }) || fixer.runner.prelude().is_some();
     let units = UnitMap::build(&cfg, options.level, script, src.line_count());
     let sample = options.sample;
     let wall = fixer.runner.sandbox().limits().wall_ms;
