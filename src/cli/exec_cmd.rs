@@ -463,8 +463,7 @@ pub fn find_prefix(
 pub fn runnable_task(
     snippet: &Snippet,
     args: &super::MakeRunnableArgs,
-    tests: &[String],
-    what: Option<&str>,
+    file: &super::file_task::FileTaskArgs,
     model: SharedModel,
     runner: &Runner,
     prompts: &Prompts,
@@ -474,16 +473,19 @@ pub fn runnable_task(
     let id = Path::new(&snippet.name)
         .file_stem()
         .map_or_else(|| snippet.name.clone(), |s| s.to_string_lossy().into_owned());
-    let what = what.unwrap_or("Make this code run correctly.");
+    let what = file
+        .task_text
+        .as_deref()
+        .unwrap_or("Make this code run correctly.");
     let prompt = format!(
         "{what}\n\nThe code runs after this set-up code, which defines the names it uses; the \
          set-up code is not part of the program and stays as it is:\n```python\n{}\n```",
         prefix.trim_end()
     );
-    let tests = if tests.is_empty() {
+    let tests = if file.test.is_empty() {
         vec![RUNS_TO_THE_END.to_string()]
     } else {
-        tests.to_vec()
+        file.test.clone()
     };
     let task = crate::task::Task {
         task_id: id,

@@ -77,8 +77,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         let (task, prefix) = super::exec_cmd::runnable_task(
             snippet,
             &args.snippet,
-            &args.file.test,
-            args.file.task_text.as_deref(),
+            &args.file,
             generator.clone(),
             &runner,
             &prompts,
