@@ -116,6 +116,8 @@ fn only(proposer: Proposer, k: usize) -> SearchOptions {
         portfolio: vec![(proposer, k)],
         beam: 1,
         select: 0,
+        // A verdict per block, the scripted replies' form; the short form has its own test.
+        verdicts: ldb::debugger::VerdictForm::Full,
         ..SearchOptions::default()
     }
 }

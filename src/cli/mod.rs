@@ -122,9 +122,9 @@ pub struct SearchArgs {
     /// Search: sampling temperature of the proposals.
     #[arg(long, value_name = "T", default_value_t = 0.8)]
     pub search_temperature: f32,
-    /// Search: how the ldb proposer asks for verdicts: one per block (full), or only the first
-    /// wrong block (short).
-    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::debugger::VerdictForm::Full)]
+    /// Search: how the ldb proposer asks for verdicts: only the first wrong block (short, which
+    /// localised better with the embedded models), or one per block (full).
+    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::debugger::VerdictForm::Short)]
     pub verdicts: crate::debugger::VerdictForm,
     /// Search: how --select chooses among passing candidates: the largest group that agrees on
     /// every extra input, or the most agreement input by input.
