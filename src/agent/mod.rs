@@ -248,6 +248,7 @@ impl Fixer {
             progress.event(ProgressEvent::Tested {
                 task_id: id.clone(),
                 iteration: index,
+                candidate: None,
                 passed: tested.passed,
                 total: tests.len(),
                 first_failure: tested

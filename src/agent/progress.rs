@@ -50,6 +50,8 @@ pub enum ProgressEvent {
     Tested {
         task_id: String,
         iteration: usize,
+        /// The search's candidate number (several are tested per round); `None` for a chain.
+        candidate: Option<usize>,
         passed: usize,
         total: usize,
         first_failure: Option<(TestStatus, String)>,

@@ -76,6 +76,7 @@ impl Progress for StderrProgress {
             ProgressEvent::Tested {
                 task_id,
                 iteration,
+                candidate,
                 passed,
                 total,
                 first_failure,
@@ -85,8 +86,13 @@ impl Progress for StderrProgress {
                         format!(" — first failure: {} {summary}", status.label())
                     })
                     .unwrap_or_default();
+                // The search tests several candidates a round: name each, or the lines repeat.
+                let at = match candidate {
+                    Some(c) => format!("round {iteration}, candidate {c}"),
+                    None => format!("iteration {iteration}"),
+                };
                 self.line(format!(
-                    "[{task_id}] iteration {iteration}: {passed}/{total} visible tests pass{tail}"
+                    "[{task_id}] {at}: {passed}/{total} visible tests pass{tail}"
                 ));
             }
             ProgressEvent::Tokens {

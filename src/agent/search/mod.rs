@@ -651,6 +651,7 @@ impl Search<'_> {
         self.progress.event(ProgressEvent::Tested {
             task_id: self.task.task_id.clone(),
             iteration: round,
+            candidate: Some(id),
             passed: tested.passed,
             total: self.tests.len(),
             first_failure: tested
