@@ -57,8 +57,12 @@ fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
     let model_name = arg(&args, "--model").unwrap_or_else(|| catalog::FAST_MODEL.into());
     let dataset = arg(&args, "--dataset").unwrap_or_else(|| "humaneval".into());
-    let wanted: usize = arg(&args, "--mutants").and_then(|n| n.parse().ok()).unwrap_or(40);
-    let seed: u64 = arg(&args, "--seed").and_then(|n| n.parse().ok()).unwrap_or(1);
+    let wanted: usize = arg(&args, "--mutants")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let seed: u64 = arg(&args, "--seed")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
     let threads: Option<u32> = arg(&args, "--threads").and_then(|n| n.parse().ok());
     let data_dir = arg(&args, "--data-dir")
         .or_else(|| std::env::var("LDB_DATA_DIR").ok())
@@ -75,8 +79,9 @@ fn run() -> Result<(), String> {
     let done = read_done(&out);
 
     let spec = catalog::find(&model_name).ok_or(format!("unknown model {model_name}"))?;
-    let path = catalog::verified_path(&spec, &catalog::models_dir())
-        .ok_or(format!("model not installed: run `ldb model pull {model_name}`"))?;
+    let path = catalog::verified_path(&spec, &catalog::models_dir()).ok_or(format!(
+        "model not installed: run `ldb model pull {model_name}`"
+    ))?;
     let model = Arc::new(
         LocalModel::load(
             &path,
@@ -132,7 +137,11 @@ fn run() -> Result<(), String> {
         }
         let runner = fixer.runner.clone();
         let passes = |p: &str| -> Option<Vec<ldb::runner::TestOutcome>> {
-            runner.run_all(p, &tests).into_iter().collect::<Result<_, _>>().ok()
+            runner
+                .run_all(p, &tests)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .ok()
         };
         // The reference must pass its visible tests, or no failure can be blamed on a mutant.
         if !passes(&program).is_some_and(|o| o.iter().all(|t| t.passed())) {
@@ -266,10 +275,7 @@ fn print_table(path: &Path, model: &str, dataset: &str) {
     for (_, _, name) in CONFIGS {
         let hits = rows.iter().filter(|r| r[name]["hit"] == true).count() as f64;
         let parsed = rows.iter().filter(|r| r[name]["parsed"] == true).count() as f64;
-        let tokens: f64 = rows
-            .iter()
-            .filter_map(|r| r[name]["tokens"].as_f64())
-            .sum();
+        let tokens: f64 = rows.iter().filter_map(|r| r[name]["tokens"].as_f64()).sum();
         println!(
             "| {name} | {} | {} | {:.0} |",
             pct(hits),

@@ -16,7 +16,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     // `ldb exec`: prefixes that make a snippet run (the response form is included by the rest).
     ("exec_system", include_str!("../prompts/exec_system.j2")),
     ("exec_response", include_str!("../prompts/exec_response.j2")),
-    ("exec_undefined", include_str!("../prompts/exec_undefined.j2")),
+    (
+        "exec_undefined",
+        include_str!("../prompts/exec_undefined.j2"),
+    ),
     ("exec_error", include_str!("../prompts/exec_error.j2")),
     ("exec_coverage", include_str!("../prompts/exec_coverage.j2")),
     ("debug", include_str!("../prompts/debug.j2")),

@@ -75,7 +75,10 @@ fn exec_finds_the_crash_with_its_line_block_path_and_values() {
     // The values at the crash: the scores are strings, the total an int.
     let last = r.block_trace.len() - 1;
     assert_eq!(var(&r, last, "total"), Some("0"));
-    assert_eq!(var(&r, last, "scores"), Some("{'ann': '7', 'bob': '9', 'cy': '8'}"));
+    assert_eq!(
+        var(&r, last, "scores"),
+        Some("{'ann': '7', 'bob': '9', 'cy': '8'}")
+    );
     assert!(r.block_trace.iter().all(|s| s.source == Source::Executed));
     assert_eq!(r.line_trace()[..3], [2, 3, 4]);
 }
@@ -140,7 +143,10 @@ fn exec_runs_a_program_on_the_input_it_is_given() {
     let none = exec(&p, opts(Mode::Exec));
     assert_eq!(none.error_class, Some(ErrorClass::EofError));
     assert_eq!(none.line, Some(1));
-    assert!(none.notes.iter().any(|n| n.contains("reads standard input")));
+    assert!(none
+        .notes
+        .iter()
+        .any(|n| n.contains("reads standard input")));
 }
 
 #[test]
@@ -165,7 +171,10 @@ fn exec_reports_a_run_past_the_time_limit_as_a_timeout() {
     let r = exec::check(&runner(Duration::from_secs(2)), &p, &opts(Mode::Exec)).expect("check");
     assert_eq!(r.error_class, Some(ErrorClass::Timeout));
     assert!(r.is_error);
-    assert_eq!(r.block.as_deref().map(|b| b == "B1" || b == "B2"), Some(true));
+    assert_eq!(
+        r.block.as_deref().map(|b| b == "B1" || b == "B2"),
+        Some(true)
+    );
 }
 
 /// A reply walking the given blocks, then the verdict.
@@ -214,7 +223,10 @@ fn predict_asks_for_a_cfg_walk_under_a_grammar_and_reports_the_prediction() {
     };
     let r = block_on(checker.check(&p, &opts(Mode::Predict))).expect("check");
     assert_eq!(model.calls(), 1);
-    assert_eq!((r.is_error, r.error_class), (true, Some(ErrorClass::TypeError)));
+    assert_eq!(
+        (r.is_error, r.error_class),
+        (true, Some(ErrorClass::TypeError))
+    );
     assert_eq!((r.line, r.block.as_deref()), (Some(9), Some("B5")));
     assert_eq!(r.source, Source::Predicted);
     assert_eq!(block_path(&r), ["B0", "B1", "B2", "B1", "B3", "B4", "B5"]);
@@ -247,7 +259,10 @@ fn hybrid_keeps_an_execution_that_settles_it_and_asks_no_model() {
         prompts: &prompts,
     };
     let r = block_on(checker.check(&example("crash.py"), &opts(Mode::Hybrid))).expect("check");
-    assert_eq!((r.error_class, r.line), (Some(ErrorClass::TypeError), Some(9)));
+    assert_eq!(
+        (r.error_class, r.line),
+        (Some(ErrorClass::TypeError), Some(9))
+    );
     assert_eq!((r.mode, r.source), (Mode::Hybrid, Source::Executed));
     assert_eq!(r.predicted_because, None);
     assert_eq!(model.calls(), 0);
@@ -274,8 +289,15 @@ fn hybrid_continues_a_snippet_from_where_an_unknown_module_stopped_it() {
     };
     let r = block_on(checker.check(&p, &options)).expect("check");
     assert_eq!(model.calls(), 1);
-    assert!(r.predicted_because.as_deref().unwrap_or("").contains("`np`"));
-    assert_eq!((r.error_class, r.line), (Some(ErrorClass::TypeError), Some(4)));
+    assert!(r
+        .predicted_because
+        .as_deref()
+        .unwrap_or("")
+        .contains("`np`"));
+    assert_eq!(
+        (r.error_class, r.line),
+        (Some(ErrorClass::TypeError), Some(4))
+    );
     assert_eq!(r.source, Source::Predicted);
     // Lines 1-2 ran; the prediction takes over at line 3 with the real values.
     let sources: Vec<(Vec<u32>, Source)> = r
@@ -285,11 +307,17 @@ fn hybrid_continues_a_snippet_from_where_an_unknown_module_stopped_it() {
         .collect();
     assert_eq!(
         sources,
-        [(vec![1, 2], Source::Executed), (vec![3, 4], Source::Predicted)]
+        [
+            (vec![1, 2], Source::Executed),
+            (vec![3, 4], Source::Predicted)
+        ]
     );
     assert_eq!(var(&r, 1, "a"), Some("'3'"));
     let user = &model.requests()[0].messages[1].content;
-    assert!(user.contains("It stopped before line 3 in block B0"), "{user}");
+    assert!(
+        user.contains("It stopped before line 3 in block B0"),
+        "{user}"
+    );
     assert!(user.contains("b = [1, 2]"));
     // With no model the run's own outcome is reported, and says it does not settle it.
     let alone = match hybrid::start(&runner, &p, &options).expect("start") {
@@ -321,7 +349,11 @@ fn hybrid_predicts_from_the_first_read_of_input_that_was_not_given() {
     };
     let r = block_on(checker.check(&p, &options)).expect("check");
     assert!(!r.is_error);
-    assert!(r.predicted_because.as_deref().unwrap_or("").contains("line 1 reads"));
+    assert!(r
+        .predicted_because
+        .as_deref()
+        .unwrap_or("")
+        .contains("line 1 reads"));
     assert!(r.block_trace.iter().all(|s| s.source == Source::Predicted));
     let user = &model.requests()[0].messages[1].content;
     assert!(user.contains("described as: a count, then that many integers"));
@@ -345,7 +377,10 @@ fn a_predict_prompt_for_an_unscripted_backend_still_parses_a_flat_trace() {
         None,
     ))
     .expect("check");
-    assert_eq!((r.error_class, r.line), (Some(ErrorClass::TypeError), Some(2)));
+    assert_eq!(
+        (r.error_class, r.line),
+        (Some(ErrorClass::TypeError), Some(2))
+    );
 }
 
 fn ldb() -> Command {
@@ -356,10 +391,22 @@ fn ldb() -> Command {
 fn bad_input_gets_a_clear_error_naming_the_file_and_a_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cases: [(&str, Vec<u8>, &str); 4] = [
-        ("prose.txt", b"Dear team, the meeting moved to Friday.\n".to_vec(), "does not parse as Python"),
+        (
+            "prose.txt",
+            b"Dear team, the meeting moved to Friday.\n".to_vec(),
+            "does not parse as Python",
+        ),
         ("empty.py", b"\n  \n".to_vec(), "is empty"),
-        ("image.py", vec![0x89, b'P', b'N', b'G', 0, 0, 0, 13], "binary"),
-        ("huge.py", "x = 1\n".repeat(200_000).into_bytes(), "bytes; ldb check reads programs up to"),
+        (
+            "image.py",
+            vec![0x89, b'P', b'N', b'G', 0, 0, 0, 13],
+            "binary",
+        ),
+        (
+            "huge.py",
+            "x = 1\n".repeat(200_000).into_bytes(),
+            "bytes; ldb check reads programs up to",
+        ),
     ];
     for (name, bytes, expected) in cases {
         let path = dir.path().join(name);
@@ -371,15 +418,25 @@ fn bad_input_gets_a_clear_error_naming_the_file_and_a_hint() {
             .expect("ldb runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        assert!(stderr.contains("error:") && stderr.contains(name), "{name}: {stderr}");
+        assert!(
+            stderr.contains("error:") && stderr.contains(name),
+            "{name}: {stderr}"
+        );
         assert!(stderr.contains(expected), "{name}: {stderr}");
         assert!(stderr.contains("\nhint: "), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
         assert!(out.stdout.is_empty(), "{name}: data on stdout");
     }
-    let missing = ldb().args(["check", "no/such/file.py"]).output().expect("runs");
+    let missing = ldb()
+        .args(["check", "no/such/file.py"])
+        .output()
+        .expect("runs");
     assert_eq!(missing.status.code(), Some(2));
-    let dir_arg = ldb().args(["check"]).arg(dir.path()).output().expect("runs");
+    let dir_arg = ldb()
+        .args(["check"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
     assert_eq!(dir_arg.status.code(), Some(2));
 }
 
@@ -419,7 +476,15 @@ fn stored_predictions_rescore_to_the_figures_of_the_dataset_readme() {
     // statement FL by the artifact's rule (last line of the trace).
     let readme = [
         (OrcaSet::Complete, 61.50, 76.47, 25.67, 33.42, 78.07, 78.61),
-        (OrcaSet::Incomplete, 48.66, 67.65, 14.44, 25.40, 55.08, 56.42),
+        (
+            OrcaSet::Incomplete,
+            48.66,
+            67.65,
+            14.44,
+            25.40,
+            55.08,
+            56.42,
+        ),
     ];
     for (set, orca_block, orca_acc, b1_stmt, b2_stmt, b1_acc, b2_acc) in readme {
         let all = orca::load(&set.path(&shared())).expect("ORCA data in ../shared/datasets");
@@ -428,15 +493,39 @@ fn stored_predictions_rescore_to_the_figures_of_the_dataset_readme() {
         let stored = score_stored(&chosen);
         let get = |b: Baseline| &stored.iter().find(|(x, _)| *x == b).expect("row").1;
         let (o, b1, b2) = (get(Baseline::Orca), get(Baseline::B1), get(Baseline::B2));
-        assert!(close(o.block_fl(), orca_block), "{set:?} ORCA block FL {:?}", o.block_fl());
-        assert!(close(Some(o.accuracy()), orca_acc), "{set:?} ORCA acc {}", o.accuracy());
-        assert!(close(b1.statement_fl_ungated(), b1_stmt), "{set:?} B1 {:?}", b1.statement_fl_ungated());
-        assert!(close(b2.statement_fl_ungated(), b2_stmt), "{set:?} B2 {:?}", b2.statement_fl_ungated());
+        assert!(
+            close(o.block_fl(), orca_block),
+            "{set:?} ORCA block FL {:?}",
+            o.block_fl()
+        );
+        assert!(
+            close(Some(o.accuracy()), orca_acc),
+            "{set:?} ORCA acc {}",
+            o.accuracy()
+        );
+        assert!(
+            close(b1.statement_fl_ungated(), b1_stmt),
+            "{set:?} B1 {:?}",
+            b1.statement_fl_ungated()
+        );
+        assert!(
+            close(b2.statement_fl_ungated(), b2_stmt),
+            "{set:?} B2 {:?}",
+            b2.statement_fl_ungated()
+        );
         assert!(close(Some(b1.accuracy()), b1_acc) && close(Some(b2.accuracy()), b2_acc));
         // The paper's trace exact match of ORCA, and B1's statement FL when a localisation
         // must come with a predicted error (the paper's 24.60).
-        let em = o.block_trace.as_ref().and_then(|t| t.percentages()).map(|p| p[0]);
-        let paper_em = if set == OrcaSet::Complete { 38.90 } else { 36.76 };
+        let em = o
+            .block_trace
+            .as_ref()
+            .and_then(|t| t.percentages())
+            .map(|p| p[0]);
+        let paper_em = if set == OrcaSet::Complete {
+            38.90
+        } else {
+            36.76
+        };
         assert!(close(em, paper_em), "{set:?} EM {em:?}");
         if set == OrcaSet::Complete {
             assert!(close(b1.statement_fl(), 24.60), "{:?}", b1.statement_fl());
@@ -447,11 +536,20 @@ fn stored_predictions_rescore_to_the_figures_of_the_dataset_readme() {
 #[test]
 fn a_balanced_sample_is_balanced_and_repeatable() {
     let all = orca::load(&OrcaSet::Complete.path(&shared())).expect("ORCA data");
-    let a: Vec<&str> = select_orca(&all, Some(20), 3, &[]).iter().map(|i| i.id.as_str()).collect();
-    let b: Vec<&str> = select_orca(&all, Some(20), 3, &[]).iter().map(|i| i.id.as_str()).collect();
+    let a: Vec<&str> = select_orca(&all, Some(20), 3, &[])
+        .iter()
+        .map(|i| i.id.as_str())
+        .collect();
+    let b: Vec<&str> = select_orca(&all, Some(20), 3, &[])
+        .iter()
+        .map(|i| i.id.as_str())
+        .collect();
     assert_eq!(a, b);
     assert_eq!(a.len(), 20);
-    let buggy = select_orca(&all, Some(20), 3, &[]).iter().filter(|i| i.is_buggy).count();
+    let buggy = select_orca(&all, Some(20), 3, &[])
+        .iter()
+        .filter(|i| i.is_buggy)
+        .count();
     assert_eq!(buggy, 10);
 }
 
@@ -462,7 +560,16 @@ fn eval_check_runs_resumes_and_scores_an_orca_slice() {
     let ids = "p02258/s217117243,p02388/s088793197,p02388/s108961858";
     let run = || {
         ldb()
-            .args(["eval", "check", "--dataset", "orca-complete", "--mode", "exec", "--ids", ids])
+            .args([
+                "eval",
+                "check",
+                "--dataset",
+                "orca-complete",
+                "--mode",
+                "exec",
+                "--ids",
+                ids,
+            ])
             .arg("--data-dir")
             .arg(shared())
             .arg("-o")
@@ -493,11 +600,22 @@ fn eval_check_on_runtime_errors_reports_the_labels_and_scores_a_codenet_join() {
     let text = String::from_utf8_lossy(&manifest.stdout);
     assert!(manifest.status.success());
     assert!(text.contains("4383 records, 258 with an error"), "{text}");
-    assert!(text.contains("Not scored: the stored source text is lossy"), "{text}");
+    assert!(
+        text.contains("Not scored: the stored source text is lossy"),
+        "{text}"
+    );
 
     let dir = tempfile::tempdir().expect("tempdir");
     let scored = ldb()
-        .args(["eval", "check", "--dataset", "runtime-errors", "--mode", "exec", "--all-records"])
+        .args([
+            "eval",
+            "check",
+            "--dataset",
+            "runtime-errors",
+            "--mode",
+            "exec",
+            "--all-records",
+        ])
         .arg("--data-dir")
         .arg(repo("tests/fixtures/check/data"))
         .arg("--codenet")
@@ -509,10 +627,15 @@ fn eval_check_on_runtime_errors_reports_the_labels_and_scores_a_codenet_join() {
     let text = String::from_utf8_lossy(&scored.stdout);
     let stderr = String::from_utf8_lossy(&scored.stderr);
     assert!(scored.status.success(), "{stderr}");
-    assert!(stderr.contains("1 of 4 records have no program"), "{stderr}");
+    assert!(
+        stderr.contains("1 of 4 records have no program"),
+        "{stderr}"
+    );
     // Three programs, run on their input: every class and every line right.
     assert!(
-        text.contains("| ldb exec | 3 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 (2) |"),
+        text.contains(
+            "| ldb exec | 3 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 | 100.00 (2) |"
+        ),
         "{text}"
     );
 }
@@ -524,8 +647,21 @@ fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "").expect("config");
     let out = ldb()
-        .args(["check", "--mode", "predict", "--model", "qwen2.5-coder-0.5b"])
-        .args(["--max-tokens", "300", "--format", "json", "--no-cache", "--config"])
+        .args([
+            "check",
+            "--mode",
+            "predict",
+            "--model",
+            "qwen2.5-coder-0.5b",
+        ])
+        .args([
+            "--max-tokens",
+            "300",
+            "--format",
+            "json",
+            "--no-cache",
+            "--config",
+        ])
         .arg(&config)
         .arg(repo("examples/check/crash.py"))
         .env_remove("OPENAI_API_KEY")
@@ -537,13 +673,19 @@ fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
     let report: CheckReport = serde_json::from_slice(&out.stdout).expect("a JSON report");
-    assert_eq!((report.mode, report.source), (Mode::Predict, Source::Predicted));
+    assert_eq!(
+        (report.mode, report.source),
+        (Mode::Predict, Source::Predicted)
+    );
     assert!(report.usage.is_some_and(|u| u.completion_tokens > 0));
     // Whatever the model guessed, the grammar kept it on the CFG: it starts at the entry and
     // every step follows an edge.
     let p = example("crash.py");
     let module = &p.cfg.scopes[0];
-    assert_eq!(report.block_trace.first().map(|s| s.block.as_str()), Some("B0"));
+    assert_eq!(
+        report.block_trace.first().map(|s| s.block.as_str()),
+        Some("B0")
+    );
     for pair in report.block_trace.windows(2) {
         let edge = module
             .successors(pair[0].number)
@@ -573,7 +715,12 @@ fn a_prelude_runs_first_in_the_programs_globals_and_leaves_its_lines_alone() {
     assert_eq!((e.kind.as_str(), e.program_line), ("TypeError", Some(1)));
     // A prelude that fails is a load error with no program line.
     let bad = r
-        .run_with_prelude("print(1)\n", Some("raise RuntimeError('no')\n"), &test, None)
+        .run_with_prelude(
+            "print(1)\n",
+            Some("raise RuntimeError('no')\n"),
+            &test,
+            None,
+        )
         .expect("run");
     assert_eq!(bad.status, TestStatus::Error);
     assert_eq!(bad.exception.expect("exception").program_line, None);

@@ -37,7 +37,17 @@ fn exec_searches_prefixes_with_the_embedded_model() {
     require_model();
     let output = Command::new(env!("CARGO_BIN_EXE_ldb"))
         .args(["exec", &example().display().to_string()])
-        .args(["--model", MODEL, "--no-cache", "--n", "2", "--k", "1", "--format", "json"])
+        .args([
+            "--model",
+            MODEL,
+            "--no-cache",
+            "--n",
+            "2",
+            "--k",
+            "1",
+            "--format",
+            "json",
+        ])
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .output()
@@ -78,7 +88,16 @@ fn fix_make_runnable_with_the_embedded_model() {
     let report_path = dir.path().join("report.json");
     let output = ldb()
         .args(["fix", &example().display().to_string(), "--make-runnable"])
-        .args(["--exec-n", "1", "--exec-k", "0", "--strategy", "ldb", "--max-iters", "1"])
+        .args([
+            "--exec-n",
+            "1",
+            "--exec-k",
+            "0",
+            "--strategy",
+            "ldb",
+            "--max-iters",
+            "1",
+        ])
         .args(["--report", &report_path.display().to_string()])
         .args(MODEL_ARGS)
         .output()
@@ -86,17 +105,27 @@ fn fix_make_runnable_with_the_embedded_model() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("make-runnable: prefix #"), "{stderr}");
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report")).expect("JSON");
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report"))
+            .expect("JSON");
     let task = &report["tasks"][0];
     assert_eq!(task["task_id"], "deltas");
-    assert_eq!(task["seed"]["program"], std::fs::read_to_string(example()).expect("example"));
+    assert_eq!(
+        task["seed"]["program"],
+        std::fs::read_to_string(example()).expect("example")
+    );
     let status = task["status"].as_str().expect("status");
-    assert!(matches!(status, "fixed" | "not_fixed" | "already_passing"), "{status}: {stderr}");
+    assert!(
+        matches!(status, "fixed" | "not_fixed" | "already_passing"),
+        "{status}: {stderr}"
+    );
     let first = &task["iterations"][0];
     if first["passed"] == 0 {
         // The failing run was traced on the snippet's own module-level blocks.
         let trace = first["trace"].as_str().expect("trace");
-        assert!(trace.contains("[BLOCK-0]") && trace.contains("deltas = []"), "{trace}");
+        assert!(
+            trace.contains("[BLOCK-0]") && trace.contains("deltas = []"),
+            "{trace}"
+        );
     }
 }
 
@@ -143,7 +172,13 @@ fn eval_exec_scores_records_and_resumes() {
     // Run again: nothing left to do.
     let second = run();
     assert!(String::from_utf8_lossy(&second.stderr).contains("0 records to run"));
-    assert_eq!(std::fs::read_to_string(&out).expect("results").lines().count(), 2);
+    assert_eq!(
+        std::fs::read_to_string(&out)
+            .expect("results")
+            .lines()
+            .count(),
+        2
+    );
 }
 
 #[test]
@@ -152,7 +187,9 @@ fn check_make_runnable_with_the_embedded_model() {
     require_model();
     let output = ldb()
         .args(["check", &example().display().to_string(), "--make-runnable"])
-        .args(["--mode", "exec", "--format", "json", "--exec-n", "1", "--exec-k", "0"])
+        .args([
+            "--mode", "exec", "--format", "json", "--exec-n", "1", "--exec-k", "0",
+        ])
         .args(MODEL_ARGS)
         .output()
         .expect("run ldb check");

@@ -318,7 +318,8 @@ fn a_prompt_met_again_is_restored_from_its_snapshot() {
     let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let ask = |text: String| {
-        let mut request = ChatRequest::new(vec![Message::system("You are terse."), Message::user(text)]);
+        let mut request =
+            ChatRequest::new(vec![Message::system("You are terse."), Message::user(text)]);
         request.max_tokens = Some(12);
         let reply = rt.block_on(model.chat(&request)).expect("call");
         (reply.content, model.last_stats())
@@ -329,7 +330,10 @@ fn a_prompt_met_again_is_restored_from_its_snapshot() {
     assert!(!cold.restored);
     let (_, other) = ask(b);
     assert!(!other.restored);
-    assert!(other.evaluated_tokens > other.prompt_tokens / 2, "{other:?}");
+    assert!(
+        other.evaluated_tokens > other.prompt_tokens / 2,
+        "{other:?}"
+    );
     let (again, warm) = ask(a);
     assert!(warm.restored, "{warm:?}");
     assert!(warm.evaluated_tokens <= 1, "{warm:?}");
@@ -351,12 +355,17 @@ fn a_follow_up_to_a_reply_stopped_after_its_code_block_decodes() {
     request.stop_after_code = Some("def add(".into());
     request.max_tokens = Some(200);
     let reply = rt.block_on(model.chat(&request)).expect("first call");
-    assert!(reply.content.trim_end().ends_with("```"), "{}", reply.content);
+    assert!(
+        reply.content.trim_end().ends_with("```"),
+        "{}",
+        reply.content
+    );
     messages.push(Message::assistant(reply.content));
     messages.push(Message::user("Now rename it to `plus`."));
     let mut request = ChatRequest::new(messages);
     request.max_tokens = Some(8);
-    rt.block_on(model.chat(&request)).expect("the follow-up decodes");
+    rt.block_on(model.chat(&request))
+        .expect("the follow-up decodes");
 }
 
 /// The real model under the verdict grammar, over label sets drawn at random (fixed seed): every

@@ -14,7 +14,8 @@ fn runner() -> Runner {
 }
 
 fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/treefix/treefix_sample.jsonl")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/datasets/treefix/treefix_sample.jsonl")
 }
 
 /// The probe harness reproduces the README's as-is coverage on every scorable record, so the
@@ -43,7 +44,10 @@ fn probe_coverage_of_the_empty_prefix_matches_the_recorded_as_is_coverage() {
         // snippet takes its `except ImportError` branch here.
         let environment = record.id == "so_snippets/snippet_248";
         if (ours - recorded).abs() > 1e-9 && !environment {
-            mismatches.push(format!("{}: ours {ours:.3}, recorded {recorded:.3}", record.id));
+            mismatches.push(format!(
+                "{}: ours {ours:.3}, recorded {recorded:.3}",
+                record.id
+            ));
         }
         checked += 1;
     }
@@ -71,7 +75,14 @@ fn search(snippet: &str, model: &ScriptedModel, options: &ExecOptions) -> ExecRe
     let prompts = Prompts::new().expect("prompts");
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime
-        .block_on(make_runnable(&snippet, model, &runner(), &prompts, options, &|_| {}))
+        .block_on(make_runnable(
+            &snippet,
+            model,
+            &runner(),
+            &prompts,
+            options,
+            &|_| {},
+        ))
         .expect("search runs")
 }
 
@@ -113,8 +124,14 @@ fn an_error_is_fed_back_and_the_refined_prefix_runs() {
     assert_eq!(requests.len(), 2, "one step-1 call, one refinement");
     let refine = &requests[1];
     let error_prompt = last_user_message(refine);
-    assert!(error_prompt.contains("at line 2: for i in range(len(readings) - 1):"), "{error_prompt}");
-    assert!(error_prompt.contains("TypeError: object of type 'int' has no len()"), "{error_prompt}");
+    assert!(
+        error_prompt.contains("at line 2: for i in range(len(readings) - 1):"),
+        "{error_prompt}"
+    );
+    assert!(
+        error_prompt.contains("TypeError: object of type 'int' has no len()"),
+        "{error_prompt}"
+    );
     // The refinement continues the step-1 conversation: the earlier reply is in its history.
     assert!(refine
         .messages
@@ -130,7 +147,11 @@ fn an_error_is_fed_back_and_the_refined_prefix_runs() {
     let tree = &report.tree;
     assert_eq!(tree.len(), 3);
     assert_eq!(tree[1].parent, Some(0));
-    assert_eq!(tree[2].parent, Some(1), "the refined prefix is a child of the failing one");
+    assert_eq!(
+        tree[2].parent,
+        Some(1),
+        "the refined prefix is a child of the failing one"
+    );
     assert!(matches!(
         tree[1].ending,
         Some(Ending::SnippetError { ref error, line: Some(2), .. }) if error == "TypeError"
@@ -234,8 +255,14 @@ print(hits)
         flags(&["c", "d", "f"]),
     ]);
     let model = ScriptedModel::from_fn(move |_| {
-        let mut r = replies.lock().map_err(|_| ldb::model::ModelError::Local("lock".into()))?;
-        Ok(if r.is_empty() { flags(&[]) } else { r.remove(0) })
+        let mut r = replies
+            .lock()
+            .map_err(|_| ldb::model::ModelError::Local("lock".into()))?;
+        Ok(if r.is_empty() {
+            flags(&[])
+        } else {
+            r.remove(0)
+        })
     });
     let report = search(snippet, &model, &options(3, 0));
     assert_eq!(report.set_coverage.covered, report.statements);
@@ -285,14 +312,16 @@ fn failing_prefix_statements_are_removed_and_missing_modules_fail_without_stand_
     });
     let report = search("print(sum(values))\n", &model, &options(1, 0));
     let node = &report.tree[1];
-    assert_eq!(node.removed_statements, ["import numpy_not_installed_here as np"]);
+    assert_eq!(
+        node.removed_statements,
+        ["import numpy_not_installed_here as np"]
+    );
     assert_eq!(node.ending, Some(Ending::Finished));
     assert_eq!(node.prefix, "values = [1, 2, 3]");
 
     let uses_it = "import numpy_not_installed_here as np\nprint(np.zeros(3))\n";
-    let empty = || {
-        ScriptedModel::from_fn(|_| Ok(r#"{"imports": [], "initialization": []}"#.into()))
-    };
+    let empty =
+        || ScriptedModel::from_fn(|_| Ok(r#"{"imports": [], "initialization": []}"#.into()));
     let strict = search(uses_it, &empty(), &options(1, 0));
     assert!(matches!(
         strict.as_is.ending,
@@ -336,19 +365,31 @@ fn the_command_refuses_bad_input_with_a_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cases = [
         ("empty.py", b"".to_vec(), "is empty"),
-        ("prose.py", b"This is how you do it:\nrun the script\n".to_vec(), "is not Python 3"),
+        (
+            "prose.py",
+            b"This is how you do it:\nrun the script\n".to_vec(),
+            "is not Python 3",
+        ),
         ("blob.py", vec![0u8, 159, 146, 150], "is not text"),
     ];
     for (name, bytes, message) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).expect("write");
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
-            .args(["exec", &path.display().to_string(), "--model", "/nonexistent/model.gguf"])
+            .args([
+                "exec",
+                &path.display().to_string(),
+                "--model",
+                "/nonexistent/model.gguf",
+            ])
             .output()
             .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        assert!(stderr.contains(message) && stderr.contains(name), "{name}: {stderr}");
+        assert!(
+            stderr.contains(message) && stderr.contains(name),
+            "{name}: {stderr}"
+        );
         assert!(stderr.contains("hint:"), "{name}: {stderr}");
         assert!(out.stdout.is_empty());
     }
@@ -488,22 +529,36 @@ print(f\"fastest change: {rate:.2f} per second\")
         let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
         assert_eq!(report["statements"], 5);
         assert_eq!(report["best"]["coverage"]["covered"], 5);
-        assert_eq!(report["best"]["prefix"], "readings = [12.0, 15.5, 15.0, 21.0]\ninterval = 0.5");
-        assert_eq!(report["line_coverage"][1]["text"], "for i in range(len(readings) - 1):");
+        assert_eq!(
+            report["best"]["prefix"],
+            "readings = [12.0, 15.5, 15.0, 21.0]\ninterval = 0.5"
+        );
+        assert_eq!(
+            report["line_coverage"][1]["text"],
+            "for i in range(len(readings) - 1):"
+        );
         assert_eq!(report["line_coverage"][1]["best"], "covered");
         assert_eq!(report["tree"][0]["step"], "as_is");
         assert_eq!(report["usage"]["calls"], 1);
         assert_eq!(report["stop"], "full_coverage");
         // The reply was asked for as structured output.
         assert_eq!(run.requests[0]["response_format"]["type"], "json_schema");
-        assert!(run.stderr.contains("step 1 (undefined names)"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("step 1 (undefined names)"),
+            "{}",
+            run.stderr
+        );
     }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn exec_exits_1_when_no_prefix_runs_the_snippet_to_its_end() {
         let run = ldb(&["exec", "--n", "1", "--k", "0"], BUGGY).await;
         assert_eq!(run.status, 1, "{}", run.stderr);
-        assert!(run.stdout.contains("IndexError at line 3"), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("IndexError at line 3"),
+            "{}",
+            run.stdout
+        );
         assert!(run.stdout.contains("Tree of attempts:"), "{}", run.stdout);
     }
 
@@ -513,15 +568,31 @@ print(f\"fastest change: {rate:.2f} per second\")
     async fn fix_make_runnable_debugs_the_snippet_after_its_prefix() {
         let run = ldb(
             &[
-                "fix", "--make-runnable", "--exec-n", "1", "--exec-k", "0",
-                "--strategy", "ldb", "--max-iters", "2", "--no-diff",
+                "fix",
+                "--make-runnable",
+                "--exec-n",
+                "1",
+                "--exec-k",
+                "0",
+                "--strategy",
+                "ldb",
+                "--max-iters",
+                "2",
+                "--no-diff",
             ],
             BUGGY,
         )
         .await;
         assert_eq!(run.status, 0, "{}", run.stderr);
-        assert_eq!(run.stdout, FIXED, "the prefix is not part of the fixed program");
-        assert!(run.stderr.contains("readings = [12.0, 15.5, 15.0, 21.0]"), "{}", run.stderr);
+        assert_eq!(
+            run.stdout, FIXED,
+            "the prefix is not part of the fixed program"
+        );
+        assert!(
+            run.stderr.contains("readings = [12.0, 15.5, 15.0, 21.0]"),
+            "{}",
+            run.stderr
+        );
         let debug = run
             .requests
             .iter()
@@ -530,8 +601,14 @@ print(f\"fastest change: {rate:.2f} per second\")
             .expect("a verdict request");
         // The trace shows the snippet's module code with its own line numbers and values that
         // only the prefix could have set.
-        assert!(debug.contains("     3 |     deltas.append(readings[i + 1] - readings[i])"), "{debug}");
-        assert!(debug.contains("readings = [12.0, 15.5, 15.0, 21.0]"), "{debug}");
+        assert!(
+            debug.contains("     3 |     deltas.append(readings[i + 1] - readings[i])"),
+            "{debug}"
+        );
+        assert!(
+            debug.contains("readings = [12.0, 15.5, 15.0, 21.0]"),
+            "{debug}"
+        );
         assert!(debug.contains("IndexError"), "{debug}");
     }
 }
@@ -548,15 +625,27 @@ mod check_command {
         assert_eq!(report["error_class"], "NameError", "{}", plain.stdout);
 
         let made = run_ldb(&[
-            "check", "--mode", "exec", "--format", "json", "--make-runnable", "--exec-n", "1",
-            "--exec-k", "0",
+            "check",
+            "--mode",
+            "exec",
+            "--format",
+            "json",
+            "--make-runnable",
+            "--exec-n",
+            "1",
+            "--exec-k",
+            "0",
         ])
         .await;
         assert_eq!(made.status, 1, "a runtime error was found: {}", made.stderr);
         let report: serde_json::Value = serde_json::from_str(&made.stdout).expect("JSON");
         assert_eq!(report["error_class"], "IndexError", "{}", made.stdout);
         assert_eq!(report["line"], 3, "the snippet's own line: {}", made.stdout);
-        assert!(made.stderr.contains("make-runnable: prefix #"), "{}", made.stderr);
+        assert!(
+            made.stderr.contains("make-runnable: prefix #"),
+            "{}",
+            made.stderr
+        );
 
         let refused = run_ldb(&["check", "--mode", "predict", "--make-runnable"]).await;
         assert_eq!(refused.status, 2, "{}", refused.stderr);
@@ -592,9 +681,16 @@ fn trace_runs_a_prefix_before_the_snippet() {
         .output()
         .expect("runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "the snippet divides by zero: {stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the snippet divides by zero: {stdout}"
+    );
     assert!(stdout.contains("ZeroDivisionError"), "{stdout}");
     assert!(stdout.contains("[BLOCK-0] in <module>"), "{stdout}");
-    assert!(stdout.contains("     4 | rate = max(deltas) / interval"), "{stdout}");
+    assert!(
+        stdout.contains("     4 | rate = max(deltas) / interval"),
+        "{stdout}"
+    );
     assert!(stdout.contains("readings = [1, 4, 9]"), "{stdout}");
 }

@@ -1087,7 +1087,10 @@ async fn samples_of_one_prompt_go_in_one_request_with_n() {
     // The prompt is paid once; the reply tokens are shared out and add up.
     assert_eq!(out[0].usage.prompt_tokens, 40);
     assert!(out[1..].iter().all(|r| r.usage.prompt_tokens == 0));
-    assert_eq!(out.iter().map(|r| r.usage.completion_tokens).sum::<u64>(), 30);
+    assert_eq!(
+        out.iter().map(|r| r.usage.completion_tokens).sum::<u64>(),
+        30
+    );
 }
 
 #[tokio::test]

@@ -174,7 +174,10 @@ fn exec_cases() -> Vec<(&'static str, serde_json::Value)> {
     let snippet = "deltas = []\nfor i in range(len(readings)):\n    deltas.append(readings[i + 1] - readings[i])\nprint(max(deltas) / interval)";
     vec![
         ("exec_system", json!({})),
-        ("exec_response", json!({"names": ["readings", "interval"], "allow_missing": false})),
+        (
+            "exec_response",
+            json!({"names": ["readings", "interval"], "allow_missing": false}),
+        ),
         ("exec_response", json!({"names": [], "allow_missing": true})),
         (
             "exec_undefined",
@@ -249,11 +252,17 @@ fn a_prompt_directory_replaces_the_templates_it_names() {
     std::fs::write(dir.path().join("system.j2"), "You are a careful tester.").expect("write");
     std::fs::write(dir.path().join("notes.txt"), "not a template").expect("write");
     let p = Prompts::from_dir(dir.path()).expect("loads");
-    assert_eq!(p.render("system", json!({})).expect("renders"), "You are a careful tester.\n");
+    assert_eq!(
+        p.render("system", json!({})).expect("renders"),
+        "You are a careful tester.\n"
+    );
     // The others stay built in.
     assert_eq!(
-        p.render("repair_code", json!({"problem": "x", "entry_point": "f"})).expect("renders"),
-        prompts().render("repair_code", json!({"problem": "x", "entry_point": "f"})).expect("renders"),
+        p.render("repair_code", json!({"problem": "x", "entry_point": "f"}))
+            .expect("renders"),
+        prompts()
+            .render("repair_code", json!({"problem": "x", "entry_point": "f"}))
+            .expect("renders"),
     );
 }
 
@@ -261,8 +270,12 @@ fn a_prompt_directory_replaces_the_templates_it_names() {
 fn a_template_file_that_names_no_template_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("sytem.j2"), "typo").expect("write");
-    let err = Prompts::from_dir(dir.path()).expect_err("must fail").to_string();
+    let err = Prompts::from_dir(dir.path())
+        .expect_err("must fail")
+        .to_string();
     assert!(err.contains("sytem.j2") && err.contains("system"), "{err}");
-    let missing = Prompts::from_dir(&dir.path().join("nope")).expect_err("must fail").to_string();
+    let missing = Prompts::from_dir(&dir.path().join("nope"))
+        .expect_err("must fail")
+        .to_string();
     assert!(missing.contains("nope"), "{missing}");
 }

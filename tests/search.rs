@@ -249,10 +249,7 @@ async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
     // Round 1: feedback repairs the seed and passes; the select phase then draws fresh programs
     // only (independent votes), and the one written twice outvotes the first pass.
     let debugger = ScriptedModel::new([program_reply(FIXED_POSITIVE_ONLY)]);
-    let generator = ScriptedModel::new([
-        program_reply(FIXED),
-        program_reply(FIXED_REFORMATTED),
-    ]);
+    let generator = ScriptedModel::new([program_reply(FIXED), program_reply(FIXED_REFORMATTED)]);
     let options = SearchOptions {
         portfolio: vec![(Proposer::Feedback, 1), (Proposer::Fresh, 1)],
         beam: 1,
@@ -264,7 +261,15 @@ async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
     assert_eq!(run.debugger.len(), 1, "no repair after the first pass");
     assert_eq!(run.generator.len(), 2);
     let proposers: Vec<Proposer> = report.candidates.iter().map(|c| c.proposer).collect();
-    assert_eq!(proposers, [Proposer::Seed, Proposer::Feedback, Proposer::Fresh, Proposer::Fresh]);
+    assert_eq!(
+        proposers,
+        [
+            Proposer::Seed,
+            Proposer::Feedback,
+            Proposer::Fresh,
+            Proposer::Fresh
+        ]
+    );
     assert_eq!(report.candidates[3].duplicate_of, Some(2));
     let selection = report.selection.as_ref().expect("selection ran");
     assert_eq!(selection.first_passing, 1);
@@ -312,7 +317,11 @@ async fn a_repair_that_gives_the_parent_back_is_not_asked_again() {
         unchanged,
     )
     .await;
-    assert_eq!(run.debugger.len(), 1, "asked once, not 3 samples x 4 rounds");
+    assert_eq!(
+        run.debugger.len(),
+        1,
+        "asked once, not 3 samples x 4 rounds"
+    );
     assert_eq!(run.report.candidates[1].duplicate_of, Some(0));
     assert_eq!(run.report.status, FixStatus::NotFixed);
 }
@@ -512,7 +521,14 @@ async fn verdicts_the_budget_cannot_pay_for_are_not_asked() {
         })
     };
     // Unbounded, round 1 costs a fresh sample and then the verdicts and a repair.
-    let open = search(&task(), options.clone(), None, hopeless(), verdicts_then_hopeless()).await;
+    let open = search(
+        &task(),
+        options.clone(),
+        None,
+        hopeless(),
+        verdicts_then_hopeless(),
+    )
+    .await;
     assert!(!open.debugger.is_empty());
     let fresh_cost = open.report.candidates[1].tokens;
     assert_eq!(open.report.candidates[1].proposer, Proposer::Fresh);
@@ -526,7 +542,11 @@ async fn verdicts_the_budget_cannot_pay_for_are_not_asked() {
         verdicts_then_hopeless(),
     )
     .await;
-    assert!(tight.debugger.is_empty(), "{} debugger calls", tight.debugger.len());
+    assert!(
+        tight.debugger.is_empty(),
+        "{} debugger calls",
+        tight.debugger.len()
+    );
     assert!(!tight.generator.is_empty());
 }
 

@@ -247,8 +247,9 @@ impl Conversation {
         let reply = self.ask(model, "debug", Some(schema)).await?;
         Ok(match parse_first_wrong(&reply, labels) {
             Some(found) => {
-                let note = (!found.well_formed)
-                    .then(|| "the reply was not the JSON asked for; its first label was taken".into());
+                let note = (!found.well_formed).then(|| {
+                    "the reply was not the JSON asked for; its first label was taken".into()
+                });
                 (
                     vec![Verdict {
                         block: found.block,
@@ -258,7 +259,10 @@ impl Conversation {
                     note,
                 )
             }
-            None => (Vec::new(), Some("the reply named no block that was shown".into())),
+            None => (
+                Vec::new(),
+                Some("the reply named no block that was shown".into()),
+            ),
         })
     }
 }

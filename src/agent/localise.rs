@@ -96,8 +96,7 @@ pub async fn judge(
     let (parsed, named) = match form {
         VerdictForm::Full => match parse_verdicts(&reply, &traced.labels) {
             Ok(p) => {
-                let well_formed =
-                    !p.lenient && p.unknown.is_empty() && !p.verdicts.is_empty();
+                let well_formed = !p.lenient && p.unknown.is_empty() && !p.verdicts.is_empty();
                 // The first block, in trace order, judged wrong.
                 let named = traced
                     .labels

@@ -113,7 +113,8 @@ mod tests {
 
     #[test]
     fn branches_and_loops_are_spelled_out() {
-        let (cfg, src) = cfg("n = 3\nfor i in range(n):\n    if i > 1:\n        n += i\nprint(n)\n");
+        let (cfg, src) =
+            cfg("n = 3\nfor i in range(n):\n    if i > 1:\n        n += i\nprint(n)\n");
         let text = render(&cfg, &src);
         assert!(text.contains("Block B0:\n  Statements:\n      1 | n = 3\n  Next:\n    go to B1\n"));
         assert!(text.contains("If True: go to B2"));

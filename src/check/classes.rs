@@ -176,9 +176,18 @@ mod tests {
             ErrorClass::from_exception("InvalidOperation", ""),
             ErrorClass::DecimalInvalidOperation
         );
-        assert_eq!(ErrorClass::from_exception("error", "bad escape"), ErrorClass::ReError);
-        assert_eq!(ErrorClass::from_exception("EOFError", ""), ErrorClass::EofError);
-        assert_eq!(ErrorClass::from_exception("UnicodeDecodeError", ""), ErrorClass::Other);
+        assert_eq!(
+            ErrorClass::from_exception("error", "bad escape"),
+            ErrorClass::ReError
+        );
+        assert_eq!(
+            ErrorClass::from_exception("EOFError", ""),
+            ErrorClass::EofError
+        );
+        assert_eq!(
+            ErrorClass::from_exception("UnicodeDecodeError", ""),
+            ErrorClass::Other
+        );
         // A program's own exception class named like a pseudo-class is still just "Other".
         assert_eq!(ErrorClass::from_exception("Timeout", ""), ErrorClass::Other);
     }

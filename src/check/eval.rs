@@ -255,8 +255,8 @@ pub async fn run(
         incomplete: item.incomplete,
         ..config.options.clone()
     };
-    let record = |item: &Item, report: Option<CheckReport>, error: Option<String>, ms: u64| {
-        EvalRecord {
+    let record =
+        |item: &Item, report: Option<CheckReport>, error: Option<String>, ms: u64| EvalRecord {
             id: item.id.clone(),
             mode: config.mode,
             model: if report.as_ref().is_some_and(|r| r.usage.is_some()) {
@@ -267,8 +267,7 @@ pub async fn run(
             report,
             error,
             elapsed_ms: ms,
-        }
-    };
+        };
 
     // Sandbox work, in parallel: exec mode entirely, hybrid up to the point a model is needed.
     let mut needs_model: Vec<(&Item, Option<hybrid::Pending>, Program, u64)> = Vec::new();
@@ -434,7 +433,10 @@ pub fn score_orca(
         let prediction = match &record.report {
             Some(report) => {
                 if let Some(why) = &report.predicted_because {
-                    *table.unsettled.entry(reason_kind(why).to_string()).or_default() += 1;
+                    *table
+                        .unsettled
+                        .entry(reason_kind(why).to_string())
+                        .or_default() += 1;
                 }
                 if let Some(u) = &report.usage {
                     table.predicted += 1;
@@ -493,7 +495,10 @@ pub fn render_orca(t: &OrcaTable) -> String {
         t.checked,
         t.instances,
         if t.unchecked > 0 {
-            format!("; {} could not be checked, scored as \"no error\"", t.unchecked)
+            format!(
+                "; {} could not be checked, scored as \"no error\"",
+                t.unchecked
+            )
         } else {
             String::new()
         }
@@ -548,7 +553,11 @@ pub fn render_orca(t: &OrcaTable) -> String {
     ));
     if !t.unsettled.is_empty() {
         let total: usize = t.unsettled.values().sum();
-        let kinds: Vec<String> = t.unsettled.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+        let kinds: Vec<String> = t
+            .unsettled
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect();
         out.push_str(&format!(
             "Execution could not settle {total} of {} instances ({}); {}.\n",
             t.checked,

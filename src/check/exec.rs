@@ -146,12 +146,7 @@ pub fn run(
     stdin: Option<&str>,
     value_chars: usize,
 ) -> Result<ExecRun, CheckError> {
-    let units = UnitMap::build(
-        &program.cfg,
-        Level::Line,
-        true,
-        program.source.line_count(),
-    );
+    let units = UnitMap::build(&program.cfg, Level::Line, true, program.source.line_count());
     let wall_ms = runner.sandbox().limits().wall_ms;
     let request = TraceRequest {
         scopes: units.scopes().to_vec(),
@@ -392,7 +387,10 @@ mod tests {
             "x = 1\nif x:\n    raise __ldb_return__( x + 1)  # done\nraise __ldb_return__()\n"
         );
         assert_eq!(prep.program.lines().count(), p.text().lines().count());
-        assert!(prep.prelude.unwrap().contains("class __ldb_return__(BaseException)"));
+        assert!(prep
+            .prelude
+            .unwrap()
+            .contains("class __ldb_return__(BaseException)"));
         assert_eq!(prep.notes.len(), 1);
     }
 

@@ -46,7 +46,10 @@ pub fn common_prefix(a: &[u32], b: &[u32]) -> usize {
 /// An empty side scores 0 (1 when both are empty).
 pub fn prefix_scores(pred: &[u32], truth: &[u32]) -> (f64, f64) {
     let n = common_prefix(pred, truth) as f64;
-    (ratio(n, truth.len(), pred.is_empty()), ratio(n, pred.len(), truth.is_empty()))
+    (
+        ratio(n, truth.len(), pred.is_empty()),
+        ratio(n, pred.len(), truth.is_empty()),
+    )
 }
 
 /// (recall, precision) on the sets of unique elements.
@@ -54,15 +57,22 @@ pub fn coverage_scores(pred: &[u32], truth: &[u32]) -> (f64, f64) {
     let p: BTreeSet<u32> = pred.iter().copied().collect();
     let t: BTreeSet<u32> = truth.iter().copied().collect();
     let common = p.intersection(&t).count() as f64;
-    (ratio(common, t.len(), p.is_empty()), ratio(common, p.len(), t.is_empty()))
+    (
+        ratio(common, t.len(), p.is_empty()),
+        ratio(common, p.len(), t.is_empty()),
+    )
 }
 
 /// (recall, precision) on the sets of consecutive pairs.
 pub fn transition_scores(pred: &[u32], truth: &[u32]) -> (f64, f64) {
-    let pairs = |s: &[u32]| -> BTreeSet<(u32, u32)> { s.windows(2).map(|w| (w[0], w[1])).collect() };
+    let pairs =
+        |s: &[u32]| -> BTreeSet<(u32, u32)> { s.windows(2).map(|w| (w[0], w[1])).collect() };
     let (p, t) = (pairs(pred), pairs(truth));
     let common = p.intersection(&t).count() as f64;
-    (ratio(common, t.len(), p.is_empty()), ratio(common, p.len(), t.is_empty()))
+    (
+        ratio(common, t.len(), p.is_empty()),
+        ratio(common, p.len(), t.is_empty()),
+    )
 }
 
 fn ratio(n: f64, total: usize, other_empty: bool) -> f64 {
@@ -160,8 +170,7 @@ impl OrcaScores {
         if truth.is_error {
             let line_hit = pred.is_error && pred.line.is_some() && pred.line == truth.line;
             let block_hit = pred.is_error && pred.block.is_some() && pred.block == truth.block;
-            if pred.line.is_some() || self.statement_hits.is_some() || pred.line_trace.is_some()
-            {
+            if pred.line.is_some() || self.statement_hits.is_some() || pred.line_trace.is_some() {
                 *self.statement_hits.get_or_insert(0) += usize::from(line_hit);
             }
             if pred.block.is_some() || self.block_hits.is_some() || pred.block_trace.is_some() {
@@ -265,7 +274,10 @@ pub fn class_scores(pairs: &[(String, String)], no_error: &str) -> ClassScores {
     let mut weighted = 0.0;
     let mut macro_sum = 0.0;
     for label in &labels {
-        let tp = pairs.iter().filter(|(t, p)| t == label && p == label).count();
+        let tp = pairs
+            .iter()
+            .filter(|(t, p)| t == label && p == label)
+            .count();
         let pred = pairs.iter().filter(|(_, p)| p == label).count();
         let support = pairs.iter().filter(|(t, _)| t == label).count();
         let f1 = f1(tp, pred, support);
@@ -280,7 +292,11 @@ pub fn class_scores(pairs: &[(String, String)], no_error: &str) -> ClassScores {
     ClassScores {
         n,
         accuracy: pct(correct, n),
-        weighted_f1: if n == 0 { 0.0 } else { 100.0 * weighted / n as f64 },
+        weighted_f1: if n == 0 {
+            0.0
+        } else {
+            100.0 * weighted / n as f64
+        },
         macro_f1: if labels.is_empty() {
             0.0
         } else {

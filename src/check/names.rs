@@ -451,7 +451,8 @@ impl Walker<'_> {
                     let opens_stdin = n.id.as_str() == "open"
                         && matches!(c.args.first(), Some(Expr::Constant(k))
                             if matches!(&k.value, Constant::Int(i) if i.to_string() == "0"));
-                    let reader = n.id.as_str() == "input" || self.stdin_aliases.contains(n.id.as_str());
+                    let reader =
+                        n.id.as_str() == "input" || self.stdin_aliases.contains(n.id.as_str());
                     if reader || opens_stdin {
                         self.input_lines.insert(self.stmt_line);
                     }

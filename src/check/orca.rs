@@ -122,12 +122,11 @@ pub fn load(path: &Path) -> Result<Vec<OrcaInstance>, DataError> {
         if line.trim().is_empty() {
             continue;
         }
-        let inst: OrcaInstance =
-            serde_json::from_str(line).map_err(|e| DataError::Record {
-                path: path.to_path_buf(),
-                line: i + 1,
-                message: e.to_string(),
-            })?;
+        let inst: OrcaInstance = serde_json::from_str(line).map_err(|e| DataError::Record {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
         out.push(inst);
     }
     Ok(out)
@@ -142,7 +141,11 @@ impl OrcaInstance {
             block: self.crash_block,
             line_trace: self.gt_line_trace.clone(),
             block_trace: self.gt_block_trace.clone(),
-            states: self.gt_block_states.iter().map(|s| s.state.clone()).collect(),
+            states: self
+                .gt_block_states
+                .iter()
+                .map(|s| s.state.clone())
+                .collect(),
         }
     }
 
@@ -202,7 +205,10 @@ impl OrcaInstance {
             Baseline::B1 => &self.b1_gpt35_pred,
             Baseline::B2 => &self.b2_gpt35_pred,
         };
-        let is_error = raw.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+        let is_error = raw
+            .get("is_error")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         match system {
             Baseline::Orca => Prediction {
                 is_error,
@@ -308,10 +314,9 @@ impl Numbering {
     fn index(&self, line: u32) -> Option<u32> {
         match self {
             Numbering::Raw => Some(line),
-            Numbering::Skipping { kept } => kept
-                .iter()
-                .position(|&l| l == line)
-                .map(|i| i as u32 + 1),
+            Numbering::Skipping { kept } => {
+                kept.iter().position(|&l| l == line).map(|i| i as u32 + 1)
+            }
         }
     }
 }
@@ -341,10 +346,20 @@ fn numbers(v: Option<&Value>) -> Vec<u32> {
 mod tests {
     use super::*;
 
-    fn instance(code: &str, ranges: &[(u32, u32, u32)], lines: &[u32], blocks: &[u32]) -> OrcaInstance {
+    fn instance(
+        code: &str,
+        ranges: &[(u32, u32, u32)],
+        lines: &[u32],
+        blocks: &[u32],
+    ) -> OrcaInstance {
         let cfg_blocks: BTreeMap<String, Value> = ranges
             .iter()
-            .map(|&(id, a, b)| (id.to_string(), serde_json::json!({"range": [a, b], "statements": []})))
+            .map(|&(id, a, b)| {
+                (
+                    id.to_string(),
+                    serde_json::json!({"range": [a, b], "statements": []}),
+                )
+            })
             .collect();
         serde_json::from_value(serde_json::json!({
             "id": "p/s", "code": code, "is_buggy": false, "exception_class": null,
@@ -360,12 +375,22 @@ mod tests {
     fn the_numbering_that_explains_the_ground_truth_is_used() {
         // Ranges count lines without the `else:` line (line 4), as in the incomplete set.
         let code = "x = 1\nif x:\n    y = 1\nelse:\n    y = 2\nprint(y)";
-        let inst = instance(code, &[(1, 1, 2), (2, 3, 3), (3, 4, 4), (4, 5, 5)], &[1, 2, 5, 6], &[1, 3, 4]);
+        let inst = instance(
+            code,
+            &[(1, 1, 2), (2, 3, 3), (3, 4, 4), (4, 5, 5)],
+            &[1, 2, 5, 6],
+            &[1, 3, 4],
+        );
         assert_eq!(inst.blocks_of_lines(&[1, 2, 5, 6]), [1, 3, 4]);
         assert_eq!(inst.block_of_line(5), Some(3));
         assert_eq!(inst.block_of_line(4), None);
         // The same ranges taken as real lines would not explain it.
-        let raw = instance(code, &[(1, 1, 2), (2, 3, 3), (3, 5, 5), (4, 6, 6)], &[1, 2, 5, 6], &[1, 3, 4]);
+        let raw = instance(
+            code,
+            &[(1, 1, 2), (2, 3, 3), (3, 5, 5), (4, 6, 6)],
+            &[1, 2, 5, 6],
+            &[1, 3, 4],
+        );
         assert_eq!(raw.block_of_line(5), Some(3));
     }
 

@@ -62,13 +62,11 @@ pub fn load(path: &Path) -> Result<Vec<PreRecord>, DataError> {
         if line.trim().is_empty() {
             continue;
         }
-        out.push(
-            serde_json::from_str(line).map_err(|e| DataError::Record {
-                path: path.to_path_buf(),
-                line: i + 1,
-                message: e.to_string(),
-            })?,
-        );
+        out.push(serde_json::from_str(line).map_err(|e| DataError::Record {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?);
     }
     Ok(out)
 }
@@ -137,7 +135,8 @@ mod tests {
 
     #[test]
     fn the_balanced_view_keeps_every_error_and_as_many_clean_records() {
-        let mut records: Vec<PreRecord> = (0..20).map(|i| record(&i.to_string(), NO_ERROR)).collect();
+        let mut records: Vec<PreRecord> =
+            (0..20).map(|i| record(&i.to_string(), NO_ERROR)).collect();
         records.push(record("e1", "TypeError"));
         records.push(record("e2", "EOFError"));
         let view = balanced(&records, 7);

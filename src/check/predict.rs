@@ -265,7 +265,11 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
         if let Some(error) = error {
             out.verdict = Some(Verdict {
                 error,
-                class: if error { class.or(Some(ErrorClass::Other)) } else { None },
+                class: if error {
+                    class.or(Some(ErrorClass::Other))
+                } else {
+                    None
+                },
                 line: v
                     .get("line")
                     .and_then(Value::as_u64)
@@ -287,9 +291,7 @@ fn assignment(change: &str) -> Option<(String, String)> {
     let (name, value) = change.split_once('=')?;
     let name = name.trim();
     let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
     // `a == b` is a comparison, not an assignment.
     (valid && !value.starts_with('=')).then(|| (name.to_string(), value.trim().to_string()))
@@ -437,7 +439,14 @@ mod tests {
         assert_eq!(predicted.steps.len(), 2);
         assert_eq!(predicted.dropped, 1);
         assert!(predicted.verdict.is_none());
-        let r = report(&p, &prepare(&p, false), &predicted, None, Mode::Predict, Usage::default());
+        let r = report(
+            &p,
+            &prepare(&p, false),
+            &predicted,
+            None,
+            Mode::Predict,
+            Usage::default(),
+        );
         assert!(!r.is_error);
         assert_eq!(r.line_trace(), [1, 2]);
         assert!(r.notes.iter().any(|n| n.contains("before its verdict")));
@@ -449,7 +458,14 @@ mod tests {
         let reply = r#"{"trace": {"block": "B0", "changes": ["a = 1", "b = 'x'", "a == b"], "cond": "int + str", "then": "<error>"},
             "verdict": {"error": true, "error_class": "TypeError", "line": 3, "message": "unsupported operand"}}"#;
         let predicted = parse_reply(&p, reply);
-        let r = report(&p, &prepare(&p, false), &predicted, None, Mode::Predict, Usage::default());
+        let r = report(
+            &p,
+            &prepare(&p, false),
+            &predicted,
+            None,
+            Mode::Predict,
+            Usage::default(),
+        );
         assert!(r.is_error);
         assert_eq!(r.error_class, Some(ErrorClass::TypeError));
         assert_eq!((r.line, r.block.as_deref()), (Some(3), Some("B0")));
@@ -481,12 +497,18 @@ mod tests {
             json!([{"const": "<end>"}, {"const": "<error>"}])
         );
         assert_eq!(defs["s1b0"]["properties"]["block"]["const"], "f:B0");
-        assert_eq!(s["properties"]["verdict"]["properties"]["line"]["enum"], json!([0, 1, 2, 3, 4, 5, 6]));
+        assert_eq!(
+            s["properties"]["verdict"]["properties"]["line"]["enum"],
+            json!([0, 1, 2, 3, 4, 5, 6])
+        );
         let classes = &s["properties"]["verdict"]["properties"]["error_class"]["enum"];
         assert_eq!(classes[0], "none");
         assert!(classes.as_array().unwrap().contains(&json!("TypeError")));
         // A continuation starts where the run stopped.
-        assert_eq!(reply_schema(&p, (0, 2))["properties"]["trace"]["$ref"], "#/$defs/s0b2");
+        assert_eq!(
+            reply_schema(&p, (0, 2))["properties"]["trace"]["$ref"],
+            "#/$defs/s0b2"
+        );
     }
 
     #[test]

@@ -38,9 +38,7 @@ impl InputError {
             InputError::Empty { .. } => {
                 "give a Python program: ldb check FILE.py, or pipe it in with `ldb check -`".into()
             }
-            InputError::Binary { .. } => {
-                "ldb check reads Python source saved as UTF-8 text".into()
-            }
+            InputError::Binary { .. } => "ldb check reads Python source saved as UTF-8 text".into(),
             InputError::TooLarge { .. } => {
                 "check a smaller part of it (one function or a snippet)".into()
             }
@@ -106,9 +104,11 @@ impl Program {
                     Ok(cfg) if expanded.text() != text => (
                         expanded,
                         cfg,
-                        vec!["tabs in indentation were expanded to 8 columns, as CPython \
+                        vec![
+                            "tabs in indentation were expanded to 8 columns, as CPython \
                               reads them"
-                            .to_string()],
+                                .to_string(),
+                        ],
                     ),
                     _ => {
                         return Err(InputError::NotPython {
@@ -180,7 +180,10 @@ mod tests {
             Err(InputError::TooLarge { .. })
         ));
         let err = Program::new("notes.txt", b"This is a shopping list: eggs, milk.\n").unwrap_err();
-        assert!(matches!(err, InputError::NotPython { line: 1, .. }), "{err:?}");
+        assert!(
+            matches!(err, InputError::NotPython { line: 1, .. }),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("notes.txt"));
         assert!(err.hint().contains("line 1"));
     }

@@ -216,7 +216,10 @@ mod tests {
             name: "gcd".into(),
             statement: "from math import gcd".into(),
         }]);
-        assert_eq!(text, "try:\n    from math import gcd\nexcept ImportError:\n    pass\n");
+        assert_eq!(
+            text,
+            "try:\n    from math import gcd\nexcept ImportError:\n    pass\n"
+        );
         assert!(builtins().contains("print") && builtins().contains("__file__"));
     }
 }

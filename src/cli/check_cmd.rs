@@ -10,9 +10,7 @@ use super::output::{self, CliError, ExitStatus};
 use super::{ModelArgs, SandboxArgs};
 use crate::check::hybrid::{self, Started};
 use crate::check::program::MAX_PROGRAM_BYTES;
-use crate::check::{
-    exec, predict, CheckError, CheckOptions, CheckReport, Mode, Program, Source,
-};
+use crate::check::{exec, predict, CheckError, CheckOptions, CheckReport, Mode, Program, Source};
 use crate::prompts::Prompts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
@@ -23,12 +21,14 @@ pub enum Format {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Exit codes: 0 no runtime error, 1 a runtime error was found (or \
+#[command(
+    after_help = "Exit codes: 0 no runtime error, 1 a runtime error was found (or \
     predicted), 2 bad input, 3 model backend failure, 4 sandbox failure.\n\n\
     Examples:\n  ldb check examples/check/crash.py\n  \
     ldb check examples/check/reads_input.py --stdin examples/check/reads_input.txt\n  \
     ldb check examples/check/snippet.py --incomplete --format json\n  \
-    cat prog.py | ldb check - --mode predict --model qwen2.5-coder-0.5b")]
+    cat prog.py | ldb check - --mode predict --model qwen2.5-coder-0.5b"
+)]
 pub struct CheckArgs {
     /// Python file to check, or `-` to read it from stdin.
     pub file: String,
@@ -246,7 +246,9 @@ pub fn render_text(r: &CheckReport) -> String {
     };
     let mut out = String::new();
     if r.is_error {
-        let class = r.error_class.map_or("an error".to_string(), |c| c.to_string());
+        let class = r
+            .error_class
+            .map_or("an error".to_string(), |c| c.to_string());
         let at = match (r.line, &r.block) {
             (Some(l), Some(b)) => format!(" at line {l} (block {b})"),
             (Some(l), None) => format!(" at line {l}"),
@@ -305,7 +307,10 @@ pub fn render_text(r: &CheckReport) -> String {
         ));
     }
     if !r.added_imports.is_empty() {
-        out.push_str(&format!("\nAdded imports: {}\n", r.added_imports.join("; ")));
+        out.push_str(&format!(
+            "\nAdded imports: {}\n",
+            r.added_imports.join("; ")
+        ));
     }
     if !r.unresolved_names.is_empty() {
         out.push_str(&format!(

@@ -174,11 +174,19 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
     let out = args.out.clone().unwrap_or_else(|| {
         let safe: String = model_name
             .chars()
-            .map(|c| if c.is_alphanumeric() || c == '.' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        PathBuf::from("results")
-            .join("check")
-            .join(format!("{}-{}-{safe}.jsonl", dataset.name(), args.mode.name()))
+        PathBuf::from("results").join("check").join(format!(
+            "{}-{}-{safe}.jsonl",
+            dataset.name(),
+            args.mode.name()
+        ))
     });
     let prompts = match &args.model.prompts {
         Some(dir) => Prompts::from_dir(dir),

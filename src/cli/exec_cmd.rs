@@ -71,9 +71,11 @@ impl ExecSearchArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Exit codes: 0 the best prefix runs the snippet to its end, 1 no prefix \
+#[command(
+    after_help = "Exit codes: 0 the best prefix runs the snippet to its end, 1 no prefix \
                         did, 2 bad input (not Python, empty, binary, too large), 3 model backend \
-                        failure, 4 sandbox failure.")]
+                        failure, 4 sandbox failure."
+)]
 pub struct ExecArgs {
     /// The snippet: a Python file, or `-` for stdin.
     pub file: PathBuf,
@@ -234,9 +236,11 @@ pub enum Subset {
 
 /// `ldb eval exec`: `ldb exec` over Treefix's snippets, scored with Treefix's metric.
 #[derive(Debug, Args)]
-#[command(after_help = "Results are appended to --out one record at a time; running the same \
+#[command(
+    after_help = "Results are appended to --out one record at a time; running the same \
                         command again skips the records already there (resumes).\n\
-                        Example: ldb eval exec --data-dir ../shared/datasets --model qwen2.5-coder-0.5b")]
+                        Example: ldb eval exec --data-dir ../shared/datasets --model qwen2.5-coder-0.5b"
+)]
 pub struct EvalExecArgs {
     /// The Treefix sample (treefix_sample.jsonl).
     #[arg(long, value_name = "FILE", conflicts_with = "data_dir")]
@@ -274,8 +278,8 @@ pub struct EvalExecArgs {
 }
 
 pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
-    use crate::exec::eval::{append_result, load_records, load_results, run_record, summary};
     use crate::exec::eval::RecordStatus;
+    use crate::exec::eval::{append_result, load_records, load_results, run_record, summary};
 
     let options = args.search.options()?;
     let out = args.out.clone().unwrap_or_else(|| {
@@ -289,7 +293,11 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
                     .map_or(m.to_string(), |s| s.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| "default".into());
-        let missing = if options.allow_missing { "-allow-missing" } else { "" };
+        let missing = if options.allow_missing {
+            "-allow-missing"
+        } else {
+            ""
+        };
         PathBuf::from(format!(
             "results/exec-treefix-{model}-n{}-k{}{missing}.jsonl",
             options.n, options.k
@@ -373,7 +381,12 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
                 }
             };
             let result = runtime.block_on(run_record(
-                record, &*generator, &runner, &prompts, &options, &progress,
+                record,
+                &*generator,
+                &runner,
+                &prompts,
+                &options,
+                &progress,
             ));
             if !args.quiet {
                 let figures = result.ldb.as_ref().map_or_else(
@@ -397,9 +410,8 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
                     result.status
                 );
             }
-            append_result(&out, &result).map_err(|e| {
-                CliError::sandbox(format!("cannot write {}: {e}", out.display()))
-            })?;
+            append_result(&out, &result)
+                .map_err(|e| CliError::sandbox(format!("cannot write {}: {e}", out.display())))?;
         }
     }
     let all = load_results(&out).map_err(bad_data)?;
@@ -470,9 +482,10 @@ pub fn runnable_task(
     quiet: bool,
 ) -> Result<(crate::task::Task, String), CliError> {
     let prefix = find_prefix(snippet, &args.step, model, runner, prompts, quiet)?;
-    let id = Path::new(&snippet.name)
-        .file_stem()
-        .map_or_else(|| snippet.name.clone(), |s| s.to_string_lossy().into_owned());
+    let id = Path::new(&snippet.name).file_stem().map_or_else(
+        || snippet.name.clone(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     let what = file
         .task_text
         .as_deref()

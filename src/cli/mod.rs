@@ -454,10 +454,20 @@ pub struct ExecStepArgs {
     #[arg(long)]
     pub make_runnable: bool,
     /// With --make-runnable: prefixes asked for per prompt.
-    #[arg(long, value_name = "N", default_value_t = 3, requires = "make_runnable")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        requires = "make_runnable"
+    )]
     pub exec_n: usize,
     /// With --make-runnable: coverage-guidance rounds at most.
-    #[arg(long, value_name = "K", default_value_t = 3, requires = "make_runnable")]
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 3,
+        requires = "make_runnable"
+    )]
     pub exec_k: usize,
     /// With --make-runnable: modules that cannot be imported get stand-ins.
     #[arg(long, requires = "make_runnable")]

@@ -77,15 +77,24 @@ mod tests {
     use super::*;
 
     fn labels() -> Vec<String> {
-        ["BLOCK-0", "BLOCK-1", "BLOCK-12"].map(String::from).to_vec()
+        ["BLOCK-0", "BLOCK-1", "BLOCK-12"]
+            .map(String::from)
+            .to_vec()
     }
 
     #[test]
     fn json_first_then_the_first_label_mentioned() {
-        let j = parse_first_wrong(r#"{"block": "BLOCK-1", "explanation": "off by one"}"#, &labels())
-            .expect("found");
-        assert_eq!((j.block.as_str(), j.explanation.as_str(), j.well_formed), ("BLOCK-1", "off by one", true));
-        let t = parse_first_wrong("The bug is in BLOCK-12, then BLOCK-0.", &labels()).expect("found");
+        let j = parse_first_wrong(
+            r#"{"block": "BLOCK-1", "explanation": "off by one"}"#,
+            &labels(),
+        )
+        .expect("found");
+        assert_eq!(
+            (j.block.as_str(), j.explanation.as_str(), j.well_formed),
+            ("BLOCK-1", "off by one", true)
+        );
+        let t =
+            parse_first_wrong("The bug is in BLOCK-12, then BLOCK-0.", &labels()).expect("found");
         assert_eq!((t.block.as_str(), t.well_formed), ("BLOCK-12", false));
         // BLOCK-1 inside BLOCK-12 is not a mention of BLOCK-1.
         let t = parse_first_wrong("BLOCK-12 is wrong", &labels()).expect("found");

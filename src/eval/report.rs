@@ -439,7 +439,12 @@ fn token_table(summaries: &[Summary], plot: Option<&str>) -> String {
     let Some(max) = runs.iter().map(|s| s.token_max).max() else {
         return String::new();
     };
-    let steps = [TOKEN_STEPS / 4, TOKEN_STEPS / 2, 3 * TOKEN_STEPS / 4, TOKEN_STEPS];
+    let steps = [
+        TOKEN_STEPS / 4,
+        TOKEN_STEPS / 2,
+        3 * TOKEN_STEPS / 4,
+        TOKEN_STEPS,
+    ];
     let mut out = String::from("\n## Tasks fixed by tokens spent per task\n\n");
     if let Some(plot) = plot {
         out.push_str(&format!("![tasks fixed against tokens]({plot})\n\n"));
@@ -692,6 +697,9 @@ mod tests {
         assert_eq!(hidden_pass_at_tokens(&r, 700), Some(true));
         assert_eq!(hidden_pass_at_tokens(&r, 10_000), Some(true));
         // Older records without costs say nothing.
-        assert_eq!(hidden_pass_at_tokens(&record(vec![], vec![false, true]), 500), None);
+        assert_eq!(
+            hidden_pass_at_tokens(&record(vec![], vec![false, true]), 500),
+            None
+        );
     }
 }

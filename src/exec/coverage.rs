@@ -240,14 +240,17 @@ impl Ending {
             return None;
         }
         // "[Errno 2] No such file or directory: 'data.json'"
-        let name = message.rsplit(": ").next()?.trim_matches(|c| c == '\'' || c == '"');
+        let name = message
+            .rsplit(": ")
+            .next()?
+            .trim_matches(|c| c == '\'' || c == '"');
         (!name.is_empty()).then(|| name.to_string())
     }
 
     /// A module `import` could not find, if that is how the run ended.
     pub fn missing_module(&self) -> Option<String> {
-        let (Ending::SnippetError { error, message, .. } | Ending::PrefixError { error, message, .. }) =
-            self
+        let (Ending::SnippetError { error, message, .. }
+        | Ending::PrefixError { error, message, .. }) = self
         else {
             return None;
         };
@@ -322,29 +325,31 @@ fn interpret(outcome: TestOutcome, statements: &Statements, offset: u32) -> Exec
         .filter_map(|l| l.strip_prefix(STANDIN_MARK))
         .map(|m| m.trim().to_string())
         .collect();
-    let prefix_line = |line: Option<u32>| line.and_then(|l| l.checked_sub(offset)).filter(|&l| l > 0);
+    let prefix_line =
+        |line: Option<u32>| line.and_then(|l| l.checked_sub(offset)).filter(|&l| l > 0);
     let ending = match outcome.status {
         TestStatus::Passed | TestStatus::Exited => Ending::Finished,
         TestStatus::Timeout => Ending::Timeout,
-        TestStatus::Error | TestStatus::Failed | TestStatus::MemoryLimit => match &outcome.exception
-        {
-            Some(e) if e.program_line.is_none() && e.prelude_line.is_some() => {
-                Ending::PrefixError {
+        TestStatus::Error | TestStatus::Failed | TestStatus::MemoryLimit => {
+            match &outcome.exception {
+                Some(e) if e.program_line.is_none() && e.prelude_line.is_some() => {
+                    Ending::PrefixError {
+                        error: e.kind.clone(),
+                        message: e.message.clone(),
+                        line: prefix_line(e.prelude_line),
+                    }
+                }
+                Some(e) => Ending::SnippetError {
                     error: e.kind.clone(),
                     message: e.message.clone(),
-                    line: prefix_line(e.prelude_line),
-                }
+                    line: e.program_line,
+                    prefix_line: prefix_line(e.prelude_line),
+                },
+                None => Ending::Crashed {
+                    summary: outcome.summary.clone(),
+                },
             }
-            Some(e) => Ending::SnippetError {
-                error: e.kind.clone(),
-                message: e.message.clone(),
-                line: e.program_line,
-                prefix_line: prefix_line(e.prelude_line),
-            },
-            None => Ending::Crashed {
-                summary: outcome.summary.clone(),
-            },
-        },
+        }
         TestStatus::OutputLimit | TestStatus::Crashed | TestStatus::SandboxFailure => {
             Ending::Crashed {
                 summary: outcome.summary.clone(),

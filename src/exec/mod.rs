@@ -106,9 +106,7 @@ impl ExecError {
         Some(match self {
             ExecError::Empty { .. } => "pass a file that holds Python statements".into(),
             ExecError::Binary { .. } => "pass a Python source file saved as UTF-8 text".into(),
-            ExecError::TooLarge { .. } => {
-                "cut the snippet down to the code you want to run".into()
-            }
+            ExecError::TooLarge { .. } => "cut the snippet down to the code you want to run".into(),
             ExecError::NotPython { .. } => "ldb exec runs Python 3 code; a Python 2 `print x` \
                  becomes `print(x)`, and prose or shell commands are not code"
                 .into(),
@@ -198,7 +196,9 @@ impl Snippet {
             .iter()
             .filter_map(|s| {
                 let first = (s.first as usize).checked_sub(1)?;
-                let text = lines.get(first..(s.last as usize).min(lines.len()))?.join("\n");
+                let text = lines
+                    .get(first..(s.last as usize).min(lines.len()))?
+                    .join("\n");
                 Some(prefix::collapse(&text))
             })
             .collect()

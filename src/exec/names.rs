@@ -44,31 +44,165 @@ impl Undefined {
 
 /// Python 3.11's builtins (`dir(builtins)`), plus the module attributes every script has.
 const BUILTINS: &[&str] = &[
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
-    "BaseExceptionGroup", "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning",
-    "ChildProcessError", "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError",
-    "ConnectionResetError", "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning",
-    "EnvironmentError", "Exception", "ExceptionGroup", "False", "FileExistsError",
-    "FileNotFoundError", "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError",
-    "ImportError", "ImportWarning", "IndentationError", "IndexError", "InterruptedError",
-    "IsADirectoryError", "KeyError", "KeyboardInterrupt", "LookupError", "MemoryError",
-    "ModuleNotFoundError", "NameError", "None", "NotADirectoryError", "NotImplemented",
-    "NotImplementedError", "OSError", "OverflowError", "PendingDeprecationWarning",
-    "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError",
-    "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration", "StopIteration",
-    "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit", "TabError", "TimeoutError",
-    "True", "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
-    "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError",
-    "Warning", "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__",
-    "__loader__", "__name__", "__package__", "__spec__", "__file__", "__builtins__", "abs",
-    "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes",
-    "callable", "chr", "classmethod", "compile", "complex", "copyright", "credits", "delattr",
-    "dict", "dir", "divmod", "enumerate", "eval", "exec", "exit", "filter", "float", "format",
-    "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int",
-    "isinstance", "issubclass", "iter", "len", "license", "list", "locals", "map", "max",
-    "memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property",
-    "quit", "range", "repr", "reversed", "round", "set", "setattr", "slice", "sorted",
-    "staticmethod", "str", "sum", "super", "tuple", "type", "vars", "zip",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__loader__",
+    "__name__",
+    "__package__",
+    "__spec__",
+    "__file__",
+    "__builtins__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
 ];
 
 /// The undefined names of `src`, or the syntax error that stops parsing it.
@@ -193,15 +327,24 @@ impl Walker {
             Stmt::Nonlocal(n) => (&n.names, false),
             // Declarations in nested blocks of the same scope count too.
             Stmt::If(s) => {
-                s.body.iter().chain(&s.orelse).for_each(|b| self.declarations(b, scope));
+                s.body
+                    .iter()
+                    .chain(&s.orelse)
+                    .for_each(|b| self.declarations(b, scope));
                 return;
             }
             Stmt::For(s) => {
-                s.body.iter().chain(&s.orelse).for_each(|b| self.declarations(b, scope));
+                s.body
+                    .iter()
+                    .chain(&s.orelse)
+                    .for_each(|b| self.declarations(b, scope));
                 return;
             }
             Stmt::While(s) => {
-                s.body.iter().chain(&s.orelse).for_each(|b| self.declarations(b, scope));
+                s.body
+                    .iter()
+                    .chain(&s.orelse)
+                    .for_each(|b| self.declarations(b, scope));
                 return;
             }
             Stmt::With(s) => {
@@ -229,13 +372,7 @@ impl Walker {
         }
     }
 
-    fn function(
-        &mut self,
-        scope: usize,
-        args: &ast::Arguments,
-        body: FunctionBody<'_>,
-        at: u32,
-    ) {
+    fn function(&mut self, scope: usize, args: &ast::Arguments, body: FunctionBody<'_>, at: u32) {
         // Defaults and annotations are evaluated where the function is defined.
         let all_args = args
             .posonlyargs
@@ -276,7 +413,12 @@ impl Walker {
                     self.expr(r, scope);
                 }
                 self.bind(scope, f.name.as_str(), offset(f.range));
-                self.function(scope, &f.args, FunctionBody::Stmts(&f.body), offset(f.range));
+                self.function(
+                    scope,
+                    &f.args,
+                    FunctionBody::Stmts(&f.body),
+                    offset(f.range),
+                );
             }
             Stmt::AsyncFunctionDef(f) => {
                 self.exprs(&f.decorator_list, scope);
@@ -284,7 +426,12 @@ impl Walker {
                     self.expr(r, scope);
                 }
                 self.bind(scope, f.name.as_str(), offset(f.range));
-                self.function(scope, &f.args, FunctionBody::Stmts(&f.body), offset(f.range));
+                self.function(
+                    scope,
+                    &f.args,
+                    FunctionBody::Stmts(&f.body),
+                    offset(f.range),
+                );
             }
             Stmt::ClassDef(c) => {
                 self.exprs(&c.decorator_list, scope);
@@ -374,9 +521,7 @@ impl Walker {
                     self.expr(c, scope);
                 }
             }
-            Stmt::Try(t) => {
-                self.try_parts(&t.body, &t.handlers, &t.orelse, &t.finalbody, scope)
-            }
+            Stmt::Try(t) => self.try_parts(&t.body, &t.handlers, &t.orelse, &t.finalbody, scope),
             Stmt::TryStar(t) => {
                 self.try_parts(&t.body, &t.handlers, &t.orelse, &t.finalbody, scope)
             }
@@ -568,9 +713,7 @@ impl Walker {
             Expr::ListComp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
             Expr::SetComp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
             Expr::GeneratorExp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
-            Expr::DictComp(c) => {
-                self.comprehension(&c.generators, &[&c.key, &c.value], scope)
-            }
+            Expr::DictComp(c) => self.comprehension(&c.generators, &[&c.key, &c.value], scope),
             Expr::Await(a) => self.expr(&a.value, scope),
             Expr::Yield(y) => {
                 if let Some(v) = &y.value {
@@ -783,8 +926,8 @@ print(os, np, parse, dumps, f, C, i, j, rest, fh, squares, lam)
     #[test]
     fn builtins_are_defined_and_star_imports_silence_module_names() {
         assert!(undefined("print(len(range(3)), __name__)\n").is_empty());
-        let found =
-            undefined_names(&SourceFile::new("from tkinter import *\nroot = Tk()\n")).expect("parses");
+        let found = undefined_names(&SourceFile::new("from tkinter import *\nroot = Tk()\n"))
+            .expect("parses");
         assert!(found.names.is_empty());
         assert!(found.star_import);
     }

@@ -157,9 +157,9 @@ fn dependency_order(mut keyed: Vec<(&String, String)>) -> Vec<String> {
         let ready = pending
             .iter()
             .position(|(i, name, _)| {
-                needs.get(*i).is_none_or(|uses| {
-                    !uses.iter().any(|u| u != *name && waiting.contains(&u))
-                })
+                needs
+                    .get(*i)
+                    .is_none_or(|uses| !uses.iter().any(|u| u != *name && waiting.contains(&u)))
             })
             .unwrap_or(0);
         let (_, _, code) = pending.remove(ready);
@@ -173,7 +173,9 @@ fn import_entry(entry: &str) -> String {
     let e = entry.trim();
     let bare = !e.is_empty()
         && e.split('.').all(|part| {
-            part.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
                 && part.chars().all(|c| c.is_alphanumeric() || c == '_')
         });
     if bare {
@@ -280,7 +282,11 @@ impl Prefix {
                 let range = ast::Ranged::range(s);
                 let first = src.line_of_offset(u32::from(range.start()));
                 let last = src.line_of_offset(u32::from(range.end()).saturating_sub(1));
-                (first, last, matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
+                (
+                    first,
+                    last,
+                    matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)),
+                )
             })
             .collect()
     }
@@ -366,7 +372,10 @@ pub fn without_prefix_copy(program: &str, prefix: &str) -> String {
         return program.to_string();
     }
     let rest: Vec<&str> = lines.iter().skip(cut as usize).copied().collect();
-    let start = rest.iter().position(|l| !l.trim().is_empty()).unwrap_or(rest.len());
+    let start = rest
+        .iter()
+        .position(|l| !l.trim().is_empty())
+        .unwrap_or(rest.len());
     let mut out = rest[start..].join("\n");
     if program.ends_with('\n') {
         out.push('\n');
@@ -429,13 +438,17 @@ mod tests {
         assert!(dropped.is_empty());
         let back = prefix.as_reply();
         assert_eq!(back.imports, ["import os"]);
-        assert_eq!(back.initialization, ["x = 1", "def f(a):\n    return a + 1"]);
+        assert_eq!(
+            back.initialization,
+            ["x = 1", "def f(a):\n    return a + 1"]
+        );
     }
 
     #[test]
     fn lenient_reading() {
         // Prose around the object, an indented entry, a string in place of a list.
-        let reply = "Here:\n```json\n{\"imports\": \"re\", \"initialization\": [\"    y = 2\"]}\n```";
+        let reply =
+            "Here:\n```json\n{\"imports\": \"re\", \"initialization\": [\"    y = 2\"]}\n```";
         let (prefix, _) = Prefix::from_reply(reply, &[]).expect("reads");
         assert_eq!(prefix.code, "import re\ny = 2");
         // One broken entry is dropped, the rest kept.
@@ -444,7 +457,10 @@ mod tests {
         assert_eq!(prefix.code, "a = 1\nc = 3");
         assert_eq!(dropped, ["b = ("]);
         assert_eq!(Prefix::from_reply("no json", &[]), Err(ReplyError::NoJson));
-        assert_eq!(Prefix::from_reply("{\"x\": 1}", &[]), Err(ReplyError::NoFields));
+        assert_eq!(
+            Prefix::from_reply("{\"x\": 1}", &[]),
+            Err(ReplyError::NoFields)
+        );
     }
 
     #[test]
@@ -474,7 +490,10 @@ mod tests {
             schema["properties"]["initialization"]["required"],
             serde_json::json!(["readings", "interval"])
         );
-        assert_eq!(prefix_schema(&[]).schema["properties"]["initialization"]["type"], "array");
+        assert_eq!(
+            prefix_schema(&[]).schema["properties"]["initialization"]["type"],
+            "array"
+        );
     }
 
     #[test]
@@ -493,7 +512,10 @@ mod tests {
     fn a_copy_of_the_prefix_at_the_start_of_a_program_is_dropped() {
         let prefix = "import sys\nreadings = [10, 20]\ninterval = 10";
         let program = "import sys\nreadings = [10, 20]\ninterval = 10\n\n# note\nx = 1\nreadings = [10, 20]\n";
-        assert_eq!(without_prefix_copy(program, prefix), "# note\nx = 1\nreadings = [10, 20]\n");
+        assert_eq!(
+            without_prefix_copy(program, prefix),
+            "# note\nx = 1\nreadings = [10, 20]\n"
+        );
         assert_eq!(without_prefix_copy("x = 1\n", prefix), "x = 1\n");
         assert_eq!(without_prefix_copy("def f(:\n", prefix), "def f(:\n");
     }

@@ -196,7 +196,12 @@ impl ExecReport {
     /// The report as text: best prefix, minimal set, per-line coverage, tree, cost.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let names: Vec<&str> = self.undefined.names.iter().map(|n| n.name.as_str()).collect();
+        let names: Vec<&str> = self
+            .undefined
+            .names
+            .iter()
+            .map(|n| n.name.as_str())
+            .collect();
         let _ = writeln!(
             out,
             "{}: {} statements on {} lines; undefined names: {}",
@@ -217,12 +222,20 @@ impl ExecReport {
             }
             None => out.push_str("\nNo prefix ran.\n"),
         }
-        let ids: Vec<String> = self.minimal_set.iter().map(|a| format!("#{}", a.node)).collect();
+        let ids: Vec<String> = self
+            .minimal_set
+            .iter()
+            .map(|a| format!("#{}", a.node))
+            .collect();
         let _ = writeln!(
             out,
             "\nMinimal set: {} prefix{} ({}) cover {}/{} statements ({})",
             self.minimal_set.len(),
-            if self.minimal_set.len() == 1 { "" } else { "es" },
+            if self.minimal_set.len() == 1 {
+                ""
+            } else {
+                "es"
+            },
             ids.join(", "),
             self.set_coverage.covered,
             self.set_coverage.total,
@@ -331,7 +344,11 @@ fn node_line(n: &NodeView) -> String {
         text.push_str(&format!(
             " ({} prefix statement{} removed)",
             n.removed_statements.len(),
-            if n.removed_statements.len() == 1 { "" } else { "s" }
+            if n.removed_statements.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
         ));
     }
     if !n.stand_ins.is_empty() {

@@ -117,7 +117,9 @@ impl Search<'_> {
     }
 
     fn out_of_budget(&self) -> bool {
-        self.options.budget_tokens.is_some_and(|b| self.spent() >= b)
+        self.options
+            .budget_tokens
+            .is_some_and(|b| self.spent() >= b)
     }
 
     async fn steps(&mut self) -> Result<Stop, ExecError> {
@@ -147,7 +149,9 @@ impl Search<'_> {
                 return Ok(Stop::Budget);
             }
             let messages = vec![system.clone(), Message::user(first_prompt.clone())];
-            let nodes = self.ask(&messages, "exec_undefined", None, Step::Undefined).await?;
+            let nodes = self
+                .ask(&messages, "exec_undefined", None, Step::Undefined)
+                .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step("step 1 (undefined names)", &ids);
             ids
@@ -172,7 +176,9 @@ impl Search<'_> {
                 Message::assistant(history_reply(node)),
                 Message::user(error_prompt),
             ];
-            let nodes = self.ask(&messages, "exec_error", Some(parent), Step::Error).await?;
+            let nodes = self
+                .ask(&messages, "exec_error", Some(parent), Step::Error)
+                .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 2 (error of #{parent})"), &ids);
             if self.full() {
@@ -209,7 +215,9 @@ impl Search<'_> {
                 Message::assistant(history_reply(best_node)),
                 Message::user(coverage_prompt),
             ];
-            let nodes = self.ask(&messages, "exec_coverage", Some(best), Step::Coverage).await?;
+            let nodes = self
+                .ask(&messages, "exec_coverage", Some(best), Step::Coverage)
+                .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 3 (coverage, round {})", round + 1), &ids);
         }
@@ -360,7 +368,11 @@ impl Search<'_> {
                 break;
             }
             let mut request = ChatRequest::new(messages.to_vec());
-            request.temperature = Some(if i == 0 { 0.0 } else { self.options.temperature });
+            request.temperature = Some(if i == 0 {
+                0.0
+            } else {
+                self.options.temperature
+            });
             request.max_tokens = Some(self.options.max_reply_tokens);
             request.json_schema = Some(prefix_schema(&self.names));
             request.seed = Some(self.next_seed);

@@ -115,7 +115,10 @@ impl Tree {
 
     /// Statements covered by any node.
     pub fn union(&self) -> BTreeSet<usize> {
-        self.nodes.iter().flat_map(|n| n.covered.iter().copied()).collect()
+        self.nodes
+            .iter()
+            .flat_map(|n| n.covered.iter().copied())
+            .collect()
     }
 
     /// The node that covers most; ties go to a run that finished, then to the earlier node.
@@ -280,7 +283,10 @@ mod tests {
         let owned: Vec<BTreeSet<usize>> = (0..40).map(|i| set(&[i, i + 1])).collect();
         let sets: Vec<(usize, &BTreeSet<usize>)> = owned.iter().enumerate().collect();
         let chosen = minimal_cover(&sets);
-        let union: BTreeSet<usize> = chosen.iter().flat_map(|&i| owned[i].iter().copied()).collect();
+        let union: BTreeSet<usize> = chosen
+            .iter()
+            .flat_map(|&i| owned[i].iter().copied())
+            .collect();
         assert_eq!(union.len(), 41);
     }
 }

@@ -688,7 +688,10 @@ impl OpenAiModel {
                 }
                 Err(f) => f,
             };
-            if let Failure::Status { status, message, .. } = &failure {
+            if let Failure::Status {
+                status, message, ..
+            } = &failure
+            {
                 if n > 1 && matches!(status.as_u16(), 400 | 422) && mentions_n(message) {
                     self.compat.no_n.store(true, Ordering::Relaxed);
                     n = 1;
@@ -754,8 +757,13 @@ impl OpenAiModel {
 /// Whether an endpoint's complaint is about the `n` parameter.
 fn mentions_n(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("'n'") || m.contains("\"n\"") || m.contains("`n`") || m.contains("n must")
-        || m.contains("only supports n=1") || m.contains("n > 1") || m.contains("n>1")
+    m.contains("'n'")
+        || m.contains("\"n\"")
+        || m.contains("`n`")
+        || m.contains("n must")
+        || m.contains("only supports n=1")
+        || m.contains("n > 1")
+        || m.contains("n>1")
 }
 
 #[async_trait::async_trait]
@@ -763,7 +771,9 @@ impl ChatModel for OpenAiModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
         let mut responses = self.complete(request, 1).await?;
         if responses.is_empty() {
-            return Err(ModelError::InvalidResponse("the reply has no choices".into()));
+            return Err(ModelError::InvalidResponse(
+                "the reply has no choices".into(),
+            ));
         }
         Ok(responses.swap_remove(0))
     }

@@ -55,8 +55,8 @@ pub fn mutants(program: &str, first_line: u32) -> Vec<Mutant> {
         if let Tok::Name { name } = tok {
             let next = tokens.get(i + 1).map(|t| &t.0);
             let prev = i.checked_sub(1).and_then(|p| tokens.get(p)).map(|t| &t.0);
-            let assigned = matches!(next, Some(Tok::Equal) | Some(Tok::In))
-                && !matches!(prev, Some(Tok::Dot));
+            let assigned =
+                matches!(next, Some(Tok::Equal) | Some(Tok::In)) && !matches!(prev, Some(Tok::Dot));
             let is_for = matches!(prev, Some(Tok::For));
             if (assigned || is_for) && !locals.contains(&name.to_string()) {
                 locals.push(name.to_string());
@@ -200,10 +200,16 @@ mod tests {
         assert!(edits(MutationKind::Operator).contains(&(6, "+= → -=".into())));
         assert!(edits(MutationKind::Operator).contains(&(6, "- → +".into())));
         assert!(edits(MutationKind::Operator).contains(&(5, "% → //".into())));
-        assert_eq!(edits(MutationKind::BooleanOperator), [(5, "and → or".into())]);
+        assert_eq!(
+            edits(MutationKind::BooleanOperator),
+            [(5, "and → or".into())]
+        );
         assert_eq!(
             edits(MutationKind::NegatedCondition),
-            [(5, "x > k and x % 2 == 0 → not (x > k and x % 2 == 0)".into())]
+            [(
+                5,
+                "x > k and x % 2 == 0 → not (x > k and x % 2 == 0)".into()
+            )]
         );
         let wrong = edits(MutationKind::WrongVariable);
         assert!(wrong.contains(&(6, "x → total".into())), "{wrong:?}");

@@ -49,8 +49,7 @@ pub fn strip_self_tests(code: &str, entry_point: &str) -> String {
     };
     for (i, stmt) in suite.iter().enumerate() {
         if let Stmt::FunctionDef(f) = stmt {
-            if !drop[i] && test_fn(f.name.as_str()) && !mentions(&kept_text(&drop, i), &f.name)
-            {
+            if !drop[i] && test_fn(f.name.as_str()) && !mentions(&kept_text(&drop, i), &f.name) {
                 drop[i] = true;
             }
         }
@@ -110,13 +109,15 @@ fn is_self_test(stmt: &Stmt, entry_point: &str, test_fn: &dyn Fn(&str) -> bool) 
                     name == "print" || name == entry_point || test_fn(name)
                 }
                 // `doctest.testmod()`, `unittest.main()`
-                Expr::Attribute(a) => matches!(
-                    (a.value.as_ref(), a.attr.as_str()),
-                    (Expr::Name(m), "testmod") if m.id.as_str() == "doctest"
-                ) || matches!(
-                    (a.value.as_ref(), a.attr.as_str()),
-                    (Expr::Name(m), "main") if m.id.as_str() == "unittest"
-                ),
+                Expr::Attribute(a) => {
+                    matches!(
+                        (a.value.as_ref(), a.attr.as_str()),
+                        (Expr::Name(m), "testmod") if m.id.as_str() == "doctest"
+                    ) || matches!(
+                        (a.value.as_ref(), a.attr.as_str()),
+                        (Expr::Name(m), "main") if m.id.as_str() == "unittest"
+                    )
+                }
                 _ => false,
             },
             _ => false,
@@ -134,9 +135,7 @@ fn is_main_guard(test: &Expr) -> bool {
         return false;
     }
     let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
-    let is_main = |e: &Expr| {
-        matches!(e, Expr::Constant(k) if matches!(&k.value, Constant::Str(s) if s == "__main__"))
-    };
+    let is_main = |e: &Expr| matches!(e, Expr::Constant(k) if matches!(&k.value, Constant::Str(s) if s == "__main__"));
     let (left, right) = (c.left.as_ref(), &c.comparators[0]);
     (is_name(left) && is_main(right)) || (is_main(left) && is_name(right))
 }

@@ -470,7 +470,11 @@ impl Recorder {
                 *slot = true;
             }
         }
-        if let Some(slot) = self.reached.get_mut(entered as usize).filter(|_| entered != 0) {
+        if let Some(slot) = self
+            .reached
+            .get_mut(entered as usize)
+            .filter(|_| entered != 0)
+        {
             *slot = true;
         }
     }

@@ -29,7 +29,6 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
         labels,
         result: failing_result,
         ..
-
     } = traced;
     r.iteration.trace = Some(trace_text.clone());
     let mut vars = r.failure_vars(failing, &failing_result);
