@@ -113,6 +113,11 @@ pub struct OrcaInstance {
 
 /// Read a set.
 pub fn load(path: &Path) -> Result<Vec<OrcaInstance>, DataError> {
+    read_jsonl(path)
+}
+
+/// One record per non-blank line of a JSONL file; errors name the file and the line.
+pub(crate) fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, DataError> {
     let text = std::fs::read_to_string(path).map_err(|source| DataError::Read {
         path: path.to_path_buf(),
         source,
@@ -122,12 +127,11 @@ pub fn load(path: &Path) -> Result<Vec<OrcaInstance>, DataError> {
         if line.trim().is_empty() {
             continue;
         }
-        let inst: OrcaInstance = serde_json::from_str(line).map_err(|e| DataError::Record {
+        out.push(serde_json::from_str(line).map_err(|e| DataError::Record {
             path: path.to_path_buf(),
             line: i + 1,
             message: e.to_string(),
-        })?;
-        out.push(inst);
+        })?);
     }
     Ok(out)
 }

@@ -53,22 +53,7 @@ pub fn path(data_dir: &Path) -> PathBuf {
 }
 
 pub fn load(path: &Path) -> Result<Vec<PreRecord>, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.push(serde_json::from_str(line).map_err(|e| DataError::Record {
-            path: path.to_path_buf(),
-            line: i + 1,
-            message: e.to_string(),
-        })?);
-    }
-    Ok(out)
+    super::orca::read_jsonl(path)
 }
 
 /// The balanced view the data's README suggests: every error, and as many clean records drawn
