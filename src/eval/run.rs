@@ -70,6 +70,8 @@ pub struct EvalPlan {
     pub prompts_dir: Option<PathBuf>,
     /// Run only this slice of the tasks (`--shard I/N`, see [`super::shard`]).
     pub shard: Option<Shard>,
+    /// Keep each debugged task's whole report in `out_dir/reports/` ([`super::fix_reports`]).
+    pub save_reports: bool,
 }
 
 impl EvalPlan {
@@ -271,6 +273,8 @@ pub struct Tally {
     /// Finished tasks whose final program passes the hidden tests.
     pub passed: usize,
     pub seed_passed: usize,
+    /// Finished tasks whose seed fails the hidden tests and whose final program passes them.
+    pub fixed: usize,
     pub errors: usize,
 }
 
@@ -577,6 +581,7 @@ pub async fn run_eval(
             remaining: remaining.clone(),
             only_failing: plan.only_failing,
             max_iters: plan.max_iters,
+            reports_dir: plan.save_reports.then(|| plan.out_dir.clone()),
         };
         // Units start in order (task by task, every strategy of a task before the next task),
         // so an interrupted run has compared its strategies on the same tasks.
@@ -652,6 +657,7 @@ fn add_to_tally(t: &mut Tally, r: &TaskRecord) {
     t.done += 1;
     t.passed += usize::from(r.final_hidden_pass);
     t.seed_passed += usize::from(r.seed_hidden_pass);
+    t.fixed += usize::from(!r.seed_hidden_pass && r.final_hidden_pass);
     t.errors += usize::from(r.error_class.is_some());
 }
 
@@ -853,6 +859,8 @@ struct UnitContext {
     remaining: Arc<Mutex<HashMap<String, usize>>>,
     only_failing: bool,
     max_iters: usize,
+    /// The output folder, when each task's report is kept there.
+    reports_dir: Option<PathBuf>,
 }
 
 impl UnitContext {
@@ -865,13 +873,20 @@ impl UnitContext {
                 self.scorer.forget(&task.task_id);
             }
         }
-        let record = match record {
+        let (record, report) = match record {
             Ok(r) => r,
             Err(e) => {
                 self.shared.halt(e);
                 return None;
             }
         };
+        // Before the record: a record never names a report that is not there.
+        if let (Some(dir), Some(report)) = (&self.reports_dir, &report) {
+            if let Err(e) = super::fix_reports::save(dir, &record.strategy, report) {
+                self.shared.halt(e);
+                return None;
+            }
+        }
         self.shared
             .note_backend(record.error_class, record.error.as_deref());
         let log = self.log.as_ref()?;
@@ -895,9 +910,13 @@ impl UnitContext {
         Some(record)
     }
 
-    /// Runs the strategy (unless the seed is final) and scores the result. `Err` only for
-    /// failures that stop the run.
-    async fn record(&self, task: &Task, spec: StrategySpec) -> Result<TaskRecord, EvalError> {
+    /// Runs the strategy (unless the seed is final) and scores the result; the fix report when
+    /// the strategy ran. `Err` only for failures that stop the run.
+    async fn record(
+        &self,
+        task: &Task,
+        spec: StrategySpec,
+    ) -> Result<(TaskRecord, Option<FixReport>), EvalError> {
         let label = spec.label();
         let Some(seed) = &self.seed else {
             return Err(EvalError::Fatal {
@@ -939,7 +958,7 @@ impl UnitContext {
             record.error_class = Some(ErrorClass::SeedUnavailable);
             record.error = seed.error.clone();
             record.final_hidden_summary = "no seed program".into();
-            return Ok(record);
+            return Ok((record, None));
         }
         let seed_is_final =
             spec.strategy == Strategy::None || (self.only_failing && seed.visible_pass);
@@ -1046,7 +1065,7 @@ impl UnitContext {
                 record.final_hidden_summary
             );
         }
-        Ok(record)
+        Ok((record, report))
     }
 }
 

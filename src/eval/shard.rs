@@ -268,6 +268,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, partial: bool) -> Result<Merged, Eval
         }
         merged.files.push((out.join(name), written));
     }
+    // Each task's report, when the shards kept them (tasks are disjoint, so names are too).
+    for (dir, _) in &manifests {
+        copy_tree(
+            &dir.join(super::fix_reports::DIR),
+            &out.join(super::fix_reports::DIR),
+        )?;
+    }
     if !missing_all.is_empty() && !partial {
         // Nothing half-merged is left behind.
         let _ = std::fs::remove_dir_all(out);
@@ -297,6 +304,26 @@ pub fn merge(dirs: &[PathBuf], out: &Path, partial: bool) -> Result<Merged, Eval
         ));
     }
     Ok(merged)
+}
+
+/// Copies the files under `from` into `to` (folders made as needed); nothing when `from` is
+/// absent.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), EvalError> {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(to).map_err(|e| EvalError::io(to, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| EvalError::io(from, e))?;
+        let source = entry.path();
+        let target = to.join(entry.file_name());
+        if source.is_dir() {
+            copy_tree(&source, &target)?;
+        } else {
+            std::fs::copy(&source, &target).map_err(|e| EvalError::io(&source, e))?;
+        }
+    }
+    Ok(())
 }
 
 fn read_manifests(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Manifest)>, EvalError> {
