@@ -190,9 +190,9 @@ impl Runner {
         self
     }
 
-    /// Strict checking, for scoring: values that compare or test true through code of the
-    /// program under test do not pass, and each assert first undoes the program's changes to
-    /// builtins and common standard modules (see `harness.py`).
+    /// Strict checking, for scoring: the program runs in a process of its own that only
+    /// computes, and the test compares in one that never ran program code
+    /// ([`crate::sandbox::split`]). Untraced.
     pub fn strict(mut self) -> Self {
         self.strict = true;
         self
@@ -457,10 +457,20 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
                 .exception
                 .as_ref()
                 .is_some_and(|e| e.kind == "MemoryError");
+            // EAGAIN from fork: the run's process budget is spent.
+            let processes = outcome.exception.as_ref().is_some_and(|e| {
+                e.kind == "BlockingIOError"
+                    && e.message.contains("Resource temporarily unavailable")
+            });
             if memory {
                 (
                     TestStatus::MemoryLimit,
                     format!("stopped at the memory limit ({exc_text})"),
+                )
+            } else if processes {
+                (
+                    TestStatus::Error,
+                    format!("the process limit was reached: a fork bomb? ({exc_text})"),
                 )
             } else {
                 (TestStatus::Error, exc_text)

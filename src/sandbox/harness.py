@@ -52,6 +52,18 @@ def _exception(exc):
         tb = "".join(traceback.format_list(frames))
     except BaseException:
         tb = ""
+    remote = getattr(exc, "_ldb_remote", None)
+    if type(remote) is dict:
+        # Raised in the program's process of a scored run (see split.py): the test's frames
+        # are ours, the program's come from there.
+        return {
+            "kind": remote["kind"],
+            "message": remote["message"],
+            "program_line": remote["program_line"],
+            "test_line": test_line,
+            "traceback": tb + remote["traceback"],
+            "prelude_line": remote["prelude_line"],
+        }
     tb += type(exc).__name__ + ": " + _safe_str(exc) + "\n"
     return {
         "kind": type(exc).__name__,
@@ -87,168 +99,14 @@ def _eval(source, g):
     return eval(compile(source, TEST, "eval", dont_inherit=True), g)
 
 
-# --- strict checking (scoring) -----------------------------------------------------------
-# Hidden-test scoring must not count programs that fool the checker. Two tricks are closed:
-# values whose comparison or truth dunders are code of the program under test (an `__eq__`
-# that always returns True, also inside containers), and changes the program makes to
-# builtins or to standard modules the tests use (`math.isclose = lambda *a: True`): each
-# assert first puts those back. A program that goes after the harness itself (frames, gc) is
-# out of reach of any in-process check; see SECURITY.md.
-
-_CHECKED_DUNDERS = (
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__bool__", "__len__", "__contains__", "__abs__", "__float__", "__index__", "__int__",
-)
-# Modules test code commonly relies on, loaded before the program so their state can be kept.
-# Kept to cheap ones: this runs before every scored test.
-_PRELOADED = ("math", "re", "string", "collections", "itertools", "functools", "operator",
-              "heapq", "bisect")
-_ELEMENTS_CHECKED = 100000
-
-
-class _Strict:
-    def __init__(self, program_module):
-        import operator
-        import types
-        for name in _PRELOADED:
-            try:
-                __import__(name)
-            except BaseException:
-                pass
-        self.function_type = types.FunctionType
-        self.program_module = program_module
-        self.ops = {
-            "Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE": operator.le,
-            "Gt": operator.gt, "GtE": operator.ge, "Is": operator.is_, "IsNot": operator.is_not,
-            "In": lambda a, b: operator.contains(b, a),
-            "NotIn": lambda a, b: not operator.contains(b, a),
-        }
-        self.modules = dict(sys.modules)
-        self.saved = {name: dict(vars(m)) for name, m in self.modules.items()
-                      if name in _PRELOADED or name == "builtins"}
-        self.isinstance = isinstance
-        self.type = type
-
-    def restore(self):
-        """Undo the program's changes to builtins and the preloaded modules."""
-        for name, module in self.modules.items():
-            if sys.modules.get(name) is not module:
-                sys.modules[name] = module
-        for name, saved in self.saved.items():
-            space = vars(self.modules[name])
-            for key, value in saved.items():
-                if space.get(key, saved) is not value:
-                    space[key] = value
-
-    def foreign(self, fn):
-        """Whether `fn` is code of the program under test."""
-        if self.isinstance(fn, (staticmethod, classmethod)):
-            fn = fn.__func__
-        if not self.isinstance(fn, self.function_type):
-            return False
-        return (getattr(fn, "__module__", None) == self.program_module
-                or fn.__code__.co_filename in (PROGRAM, "<string>"))
-
-    def untrusted(self, value):
-        """The first value (in `value` or its elements) whose type answers comparisons or truth
-        tests with program code, or None."""
-        stack = [value]
-        seen = 0
-        while stack and seen < _ELEMENTS_CHECKED:
-            v = stack.pop()
-            seen += 1
-            t = self.type(v)
-            for klass in t.__mro__:
-                space = vars(klass)
-                for name in _CHECKED_DUNDERS:
-                    if name in space and self.foreign(space[name]):
-                        return v, name
-            if t in (list, tuple, set, frozenset):
-                stack.extend(v)
-            elif t is dict:
-                stack.extend(v.keys())
-                stack.extend(v.values())
-        return None
-
-    def check(self, *values):
-        for value in values:
-            bad = self.untrusted(value)
-            if bad is not None:
-                raise AssertionError(
-                    "strict scoring: a %s value answers %s with code of the program under test"
-                    % (_safe_type_name(bad[0]), bad[1]))
-
-    def compare(self, ops, *operands):
-        self.check(*operands)
-        for i, op in enumerate(ops):
-            if not self.ops[op](operands[i], operands[i + 1]):
-                return False
-        return True
-
-    def truth(self, value):
-        self.check(value)
-        return bool(value)
-
-    def transform(self, source, helpers):
-        """`source` with each `assert` preceded by a restore and its test routed through the
-        checks; `helpers` names the check functions in the test's globals."""
-        import ast
-        restore, compare, truth = helpers
-
-        def call(name, args):
-            return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=args, keywords=[])
-
-        def wrap(expr):
-            if isinstance(expr, ast.Compare):
-                ops = ast.Tuple(elts=[ast.Constant(type(o).__name__) for o in expr.ops],
-                                ctx=ast.Load())
-                return call(compare, [ops, expr.left] + list(expr.comparators))
-            if isinstance(expr, ast.BoolOp):
-                return ast.BoolOp(op=expr.op, values=[wrap(v) for v in expr.values])
-            if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-                return ast.UnaryOp(op=expr.op, operand=wrap(expr.operand))
-            return call(truth, [expr])
-
-        class Rewrite(ast.NodeTransformer):
-            def visit_Assert(self, node):
-                self.generic_visit(node)
-                checked = ast.Assert(test=wrap(node.test), msg=node.msg)
-                return [ast.Expr(call(restore, [])), ast.copy_location(checked, node)]
-
-        tree = Rewrite().visit(ast.parse(source, TEST))
-        return ast.fix_missing_locations(tree)
-
-
-def _safe_type_name(value):
-    try:
-        return type(value).__qualname__
-    except BaseException:
-        return "?"
-
-
-def _install(strict, g):
-    """Puts the check functions in the test's globals under names the program cannot know."""
-    import os
-    token = os.urandom(6).hex()
-    names = ("_ldb_restore_" + token, "_ldb_compare_" + token, "_ldb_truth_" + token)
-    for name, fn in zip(names, (strict.restore, strict.compare, strict.truth)):
-        g[name] = fn
-    return names
-
-
-def _run_test(test, g, chars, strict=None):
-    """Runs one test; with `strict` (scoring), through the checks of `_Strict`."""
+def _run_test(test, g, chars):
+    """Runs one test in the globals `g`."""
     kind = test["kind"]
-    if strict is not None:
-        strict.restore()
     if kind == "load_only":
         return _result("passed")
     if kind == "statements":
         _register(TEST, test["source"])
-        code = test["source"]
-        if strict is not None:
-            code = strict.transform(code, _install(strict, g))
-        exec(compile(code, TEST, "exec", dont_inherit=True), g)
+        exec(compile(test["source"], TEST, "exec", dont_inherit=True), g)
         return _result("passed")
     _register(TEST, test.get("source") or test.get("expr") or "")
     setup = test.get("setup") or ""
@@ -262,19 +120,13 @@ def _run_test(test, g, chars, strict=None):
         return _result("passed", actual=_ldb.render(value, chars))
     if kind == "assert_truthy":
         value = _eval(pad + test["expr"], g)
-        if strict is not None:
-            strict.restore()
-        if value if strict is None else strict.truth(value):
+        if value:
             return _result("passed")
         return _result("failed", "test", actual=_ldb.render(value, chars))
     if kind == "assert_eq":
         actual = _eval(pad + test["lhs"], g)
         expected = _eval(pad + test["rhs"], g)
-        if strict is not None:
-            strict.restore()
-            strict.check(actual, expected)
-        same = bool(actual == expected)
-        if same:
+        if bool(actual == expected):
             return _result("passed")
         return _result(
             "failed", "test",
@@ -302,9 +154,12 @@ def _run_prelude(prelude, g):
     return None
 
 
-def run(req):
+def prepare(req):
+    """Compiles the program and makes its globals (with the prelude run in them).
+
+    Returns (code, globals, None), or (None, None, result) when it stops before the program
+    runs."""
     program = req["program"]
-    chars = req["value_chars"]
     _register(PROGRAM, program)
     try:
         code = compile(program, PROGRAM, "exec", dont_inherit=True)
@@ -312,9 +167,8 @@ def run(req):
         result = _result("error", "compile", exc)
         if isinstance(exc, SyntaxError) and exc.lineno:
             result["exception"]["program_line"] = exc.lineno
-        return result
+        return None, None, result
     module_name = "__main__" if req["as_main"] else "__ldb_program__"
-    strict = _Strict(module_name) if req.get("strict") else None
     alias = req.get("module")
     g = {
         "__name__": module_name,
@@ -335,13 +189,29 @@ def run(req):
             sys.modules[alias] = module
         g = module.__dict__
     result = _run_prelude(req.get("prelude"), g)
+    if result is not None:
+        return None, None, result
+    return code, g, None
+
+
+def flush_streams():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def run(req):
+    chars = req["value_chars"]
+    code, g, result = prepare(req)
     if result is None:
         phase = "load"
         _ldb.trace_start()
         try:
             exec(code, g)
             phase = "test"
-            result = _run_test(req["test"], g, chars, strict)
+            result = _run_test(req["test"], g, chars)
         except _ldb.TraceDeadline:
             result = _result("timeout", phase)
         except SystemExit as exc:
@@ -352,9 +222,5 @@ def run(req):
             result = _result("error", phase, exc)
         finally:
             _ldb.trace_stop()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
+    flush_streams()
     return result

@@ -10,6 +10,7 @@ pub mod limits;
 mod mounts;
 pub mod protocol;
 mod pyjson;
+pub mod split;
 pub mod worker;
 
 use std::io::{Read, Write};

@@ -56,9 +56,9 @@ pub struct WorkerRequest {
     /// Characters kept when rendering actual/expected values.
     pub value_chars: usize,
     pub trace: Option<TraceRequest>,
-    /// Checking meant for scoring: comparisons and truth tests in the test refuse values whose
-    /// `__eq__`/`__bool__`/... come from the program under test, and each assert first undoes
-    /// the program's changes to builtins and preloaded standard modules.
+    /// Checking meant for scoring: the program runs in a process of its own that only computes,
+    /// and the test (comparisons, expected values) runs in the worker, which never runs program
+    /// code ([`super::split`]). Values reach the test only as built-in types.
     #[serde(default)]
     pub strict: bool,
     /// Python run in the program's globals before it, untraced and under its own file name

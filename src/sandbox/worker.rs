@@ -23,8 +23,13 @@ pub const RESPONSE_FD: i32 = 4;
 /// Exit code for a worker that could not do its job (bad request, interpreter failure).
 pub const WORKER_FAILURE: i32 = 70;
 
-/// Entry point of `ldb __worker`. Never returns.
+/// Entry point of `ldb __worker` (and of `ldb __worker --serve`, the program's process of a
+/// scored run, see [`super::split`]). Never returns.
 pub fn main() -> ! {
+    if std::env::args_os().nth(2).as_deref() == Some(std::ffi::OsStr::new(super::split::SERVE_ARG))
+    {
+        super::split::serve_main();
+    }
     let code = match run() {
         Ok(()) => 0,
         Err(message) => {
@@ -55,11 +60,24 @@ fn run() -> Result<(), String> {
         serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
 
     let isolation = super::isolate::enter(&req.limits, &req.workdir);
+    // SAFETY: getpid has no preconditions.
+    let harness_pid = unsafe { libc::getpid() };
     if let Some(trace) = req.trace.clone() {
         hook::configure(trace, PROGRAM_FILENAME, started);
     }
-    let response = Python::attach(|py| run_harness(py, &req, isolation))
-        .map_err(|e| format!("python harness failed: {e}"))?;
+    let response = if req.strict && req.trace.is_none() {
+        // Scoring: the program runs in a process of its own and only computes.
+        super::split::checked_run(&req, isolation)?
+    } else {
+        Python::attach(|py| run_harness(py, &req, isolation))
+            .map_err(|e| format!("python harness failed: {e}"))?
+    };
+    // A process the program forked returns here too: only the worker itself may answer, or
+    // the copies' answers would garble (or pre-empt) the real one.
+    // SAFETY: getpid has no preconditions; _exit ends this copy without running anything else.
+    if unsafe { libc::getpid() } != harness_pid {
+        unsafe { libc::_exit(0) }
+    }
     let bytes = serde_json::to_vec(&response).map_err(|e| format!("encoding response: {e}"))?;
     response_pipe
         .write_all(&bytes)
@@ -85,7 +103,6 @@ fn run_harness(
         "test": req.test,
         "as_main": req.as_main,
         "value_chars": req.value_chars,
-        "strict": req.strict,
         "prelude": req.prelude,
         "module": req.module,
     });

@@ -1,0 +1,496 @@
+"""A scored run in two processes: the program's process only computes, the checker compares.
+
+The program runs in a process of its own (`serve`), started fresh (exec) so nothing of the test
+is in its memory. The checker (`check`) runs the test: every name the program defines is a
+stand-in there, and calling one sends the arguments to the program's process, which calls the
+real function and sends back the value. Values cross as tagged JSON of built-in types only
+(numbers, strings, bytes, lists, tuples, sets, dicts, ...); anything else arrives as an opaque
+value that equals nothing. So the test's comparisons, `assert` and expected values all live in a
+process that never ran program code, and the program never sees an expected value: patching
+`__eq__`, builtins, the harness's frames or the result pipe changes nothing the checker uses.
+"""
+import builtins
+import json
+import os
+import sys
+
+import ldb_harness as H
+
+MAX_FRAME = 64 << 20
+# Elements encoded per value at most: an endless generator or a huge structure stops here.
+MAX_ITEMS = 2_000_000
+# Characters of an opaque value's repr that are kept.
+OPAQUE_CHARS = 200
+
+
+# --- frames: 4-byte big-endian length, then JSON -------------------------------------------
+
+def _send(fd, obj):
+    data = json.dumps(obj, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    data = len(data).to_bytes(4, "big") + data
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exactly(fd, n):
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _recv(fd):
+    """The next frame, or None at the end of the stream (the other side is gone)."""
+    head = _read_exactly(fd, 4)
+    if head is None:
+        return None
+    size = int.from_bytes(head, "big")
+    if size > MAX_FRAME:
+        raise ValueError("a frame of %d bytes is over the limit" % size)
+    body = _read_exactly(fd, size)
+    if body is None:
+        return None
+    return json.loads(body.decode("utf-8", "surrogatepass"))
+
+
+# --- values -----------------------------------------------------------------------------
+
+class _TooBig(Exception):
+    pass
+
+
+class Opaque:
+    """A value that is not of a built-in type: it reaches the test as itself only."""
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name, text):
+        self.type_name = type_name
+        self.text = text
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("a %s value from the program has no truth value here: only values of "
+                        "built-in types reach the test" % self.type_name)
+
+    def __repr__(self):
+        return "<%s: %s>" % (self.type_name, self.text)
+
+
+def _opaque(v):
+    try:
+        name = type(v).__qualname__
+    except BaseException:
+        name = "?"
+    try:
+        text = repr(v)
+    except BaseException:
+        text = "repr() raised"
+    if type(name) is not str:
+        name = "?"
+    if type(text) is not str:
+        text = "?"
+    return {"o": name[:100], "repr": text[:OPAQUE_CHARS]}
+
+
+def encode(v, budget=None):
+    """`v` as tagged JSON; values of other types become opaque."""
+    if budget is None:
+        budget = [MAX_ITEMS]
+    try:
+        return _encode(v, budget)
+    except _TooBig:
+        return {"o": "too large", "repr": "a value of more than %d elements" % MAX_ITEMS}
+    except RecursionError:
+        return {"o": "too deep", "repr": "a value nested too deeply"}
+    except ValueError:
+        # An integer past the text conversion limit.
+        return {"o": "too large", "repr": "a number too large to convert"}
+
+
+def _encode(v, budget):
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig()
+    if v is None or v is True or v is False:
+        return v
+    t = type(v)
+    if t is str or t is float:
+        return v
+    if t is int:
+        # JSON numbers of any size; the text conversion limit applies to huge ones.
+        return v if -(1 << 63) < v < (1 << 63) else {"i": str(v)}
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return _encode(int(v), budget)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, list):
+        return {"l": [_encode(x, budget) for x in v]}
+    if isinstance(v, tuple):
+        return {"t": [_encode(x, budget) for x in v]}
+    if isinstance(v, dict):
+        return {"d": [[_encode(k, budget), _encode(x, budget)] for k, x in v.items()]}
+    if isinstance(v, frozenset):
+        return {"fs": [_encode(x, budget) for x in v]}
+    if isinstance(v, set):
+        return {"s": [_encode(x, budget) for x in v]}
+    if isinstance(v, bytes):
+        return {"b": bytes(v).hex()}
+    if isinstance(v, bytearray):
+        return {"ba": bytes(v).hex()}
+    if isinstance(v, complex):
+        return {"c": [v.real, v.imag]}
+    if isinstance(v, range):
+        return {"r": [v.start, v.stop, v.step]}
+    module = getattr(t, "__module__", None)
+    if module == "fractions" and t.__name__ == "Fraction":
+        return {"fr": [str(v.numerator), str(v.denominator)]}
+    if module == "decimal" and t.__name__ == "Decimal":
+        return {"dec": str(v)}
+    if hasattr(t, "__next__") and hasattr(t, "__iter__"):
+        # A generator or iterator: what it yields, up to the element budget.
+        items = []
+        for x in v:
+            items.append(_encode(x, budget))
+        return {"it": items}
+    return _opaque(v)
+
+
+def decode(x):
+    """A value from its tagged JSON; anything malformed raises ValueError."""
+    if x is None or x is True or x is False:
+        return x
+    t = type(x)
+    if t is int or t is float or t is str:
+        return x
+    if t is not dict or not x:
+        raise ValueError("not a tagged value")
+    if "o" in x:
+        return Opaque(str(x.get("o")), str(x.get("repr", "")))
+    if len(x) != 1:
+        raise ValueError("not a tagged value")
+    (tag, body), = x.items()
+    if tag == "i":
+        return int(body)
+    if tag == "dec":
+        import decimal
+        return decimal.Decimal(str(body))
+    if tag == "fr":
+        import fractions
+        return fractions.Fraction(int(body[0]), int(body[1]))
+    if tag == "b":
+        return bytes.fromhex(body)
+    if tag == "ba":
+        return bytearray.fromhex(body)
+    if type(body) is not list:
+        raise ValueError("not a tagged value")
+    if tag == "l":
+        return [decode(i) for i in body]
+    if tag == "t":
+        return tuple(decode(i) for i in body)
+    if tag == "s":
+        return _same_order(set, [decode(i) for i in body])
+    if tag == "fs":
+        return _same_order(frozenset, [decode(i) for i in body])
+    if tag == "d":
+        return {decode(k): decode(v) for k, v in body}
+    if tag == "c":
+        return complex(float(body[0]), float(body[1]))
+    if tag == "r":
+        return range(int(body[0]), int(body[1]), int(body[2]))
+    if tag == "it":
+        return iter([decode(i) for i in body])
+    raise ValueError("unknown tag %r" % tag)
+
+
+def _same_order(kind, items):
+    """A set of `items` that iterates in their order, when one of a few ways of building it
+    does: a set's order depends on how it was built, and a program that returns `tuple(s)`
+    must see the order the test's set had."""
+    first = kind(items)
+    if len(items) > 10000 or list(first) == items:
+        return first
+    ways = [lambda: kind(frozenset(items)), lambda: kind(set(frozenset(items)))]
+    try:
+        ordered = sorted(items)
+        ways += [lambda: kind(frozenset(ordered)), lambda: kind(set(frozenset(ordered)))]
+    except TypeError:
+        pass
+    for way in ways:
+        candidate = way()
+        if list(candidate) == items:
+            return candidate
+    return first
+
+
+# --- the program's process ---------------------------------------------------------------
+
+def _names(g):
+    """What the checker may use of the program's globals: callables (called here), standard
+    modules (imported there), and plain values."""
+    out = {}
+    for name, v in list(g.items()):
+        if type(name) is not str or name.startswith("__"):
+            continue
+        try:
+            if type(v).__name__ == "module":
+                out[name] = {"module": str(getattr(v, "__name__", ""))}
+            elif callable(v):
+                out[name] = {"call": True}
+            else:
+                out[name] = {"value": encode(v, [10000])}
+        except BaseException:
+            continue
+    return out
+
+
+def _answer(g, msg):
+    fn = g.get(msg["call"])
+    args = [decode(a) for a in msg["args"]]
+    kwargs = {k: decode(v) for k, v in msg["kwargs"]}
+    try:
+        value = fn(*args, **kwargs)
+    except SystemExit as exc:
+        return {"exit": H._exit_code(exc)}
+    except BaseException as exc:
+        return {"raise": H._exception(exc), "builtin": type(exc).__module__ == "builtins"}
+    reply = {"ok": encode(value)}
+    if any(type(a) in (list, dict, set, bytearray) for a in args):
+        # In-place changes to the arguments travel back (a sort that mutates its list).
+        reply["args"] = [encode(a) for a in args]
+    return reply
+
+
+def serve(req, fd):
+    """Loads the program, says what it defines, then answers calls until the checker hangs up."""
+    code, g, result = H.prepare(req)
+    if result is None:
+        try:
+            exec(code, g)
+        except SystemExit as exc:
+            result = H._result("exited", "load", exit_code=H._exit_code(exc))
+        except BaseException as exc:
+            result = H._result("error", "load", exc)
+    H.flush_streams()
+    if result is not None:
+        _send(fd, {"loaded": False, "result": result})
+        return
+    _send(fd, {"loaded": True, "names": _names(g)})
+    while True:
+        msg = _recv(fd)
+        if msg is None:
+            return
+        reply = _answer(g, msg)
+        H.flush_streams()
+        _send(fd, reply)
+
+
+# --- the checker ------------------------------------------------------------------------
+# Everything below reads what the program's process sent as untrusted data.
+
+class ProgramGone(Exception):
+    """The program's process ended, or broke the channel, while the test needed it."""
+
+
+def _text(v, default=""):
+    return v if type(v) is str else default
+
+
+def _line(v):
+    return v if type(v) is int and 0 < v < (1 << 31) else None
+
+
+def _clean_exception(info):
+    if type(info) is not dict:
+        return {"kind": "Exception", "message": "", "program_line": None, "test_line": None,
+                "traceback": "", "prelude_line": None}
+    return {
+        "kind": _text(info.get("kind"), "Exception")[:200] or "Exception",
+        "message": _text(info.get("message"))[:10000],
+        "program_line": _line(info.get("program_line")),
+        "test_line": None,
+        "traceback": _text(info.get("traceback"))[:20000],
+        "prelude_line": _line(info.get("prelude_line")),
+    }
+
+
+def _load_failure(result):
+    """The program's report that it did not load, made safe: never a pass."""
+    if type(result) is not dict:
+        result = {}
+    status = result.get("status")
+    exit_code = result.get("exit_code")
+    return {
+        "status": status if status in ("error", "exited") else "error",
+        "phase": result.get("phase") if result.get("phase") in ("prelude", "compile", "load")
+        else "load",
+        "exception": _clean_exception(result["exception"]) if result.get("exception") else None,
+        "actual": None,
+        "expected": None,
+        "exit_code": exit_code if type(exit_code) is int and -(1 << 31) <= exit_code < (1 << 31)
+        else None,
+    }
+
+
+class _Link:
+    def __init__(self, fd, pid):
+        self.fd = fd
+        self.pid = pid
+
+    def recv(self):
+        try:
+            msg = _recv(self.fd)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ProgramGone("the program's process sent something unreadable (%s)" % exc)
+        if msg is None:
+            raise ProgramGone(self._how_it_ended())
+        if type(msg) is not dict:
+            raise ProgramGone("the program's process sent something unreadable")
+        return msg
+
+    def _how_it_ended(self):
+        import time
+        for _ in range(50):
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return "the program's process ended before the test finished"
+            if pid:
+                if os.WIFSIGNALED(status):
+                    return ("the program's process was killed by signal %d before the test "
+                            "finished" % os.WTERMSIG(status))
+                return ("the program's process exited with code %d before the test finished"
+                        % os.WEXITSTATUS(status))
+            time.sleep(0.01)
+        return "the program's process closed its channel before the test finished"
+
+    def call(self, name, args, kwargs):
+        _send(self.fd, {
+            "call": name,
+            "args": [encode(a) for a in args],
+            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
+        })
+        reply = self.recv()
+        if "ok" in reply:
+            try:
+                value = decode(reply["ok"])
+                changed = reply.get("args")
+                if type(changed) is list and len(changed) == len(args):
+                    for arg, new in zip(args, changed):
+                        _update_in_place(arg, decode(new))
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise ProgramGone("the program's process sent a malformed value (%s)" % exc)
+            return value
+        if "exit" in reply:
+            code = reply["exit"]
+            raise SystemExit(code if type(code) is int else 1)
+        if "raise" in reply:
+            info = _clean_exception(reply["raise"])
+            exc = _rebuild(info, reply.get("builtin") is True)
+            exc._ldb_remote = info
+            raise exc
+        raise ProgramGone("the program's process sent something unreadable")
+
+
+def _update_in_place(arg, new):
+    t = type(arg)
+    if t is not type(new):
+        return
+    if t is list or t is bytearray:
+        arg[:] = new
+    elif t is dict or t is set:
+        arg.clear()
+        arg.update(new)
+
+
+def _rebuild(info, builtin):
+    """An exception of the program's class when it is a built-in one (so a test's `except
+    ValueError` still catches it), else of a class with its name."""
+    kind = info["kind"]
+    cls = getattr(builtins, kind, None) if builtin and kind.isidentifier() else None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            return cls(info["message"])
+        except BaseException:
+            pass
+    name = kind if kind.isidentifier() else "ProgramError"
+    return type(name, (Exception,), {})(info["message"])
+
+
+def _stand_in(link, name):
+    def call(*args, **kwargs):
+        return link.call(name, args, kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _globals(link, names, alias):
+    g = {"__name__": "__ldb_test__", "__builtins__": builtins}
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    if type(names) is not dict:
+        names = {}
+    for name, entry in names.items():
+        if type(name) is not str or not name.isidentifier() or type(entry) is not dict:
+            continue
+        if entry.get("call") is True:
+            g[name] = _stand_in(link, name)
+        elif "module" in entry:
+            module = entry["module"]
+            # Only standard modules: a module the program wrote into its folder stays there.
+            if type(module) is str and module.split(".")[0] in stdlib:
+                try:
+                    import importlib
+                    g[name] = importlib.import_module(module)
+                except BaseException:
+                    pass
+        elif "value" in entry:
+            try:
+                g[name] = decode(entry["value"])
+            except (ValueError, TypeError, KeyError, IndexError):
+                pass
+    if alias:
+        import types
+        module = types.ModuleType(alias)
+        module.__dict__.update({k: v for k, v in g.items() if k != "__name__"})
+        sys.modules[alias] = module
+    return g
+
+
+def check(req, fd, pid):
+    """Runs the test against the program's process; the result dict of the harness."""
+    link = _Link(fd, pid)
+    chars = req["value_chars"]
+    phase = "load"
+    try:
+        hello = link.recv()
+        if hello.get("loaded") is not True:
+            return _load_failure(hello.get("result"))
+        g = _globals(link, hello.get("names"), req.get("module"))
+        phase = "test"
+        return H._run_test(req["test"], g, chars)
+    except ProgramGone as exc:
+        return H._result("error", phase, exc)
+    except SystemExit as exc:
+        return H._result("exited", phase, exit_code=H._exit_code(exc))
+    except AssertionError as exc:
+        return H._result("failed" if phase == "test" else "error", phase, exc)
+    except BaseException as exc:
+        return H._result("error", phase, exc)
+    finally:
+        H.flush_streams()

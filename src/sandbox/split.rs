@@ -1,0 +1,207 @@
+//! Scoring in two processes, inside one sandboxed worker (`strict` requests).
+//!
+//! The worker becomes the checker: it starts the program's process by re-executing this binary
+//! (`ldb __worker --serve`: a fresh image, so nothing of the test is in its memory), hands it
+//! only the program, and runs the test itself with stand-ins that call into that process over a
+//! socket (`split.py`). The program's process is already inside the run's namespaces, uid and
+//! limits; the checker makes itself non-dumpable first, so the program (same uid, no
+//! capabilities) can neither trace it nor read or write its memory through `/proc`. What the
+//! program can still do to the checker (kill it, stop it, flood the channel) ends the run
+//! without a response or with an error: a failure, never a pass.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+
+use super::protocol::{Isolation, WorkerRequest, WorkerResponse};
+use super::pyjson;
+use super::worker::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
+use crate::trace::hook;
+
+/// Argument after the worker command that makes it the program's process of a scored run.
+pub const SERVE_ARG: &str = "--serve";
+
+/// What the program's process is told: the program, never the test.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ServeRequest {
+    program: String,
+    as_main: bool,
+    value_chars: usize,
+    prelude: Option<String>,
+    module: Option<String>,
+}
+
+/// The checker's side: start the program's process, run the test against it, report.
+pub fn checked_run(req: &WorkerRequest, isolation: Isolation) -> Result<WorkerResponse, String> {
+    // SAFETY: prctl on this process only.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(format!(
+            "cannot make the checker non-dumpable: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("locating ldb: {e}"))?;
+    let (ours, theirs) = socket_pair()?;
+    let (req_read, req_write) = pipe()?;
+    let child_fds = [req_read.as_raw_fd(), theirs.as_raw_fd()];
+    let mut cmd = Command::new(&exe);
+    cmd.arg(super::WORKER_COMMAND)
+        .arg(SERVE_ARG)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    // SAFETY: only async-signal-safe calls (fcntl, dup2, close, prctl) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let high: Vec<i32> = child_fds
+                .iter()
+                .map(|&fd| libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10))
+                .collect();
+            if high.iter().any(|&fd| fd < 0) {
+                return Err(std::io::Error::last_os_error());
+            }
+            // fd 4 was the checker's response pipe: replacing it leaves the program no way to it.
+            for (target, fd) in [REQUEST_FD, RESPONSE_FD].into_iter().zip(high) {
+                if libc::dup2(fd, target) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(fd);
+            }
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the program's process: {e}"))?;
+    drop(req_read);
+    drop(theirs);
+    let serve = ServeRequest {
+        program: req.program.clone(),
+        as_main: req.as_main,
+        value_chars: req.value_chars,
+        prelude: req.prelude.clone(),
+        module: req.module.clone(),
+    };
+    let bytes = serde_json::to_vec(&serve).map_err(|e| format!("encoding: {e}"))?;
+    // The program is small next to a pipe's buffer only sometimes: write from a thread.
+    let writer = std::thread::spawn(move || {
+        let mut w = File::from(req_write);
+        let _ = w.write_all(&bytes);
+    });
+    let pid = child.id();
+    let outcome = Python::attach(|py| -> PyResult<WorkerResponse> {
+        let (_, split) = load_modules(py)?;
+        let request = serde_json::json!({
+            "test": req.test,
+            "value_chars": req.value_chars,
+            "module": req.module,
+        });
+        let out = split.call_method1(
+            "check",
+            (pyjson::to_python(py, &request)?, ours.as_raw_fd(), pid),
+        )?;
+        let mut response: WorkerResponse = serde_json::from_value(pyjson::from_python(&out))
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("checker result: {e}")))?;
+        response.isolation = isolation;
+        Ok(response)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = writer.join();
+    outcome.map_err(|e| format!("python checker failed: {e}"))
+}
+
+/// The program's side (`ldb __worker --serve`): load the program, answer calls. Never returns.
+pub fn serve_main() -> ! {
+    let code = match serve() {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("ldb worker: {message}");
+            WORKER_FAILURE
+        }
+    };
+    // SAFETY: terminating the process; threads the program started must not keep it alive.
+    unsafe { libc::_exit(code) }
+}
+
+fn serve() -> Result<(), String> {
+    // SAFETY: the checker hands us these two descriptors and nothing else owns them.
+    let mut request_pipe = unsafe { File::from_raw_fd(REQUEST_FD) };
+    let mut raw = String::new();
+    request_pipe
+        .read_to_string(&mut raw)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    drop(request_pipe);
+    let req: ServeRequest =
+        serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
+    Python::attach(|py| -> PyResult<()> {
+        let (_, split) = load_modules(py)?;
+        let request = serde_json::json!({
+            "program": req.program,
+            "as_main": req.as_main,
+            "value_chars": req.value_chars,
+            "prelude": req.prelude,
+            "module": req.module,
+        });
+        split.call_method1("serve", (pyjson::to_python(py, &request)?, RESPONSE_FD))?;
+        Ok(())
+    })
+    .map_err(|e| format!("python serve failed: {e}"))
+}
+
+fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyModule>)> {
+    hook::register_module(py)?;
+    let harness = PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("harness.py")),
+        pyo3::ffi::c_str!("ldb_harness.py"),
+        pyo3::ffi::c_str!("ldb_harness"),
+    )?;
+    let split = PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("split.py")),
+        pyo3::ffi::c_str!("ldb_split.py"),
+        pyo3::ffi::c_str!("ldb_split"),
+    )?;
+    Ok((harness, split))
+}
+
+fn socket_pair() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: socketpair fills both descriptors on success; we take ownership immediately.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: freshly created descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills both descriptors on success; we take ownership immediately.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: freshly created descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
