@@ -3,16 +3,23 @@
 //!
 //! Endpoints: `GET /v1/models`, `POST /v1/chat/completions` (with usage counts; `stream: true`
 //! is answered as one content chunk followed by `[DONE]`), `GET /health`.
+//!
+//! Like the servers users know (llama.cpp's, vLLM): a request field of the wrong type or out of
+//! range gets a 400 naming the field, a body announced larger than [`MAX_BODY`] gets a 413
+//! before it is read, and every request logs one line on stderr (method, path, status, tokens,
+//! time).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::model::{ChatRequest, JsonSchema, Message, Role, SharedModel};
@@ -34,12 +41,61 @@ impl ServeState {
     }
 }
 
+/// Largest request body accepted (a long conversation is well below it).
+pub const MAX_BODY: usize = 16 << 20;
+
+/// Tokens of a completion, left in the response for the request log.
+#[derive(Clone, Copy)]
+struct Served {
+    prompt: u64,
+    completion: u64,
+}
+
 pub fn router(state: Arc<ServeState>) -> Router {
     Router::new()
         .route("/health", get(|| async { "ok" }))
         .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(chat))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(limit_body))
+        .layer(middleware::from_fn(log_request))
         .with_state(state)
+}
+
+/// A body announced larger than [`MAX_BODY`] is refused before any of it is read.
+async fn limit_body(request: Request, next: Next) -> Response {
+    let announced = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u128>().ok());
+    if announced.is_some_and(|n| n > MAX_BODY as u128) {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request_error",
+            format!("the body is larger than the limit of {MAX_BODY} bytes"),
+        );
+    }
+    next.run(request).await
+}
+
+/// One line per request on stderr: method, path, status, tokens, time.
+async fn log_request(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let response = next.run(request).await;
+    let tokens = response
+        .extensions()
+        .get::<Served>()
+        .map(|t| format!(" {}+{} tokens", t.prompt, t.completion))
+        .unwrap_or_default();
+    eprintln!(
+        "{method} {path} {}{tokens} {} ms",
+        response.status().as_u16(),
+        started.elapsed().as_millis()
+    );
+    response
 }
 
 /// Serve until the listener fails or the task is dropped.
@@ -78,10 +134,10 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         Ok(r) => r,
         Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
     };
-    let stream = body["stream"].as_bool().unwrap_or(false);
-    let include_usage = body["stream_options"]["include_usage"]
-        .as_bool()
-        .unwrap_or(false);
+    let (stream, include_usage) = match stream_flags(&body) {
+        Ok(flags) => flags,
+        Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
+    };
     let response = match state.model.chat(&request).await {
         Ok(r) => r,
         Err(e) => {
@@ -102,6 +158,10 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         Some(max) if response.usage.completion_tokens >= u64::from(max) => "length",
         _ => "stop",
     };
+    let served = Served {
+        prompt: response.usage.prompt_tokens,
+        completion: response.usage.completion_tokens,
+    };
     let usage = json!({
         "prompt_tokens": response.usage.prompt_tokens,
         "completion_tokens": response.usage.completion_tokens,
@@ -109,7 +169,7 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         "prompt_tokens_details": {"cached_tokens": response.usage.cached_prompt_tokens},
     });
     if !stream {
-        return Json(json!({
+        let mut reply = Json(json!({
             "id": id,
             "object": "chat.completion",
             "created": created,
@@ -122,6 +182,8 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
             "usage": usage,
         }))
         .into_response();
+        reply.extensions_mut().insert(served);
+        return reply;
     }
     let chunk = |delta: Value, finish: Value, usage: Value| {
         let mut c = json!({
@@ -151,35 +213,95 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         text.push_str(&format!("data: {last}\n\n"));
     }
     text.push_str("data: [DONE]\n\n");
-    ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response()
+    let mut reply = ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response();
+    reply.extensions_mut().insert(served);
+    reply
 }
 
-/// The OpenAI chat request fields ldb understands; content may be a string or a list of parts.
+/// The OpenAI chat request fields ldb understands, typed: a field of the wrong type or out of
+/// range is an error naming it; fields ldb does not use are ignored (clients send many).
+#[derive(Debug, serde::Deserialize)]
+struct MessageBody {
+    role: String,
+    #[serde(default)]
+    content: Option<Content>,
+}
+
+/// Message content: a string or a list of parts (only text parts are read).
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Part {
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct ResponseFormat {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    json_schema: Option<SchemaSpec>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct SchemaSpec {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    schema: Option<Value>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: Option<bool>,
+}
+
+/// The typed value of `body[name]`; absent or null is `None`.
+fn field<T: DeserializeOwned>(body: &Value, name: &str) -> Result<Option<T>, String> {
+    match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|e| format!("`{name}`: {e}")),
+    }
+}
+
+/// Whether the request asks for streaming, and for usage in the stream.
+fn stream_flags(body: &Value) -> Result<(bool, bool), String> {
+    let stream = field::<bool>(body, "stream")?.unwrap_or(false);
+    let options = field::<StreamOptions>(body, "stream_options")?.unwrap_or_default();
+    Ok((stream, options.include_usage.unwrap_or(false)))
+}
+
 fn parse_request(body: &Value) -> Result<ChatRequest, String> {
-    let messages = body["messages"]
-        .as_array()
-        .ok_or("`messages` must be a list of {role, content}")?;
+    if !body.is_object() {
+        return Err("the body must be a JSON object".into());
+    }
+    let messages: Vec<MessageBody> =
+        field(body, "messages")?.ok_or("`messages` is required: a list of {role, content}")?;
     let mut out = Vec::with_capacity(messages.len());
-    for (i, m) in messages.iter().enumerate() {
-        let role = match m["role"].as_str() {
-            Some("system") | Some("developer") => Role::System,
-            Some("user") => Role::User,
-            Some("assistant") => Role::Assistant,
-            other => return Err(format!("messages[{i}].role: unsupported role {other:?}")),
-        };
-        let content = match &m["content"] {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join(""),
-            Value::Null => String::new(),
-            _ => {
+    for (i, m) in messages.into_iter().enumerate() {
+        let role = match m.role.as_str() {
+            "system" | "developer" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
                 return Err(format!(
-                    "messages[{i}].content must be a string or a list of text parts"
-                ))
+                "`messages[{i}].role`: unsupported role {other:?} (use system, user or assistant)"
+            ))
             }
+        };
+        let content = match m.content {
+            Some(Content::Text(s)) => s,
+            Some(Content::Parts(parts)) => parts.into_iter().filter_map(|p| p.text).collect(),
+            None => String::new(),
         };
         out.push(Message { role, content });
     }
@@ -187,27 +309,66 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
         return Err("`messages` is empty".into());
     }
     let mut request = ChatRequest::new(out);
-    request.temperature = body["temperature"].as_f64().map(|t| t as f32).or(Some(0.0));
-    request.max_tokens = body["max_completion_tokens"]
-        .as_u64()
-        .or_else(|| body["max_tokens"].as_u64())
-        .map(|n| n.min(u64::from(u32::MAX)) as u32);
-    request.seed = body["seed"]
-        .as_u64()
-        .or_else(|| body["seed"].as_i64().map(|s| s as u64));
-    request.json_schema = match body["response_format"]["type"].as_str() {
-        Some("json_schema") => {
-            let spec = &body["response_format"]["json_schema"];
-            Some(JsonSchema {
-                name: spec["name"].as_str().unwrap_or("reply").to_string(),
-                schema: spec["schema"].clone(),
-            })
+    let temperature = field::<f64>(body, "temperature")?;
+    if let Some(t) = temperature {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(format!("`temperature`: {t} is outside 0 to 2"));
         }
-        Some("json_object") => Some(JsonSchema {
-            name: "json_object".into(),
-            schema: json!({"type": "object"}),
-        }),
-        _ => None,
+    }
+    request.temperature = Some(temperature.unwrap_or(0.0) as f32);
+    if let Some(p) = field::<f64>(body, "top_p")? {
+        if !(p > 0.0 && p <= 1.0) {
+            return Err(format!("`top_p`: {p} is outside (0, 1]"));
+        }
+    }
+    let max_tokens = |name: &str| -> Result<Option<u32>, String> {
+        match field::<i64>(body, name)? {
+            Some(n) if n < 1 => Err(format!("`{name}`: {n} must be at least 1")),
+            Some(n) => Ok(Some(n.min(i64::from(u32::MAX)) as u32)),
+            None => Ok(None),
+        }
+    };
+    request.max_tokens = match max_tokens("max_completion_tokens")? {
+        Some(n) => Some(n),
+        None => max_tokens("max_tokens")?,
+    };
+    if let Some(n) = field::<i64>(body, "n")? {
+        if n < 1 {
+            return Err(format!("`n`: {n} must be at least 1"));
+        }
+    }
+    // OpenAI seeds are 64-bit signed; the model takes the bits as they are.
+    request.seed = match field::<serde_json::Number>(body, "seed")? {
+        None => None,
+        Some(n) => Some(
+            n.as_u64()
+                .or_else(|| n.as_i64().map(|s| s as u64))
+                .ok_or("`seed`: must be a whole number")?,
+        ),
+    };
+    request.json_schema = match field::<ResponseFormat>(body, "response_format")? {
+        None => None,
+        Some(f) => match f.kind.as_str() {
+            "json_schema" => {
+                let spec = f
+                    .json_schema
+                    .ok_or("`response_format.json_schema` is required for type json_schema")?;
+                Some(JsonSchema {
+                    name: spec.name.unwrap_or_else(|| "reply".into()),
+                    schema: spec.schema.unwrap_or_else(|| json!({})),
+                })
+            }
+            "json_object" => Some(JsonSchema {
+                name: "json_object".into(),
+                schema: json!({"type": "object"}),
+            }),
+            "text" => None,
+            other => {
+                return Err(format!(
+                    "`response_format.type`: unsupported {other:?} (use text, json_object or json_schema)"
+                ))
+            }
+        },
     };
     Ok(request)
 }
