@@ -8,6 +8,7 @@
 //! task prompt, the program, visible tests and their results are rendered.
 
 mod conversation;
+pub mod failure;
 pub mod html;
 pub mod localise;
 pub mod progress;
@@ -170,6 +171,7 @@ impl Fixer {
             usage: UsageTotals::default(),
             timings: Timings::default(),
             error: None,
+            error_class: None,
             candidates: Vec::new(),
             selection: None,
         };
@@ -182,6 +184,7 @@ impl Fixer {
         if let Err(e) = outcome {
             report.status = FixStatus::Error;
             report.error = Some(e.to_string());
+            report.error_class = Some(e.class());
         }
         // Totals over every call.
         for call in report

@@ -59,6 +59,9 @@ pub struct FixReport {
     pub timings: Timings,
     /// What stopped the run, for status `error`.
     pub error: Option<String>,
+    /// Its kind, for status `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<super::failure::ErrorClass>,
     /// Every candidate of a search (`strategy: search`), the seed first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<CandidateRecord>,

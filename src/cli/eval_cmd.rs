@@ -205,7 +205,7 @@ impl From<EvalError> for CliError {
     fn from(e: EvalError) -> Self {
         let status = match &e {
             e if e.is_input() => ExitStatus::BadInput,
-            EvalError::Fatal { class, .. } if class.is_backend() => ExitStatus::Backend,
+            EvalError::Fatal { class, .. } => ExitStatus::of(*class),
             _ => ExitStatus::Sandbox,
         };
         CliError {

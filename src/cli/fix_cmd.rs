@@ -282,26 +282,31 @@ fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> 
     }
 }
 
-/// Fixed when every task passes; a backend or sandbox failure wins over "not fixed".
+/// Fixed when every task passes; a backend or sandbox failure wins over "not fixed" (a sandbox
+/// one over a backend one).
 fn exit_status(reports: &[FixReport]) -> ExitStatus {
-    let errors: Vec<&str> = reports
+    let failed: Vec<&FixReport> = reports
         .iter()
         .filter(|r| r.status == FixStatus::Error)
-        .filter_map(|r| r.error.as_deref())
         .collect();
-    for r in reports.iter().filter(|r| r.status == FixStatus::Error) {
+    let mut hinted = Vec::new();
+    for r in &failed {
         eprintln!(
             "error: [{}] {}",
             r.task_id,
             r.error.as_deref().unwrap_or("failed")
         );
+        if let Some(class) = r.error_class.filter(|c| !hinted.contains(c)) {
+            eprintln!("hint: {}", class.hint());
+            hinted.push(class);
+        }
     }
-    if !errors.is_empty() {
-        // One classification of error messages for `fix` and `eval` alike.
-        let sandbox = errors
+    if !failed.is_empty() {
+        let statuses: Vec<ExitStatus> = failed
             .iter()
-            .any(|e| crate::eval::score::classify_error(e) == crate::eval::ErrorClass::Sandbox);
-        return if sandbox {
+            .map(|r| r.error_class.map_or(ExitStatus::Backend, ExitStatus::of))
+            .collect();
+        return if statuses.contains(&ExitStatus::Sandbox) {
             ExitStatus::Sandbox
         } else {
             ExitStatus::Backend

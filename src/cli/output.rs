@@ -16,6 +16,18 @@ pub enum ExitStatus {
     Interrupted = 130,
 }
 
+impl ExitStatus {
+    /// The status of a run stopped by a failure of this kind: the model backend 3, a failure on
+    /// ldb's side (sandbox, prompt template, seed command, internal) 4.
+    pub fn of(class: crate::eval::ErrorClass) -> Self {
+        if class.is_backend() {
+            ExitStatus::Backend
+        } else {
+            ExitStatus::Sandbox
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct CliError {
     pub message: String,
@@ -105,4 +117,135 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     print(&text);
     print("\n");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentError;
+    use crate::eval::ErrorClass;
+    use crate::model::ModelError;
+    use crate::sandbox::SandboxError;
+
+    /// Every kind of failure, from the typed error where it happens to its exit status and
+    /// hint: no message text is parsed on the way.
+    #[test]
+    fn each_failure_kind_has_its_exit_status_and_hint() {
+        let text = || "x".to_string();
+        let cases: Vec<(AgentError, ErrorClass, ExitStatus, &str)> = vec![
+            (
+                ModelError::Auth {
+                    status: 401,
+                    message: text(),
+                }
+                .into(),
+                ErrorClass::BackendAuth,
+                ExitStatus::Backend,
+                "OPENAI_API_KEY",
+            ),
+            (
+                ModelError::ModelNotFound {
+                    model: text(),
+                    endpoint: text(),
+                    message: text(),
+                }
+                .into(),
+                ErrorClass::BackendModelNotFound,
+                ExitStatus::Backend,
+                "--model",
+            ),
+            (
+                ModelError::Connection {
+                    endpoint: text(),
+                    message: text(),
+                }
+                .into(),
+                ErrorClass::BackendConnection,
+                ExitStatus::Backend,
+                "--base-url",
+            ),
+            (
+                ModelError::Config(text()).into(),
+                ErrorClass::BackendConfig,
+                ExitStatus::Backend,
+                "config file",
+            ),
+            (
+                ModelError::RetriesExhausted {
+                    attempts: 3,
+                    last: text(),
+                }
+                .into(),
+                ErrorClass::BackendRetries,
+                ExitStatus::Backend,
+                "--retry-errors",
+            ),
+            (
+                ModelError::BadRequest {
+                    status: 400,
+                    message: text(),
+                }
+                .into(),
+                ErrorClass::BackendRequest,
+                ExitStatus::Backend,
+                "--retry-errors",
+            ),
+            (
+                ModelError::InvalidResponse(text()).into(),
+                ErrorClass::BackendResponse,
+                ExitStatus::Backend,
+                "--retry-errors",
+            ),
+            (
+                ModelError::Local(text()).into(),
+                ErrorClass::BackendLocal,
+                ExitStatus::Backend,
+                "--retry-errors",
+            ),
+            (
+                SandboxError::Pipe(std::io::Error::other("x")).into(),
+                ErrorClass::Sandbox,
+                ExitStatus::Sandbox,
+                "ldb test",
+            ),
+            (
+                crate::prompts::PromptError {
+                    name: text(),
+                    detail: text(),
+                }
+                .into(),
+                ErrorClass::Prompt,
+                ExitStatus::Sandbox,
+                "bug in ldb",
+            ),
+            (
+                AgentError::SeedCommand {
+                    command: text(),
+                    detail: text(),
+                },
+                ErrorClass::SeedCommand,
+                ExitStatus::Sandbox,
+                "--retry-errors",
+            ),
+            (
+                AgentError::Internal(text()),
+                ErrorClass::Internal,
+                ExitStatus::Sandbox,
+                "--retry-errors",
+            ),
+        ];
+        for (error, class, status, hint) in cases {
+            assert_eq!(error.class(), class, "{error}");
+            assert_eq!(ExitStatus::of(class), status, "{class:?}");
+            assert!(class.hint().contains(hint), "{class:?}: {}", class.hint());
+        }
+        // Kinds that stop a whole evaluation are those that would hit every task alike.
+        assert!(ErrorClass::BackendAuth.is_fatal());
+        assert!(ErrorClass::Sandbox.is_fatal());
+        assert!(!ErrorClass::BackendRetries.is_fatal());
+        assert!(
+            !ErrorClass::Prompt.is_fatal(),
+            "one task's template failure is recorded"
+        );
+    }
 }

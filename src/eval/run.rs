@@ -20,7 +20,7 @@ use super::results::{
     CandidateSummary, HiddenSource, RecordTimings, ResultsLog, RunConfig, SeedRecord, TaskRecord,
     Tokens,
 };
-use super::score::{classify_error, program_at_budget, ErrorClass, Harness, HiddenScorer};
+use super::score::{program_at_budget, ErrorClass, Harness, HiddenScorer};
 use super::shard::{self, Manifest, Shard};
 use super::{EvalError, StrategySpec};
 use crate::agent::progress::{Progress, ProgressEvent};
@@ -789,12 +789,8 @@ async fn ensure_seeds(
 fn seed_record(report: &FixReport) -> SeedRecord {
     let first = report.iterations.first();
     let visible_passed = first.map_or(0, |i| i.passed);
-    let error_class = (report.status == FixStatus::Error).then(|| {
-        report
-            .error
-            .as_deref()
-            .map_or(ErrorClass::Other, classify_error)
-    });
+    let error_class = (report.status == FixStatus::Error)
+        .then(|| report.error_class.unwrap_or(ErrorClass::Other));
     SeedRecord {
         kind: "seed".into(),
         task_id: report.task_id.clone(),
@@ -983,7 +979,7 @@ impl UnitContext {
             let report = fixer.fix(task, &adapter).await;
             if report.status == FixStatus::Error {
                 let message = report.error.clone().unwrap_or_default();
-                let class = classify_error(&message);
+                let class = report.error_class.unwrap_or(ErrorClass::Other);
                 if class.is_fatal() {
                     return Err(EvalError::Fatal {
                         class,
