@@ -5,7 +5,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::search::{CandidateRecord, SelectionReport};
 use super::Strategy;
 use crate::debugger::verdicts::Verdict;
 use crate::runner::TestStatus;
@@ -174,4 +173,100 @@ impl Timings {
 /// The JSON Schema of a report file.
 pub fn report_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(ReportFile)).unwrap_or_default()
+}
+
+/// Where a candidate comes from.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Proposer {
+    /// The program under test (the seed): not proposed, only tested.
+    Seed,
+    /// Repair from every visible test's result: actual vs expected, exception, message, line.
+    Feedback,
+    /// LDB's repair: trace the first failing test, one verdict per block (constrained to the
+    /// block labels), regenerate from the verdicts.
+    Ldb,
+    /// A fresh program from the task alone (repeated sampling).
+    Fresh,
+}
+
+impl Proposer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proposer::Seed => "seed",
+            Proposer::Feedback => "feedback",
+            Proposer::Ldb => "ldb",
+            Proposer::Fresh => "fresh",
+        }
+    }
+
+    pub(crate) fn code(self) -> u64 {
+        match self {
+            Proposer::Seed => 0,
+            Proposer::Feedback => 1,
+            Proposer::Ldb => 2,
+            Proposer::Fresh => 3,
+        }
+    }
+}
+
+/// One candidate of a search, as the report keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CandidateRecord {
+    /// 0 is the seed; proposals count up from 1 in the order they were made.
+    pub id: usize,
+    /// The round that proposed it (0 for the seed).
+    pub round: usize,
+    pub proposer: Proposer,
+    /// The candidate it repairs (feedback and ldb proposals).
+    pub parent: Option<usize>,
+    /// The extracted program; absent when the reply held none.
+    pub program: Option<String>,
+    /// An earlier candidate with the same normalised program: this one was not run.
+    pub duplicate_of: Option<usize>,
+    /// Visible tests passed (absent when it was not run).
+    pub visible_passed: Option<usize>,
+    /// Visible tests that ended in an exception, timeout or crash rather than a wrong value.
+    pub errors: usize,
+    /// Lines changed from the seed.
+    pub diff_lines: usize,
+    /// Tokens the model processed for it ([`crate::model::Usage::cost`]); a shared verdict
+    /// call is charged to the first candidate that used it.
+    pub tokens: u64,
+    /// Wall time of its model calls and tests.
+    pub wall_ms: u64,
+    /// Its selection group (index into the selection's `groups`), when it took part.
+    pub group: Option<usize>,
+    /// What was wrong with the reply, if anything.
+    pub problem: Option<String>,
+}
+
+/// What the report says about a selection.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SelectionReport {
+    /// The extra inputs every visible-passing candidate was called on.
+    pub inputs: Vec<String>,
+    /// Candidate ids (see `candidates` of the report) of each group, largest first.
+    pub groups: Vec<Vec<usize>>,
+    /// The candidate returned: the first of the largest group.
+    pub chosen: usize,
+    /// The first candidate that passed the visible tests: what ldb returns without selection.
+    pub first_passing: usize,
+    /// Its program, so the effect of selection can be scored.
+    pub first_passing_program: String,
+    /// Each candidate's behaviour on every input, as a short hash per input (candidate id →
+    /// hashes in input order), so other ways of choosing can be compared on the same run.
+    #[serde(default)]
+    pub signatures: std::collections::BTreeMap<usize, Vec<String>>,
 }

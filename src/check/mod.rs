@@ -23,6 +23,7 @@ pub mod pre;
 pub mod predict;
 pub mod program;
 pub mod stdlib;
+mod stdlib_table;
 
 use serde::{Deserialize, Serialize};
 

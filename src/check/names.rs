@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
 
-use super::stdlib;
+use super::stdlib_table as stdlib;
 use crate::python::source::SourceFile;
 
 /// A name loaded somewhere and bound nowhere (and not a builtin).

@@ -9,51 +9,9 @@
 //! third-party modules (numpy, ...) are not the standard library: those names stay unresolved.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::OnceLock;
 
 use super::names::FreeName;
-
-const TABLE: &str = include_str!("stdlib_names.txt");
-
-struct Stdlib {
-    /// Listed modules in resolution order, with their attribute names.
-    listed: Vec<(String, HashSet<String>)>,
-    /// Every top-level standard-library module (importable by name).
-    modules: HashSet<String>,
-    builtins: HashSet<String>,
-}
-
-fn table() -> &'static Stdlib {
-    static TABLE_CELL: OnceLock<Stdlib> = OnceLock::new();
-    TABLE_CELL.get_or_init(|| {
-        let mut lib = Stdlib {
-            listed: Vec::new(),
-            modules: HashSet::new(),
-            builtins: HashSet::new(),
-        };
-        for line in TABLE.lines() {
-            let Some((head, rest)) = line.split_once(':') else {
-                continue;
-            };
-            let names = rest.split_whitespace().map(str::to_string);
-            match head.trim() {
-                h if h.starts_with('#') => {}
-                "@modules" => lib.modules.extend(names),
-                "@builtins" => lib.builtins.extend(names),
-                module => lib.listed.push((module.to_string(), names.collect())),
-            }
-        }
-        // Module globals every program has, though they are not in `builtins`.
-        lib.builtins
-            .extend(["__file__", "__name__", "__builtins__"].map(str::to_string));
-        lib
-    })
-}
-
-/// Names every Python program can use without defining them.
-pub fn builtins() -> &'static HashSet<String> {
-    &table().builtins
-}
+use super::stdlib_table::{table, Stdlib};
 
 /// One import added for a free name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -220,6 +178,9 @@ mod tests {
             text,
             "try:\n    from math import gcd\nexcept ImportError:\n    pass\n"
         );
-        assert!(builtins().contains("print") && builtins().contains("__file__"));
+        assert!(
+            super::super::stdlib_table::builtins().contains("print")
+                && super::super::stdlib_table::builtins().contains("__file__")
+        );
     }
 }

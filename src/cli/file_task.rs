@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgAction, Args};
 
 use super::output::{self, CliError};
-use crate::runner::Runner;
+use crate::runner::{Runner, TestInput};
 use crate::task::file_input::{self, FileInput, FileInputError};
 use crate::task::{IoTest, Task};
 
@@ -118,8 +118,12 @@ pub fn load(
         task_text: args.task_text.clone(),
     };
     let built = file_input::build(&input).map_err(file_error)?;
-    let runner = built.runner(runner);
-    let missing = file_input::missing_modules(&runner, &built.imports)?;
+    // The program's module name resolves to the program under test.
+    let runner = match &built.module {
+        Some(name) => runner.with_module(name.clone()),
+        None => runner,
+    };
+    let missing = missing_modules(&runner, &built.imports)?;
     if let (Some(first), Some((test_path, _))) = (missing.first(), &input.test_file) {
         let module_hint = match &built.module {
             Some(m) => format!(
@@ -182,4 +186,37 @@ pub fn write_back(program: &Path, fixed: &str) -> Result<PathBuf, CliError> {
     }
     std::fs::write(program, fixed).map_err(|e| write_error(program, e))?;
     Ok(backup)
+}
+
+/// Which of `modules` the sandbox's Python cannot import (checked in the sandbox, never here).
+pub fn missing_modules(
+    runner: &Runner,
+    modules: &[String],
+) -> Result<Vec<String>, crate::sandbox::SandboxError> {
+    if modules.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = modules
+        .iter()
+        .map(|m| format!("{m:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let probe = format!(
+        "import importlib.util\n\
+         _missing = [m for m in [{list}] if importlib.util.find_spec(m) is None]\n"
+    );
+    let outcome = runner.run(
+        &probe,
+        &TestInput::Call {
+            expr: "' '.join(_missing)".into(),
+        },
+        None,
+    )?;
+    let rendered = outcome.actual.unwrap_or_default();
+    let words = rendered.trim_matches(|c| c == '\'' || c == '"');
+    Ok(words
+        .split_whitespace()
+        .filter(|w| modules.iter().any(|m| m == w))
+        .map(str::to_string)
+        .collect())
 }

@@ -4,22 +4,22 @@
 //! the ones `--data-dir` loads from LDB's layout and results of the two compare.
 //!
 //! Only the benchmarks with permissive licences ship (HumanEval: MIT; MBPP: CC-BY-4.0; LDB's
-//! packaging: Apache-2.0). Seeds and the larger sets stay on disk ([`missing_data_hint`] says
-//! where each file goes).
+//! packaging: Apache-2.0). Seeds and the larger sets stay on disk (`datasets::missing_data_hint`
+//! says where each file goes).
 
 use std::path::{Path, PathBuf};
 
-use super::datasets::Dataset;
 use crate::task::{load_tasks_from, Task, TaskError};
 
 const HUMANEVAL: &str = include_str!("../../data/humaneval.jsonl");
 const MBPP: &str = include_str!("../../data/mbpp.jsonl");
 
-/// The built-in tasks of `dataset`, or `None` when it is not built in.
-pub fn tasks(dataset: Dataset) -> Option<Result<Vec<Task>, TaskError>> {
-    let (name, text) = match dataset {
-        Dataset::HumanEval => ("humaneval.jsonl", HUMANEVAL),
-        Dataset::Mbpp => ("mbpp.jsonl", MBPP),
+/// The built-in tasks of the benchmark in LDB's folder `folder` (`humaneval`, `mbpp`), or
+/// `None` when it is not built in.
+pub fn tasks(folder: &str) -> Option<Result<Vec<Task>, TaskError>> {
+    let (name, text) = match folder {
+        "humaneval" => ("humaneval.jsonl", HUMANEVAL),
+        "mbpp" => ("mbpp.jsonl", MBPP),
         _ => return None,
     };
     Some(load_tasks_from(&source_name(name), text.as_bytes()))
@@ -28,43 +28,6 @@ pub fn tasks(dataset: Dataset) -> Option<Result<Vec<Task>, TaskError>> {
 /// What errors and `LoadedDataset::files` call a built-in file.
 pub fn source_name(file: &str) -> PathBuf {
     Path::new("<built-in>").join(file)
-}
-
-/// Where the files of a benchmark that is not built in go, for the error that asks for them.
-pub fn missing_data_hint(dataset: Dataset) -> String {
-    let ldb = "https://github.com/FloridSleeves/LLMDebugger (folder input_data/)";
-    match dataset {
-        Dataset::HumanEval | Dataset::Mbpp | Dataset::TransCoder => {
-            let folder = match dataset {
-                Dataset::HumanEval => "humaneval",
-                Dataset::Mbpp => "mbpp",
-                _ => "transcoder",
-            };
-            format!(
-                "copy LDB's input_data/{folder}/ from {ldb} to DIR/ldb/{folder}/ \
-                 (DIR/ldb/{folder}/dataset/probs.jsonl and DIR/ldb/{folder}/test/tests.jsonl) \
-                 and pass --data-dir DIR (or set LDB_DATA_DIR=DIR)"
-            )
-        }
-        Dataset::HumanEvalPlus | Dataset::MbppPlus => {
-            let (file, release) = if dataset == Dataset::HumanEvalPlus {
-                (
-                    "HumanEvalPlus-<version>.jsonl",
-                    "https://github.com/evalplus/humanevalplus_release/releases",
-                )
-            } else {
-                (
-                    "MbppPlus-<version>.jsonl",
-                    "https://github.com/evalplus/mbppplus_release/releases",
-                )
-            };
-            format!(
-                "download {file}.gz from {release}, gunzip it into DIR (DIR/{file}, or \
-                 DIR/evalplus/{file}) and pass --data-dir DIR (or set LDB_DATA_DIR=DIR); \
-                 LDB's DIR/ldb/humaneval/test/tests.jsonl next to it adds LDB's visible tests"
-            )
-        }
-    }
 }
 
 /// Where LDB's seed files go, for `--seeds ldb:MODEL` on built-in data.
@@ -83,15 +46,15 @@ mod tests {
 
     #[test]
     fn the_built_in_benchmarks_load_whole() {
-        let humaneval = tasks(Dataset::HumanEval).expect("built in").expect("loads");
+        let humaneval = tasks("humaneval").expect("built in").expect("loads");
         assert_eq!(humaneval.len(), 164);
         assert_eq!(humaneval[0].task_id, "HumanEval/0");
         assert!(humaneval
             .iter()
             .all(|t| !t.visible_tests.is_empty() && t.hidden_tests.is_some()));
-        let mbpp = tasks(Dataset::Mbpp).expect("built in").expect("loads");
+        let mbpp = tasks("mbpp").expect("built in").expect("loads");
         assert_eq!(mbpp.len(), 500);
         assert_eq!(mbpp[0].task_id, "MBPP/11");
-        assert!(tasks(Dataset::TransCoder).is_none());
+        assert!(tasks("transcoder").is_none());
     }
 }

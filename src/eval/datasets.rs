@@ -251,7 +251,14 @@ fn list_dirs(dir: &Path) -> Vec<String> {
 /// Loads `--dataset NAME|PATH`. Names need `data_dir`.
 pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset, EvalError> {
     let mut loaded = match Dataset::from_name(spec) {
-        Some(dataset) => match (data_dir, super::builtin::tasks(dataset)) {
+        Some(dataset) => match (
+            data_dir,
+            match dataset {
+                // The plus sets share LDB's folder but are not built in.
+                Dataset::HumanEval | Dataset::Mbpp => super::builtin::tasks(dataset.ldb_folder()),
+                _ => None,
+            },
+        ) {
             (Some(dir), _) => load_named(dataset, dir)?,
             // No data directory: HumanEval and MBPP come from the binary.
             (None, Some(tasks)) => LoadedDataset {
@@ -273,7 +280,7 @@ pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset
                          needs its files and a data directory",
                         dataset.name()
                     ),
-                    super::builtin::missing_data_hint(dataset),
+                    missing_data_hint(dataset),
                 ));
             }
         },
@@ -740,6 +747,43 @@ pub fn attach_setup_code(tasks: &mut [Task]) -> Vec<String> {
         }
     }
     changed
+}
+
+/// Where the files of a benchmark that is not built in go, for the error that asks for them.
+pub fn missing_data_hint(dataset: Dataset) -> String {
+    let ldb = "https://github.com/FloridSleeves/LLMDebugger (folder input_data/)";
+    match dataset {
+        Dataset::HumanEval | Dataset::Mbpp | Dataset::TransCoder => {
+            let folder = match dataset {
+                Dataset::HumanEval => "humaneval",
+                Dataset::Mbpp => "mbpp",
+                _ => "transcoder",
+            };
+            format!(
+                "copy LDB's input_data/{folder}/ from {ldb} to DIR/ldb/{folder}/ \
+                 (DIR/ldb/{folder}/dataset/probs.jsonl and DIR/ldb/{folder}/test/tests.jsonl) \
+                 and pass --data-dir DIR (or set LDB_DATA_DIR=DIR)"
+            )
+        }
+        Dataset::HumanEvalPlus | Dataset::MbppPlus => {
+            let (file, release) = if dataset == Dataset::HumanEvalPlus {
+                (
+                    "HumanEvalPlus-<version>.jsonl",
+                    "https://github.com/evalplus/humanevalplus_release/releases",
+                )
+            } else {
+                (
+                    "MbppPlus-<version>.jsonl",
+                    "https://github.com/evalplus/mbppplus_release/releases",
+                )
+            };
+            format!(
+                "download {file}.gz from {release}, gunzip it into DIR (DIR/{file}, or \
+                 DIR/evalplus/{file}) and pass --data-dir DIR (or set LDB_DATA_DIR=DIR); \
+                 LDB's DIR/ldb/humaneval/test/tests.jsonl next to it adds LDB's visible tests"
+            )
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::score::ErrorClass;
 use super::EvalError;
+use crate::agent::failure::ErrorClass;
 use crate::agent::report::FixStatus;
 use crate::runner::TestStatus;
 

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::model::JsonSchema;
 use crate::python::source::{parse_module, SourceFile};
+use crate::python::text::dedent;
 
 /// A prefix: Python source run before the snippet.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -395,20 +396,6 @@ fn parses(code: &str) -> Result<(), ReplyError> {
             line: e.line,
             message: e.message,
         })
-}
-
-/// Remove the indentation every non-blank line shares.
-fn dedent(text: &str) -> String {
-    let indent = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    text.lines()
-        .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The first JSON object in `text`: the whole text, a fenced block, or the outermost braces.

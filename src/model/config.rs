@@ -25,12 +25,10 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+
 use std::time::Duration;
 
-use super::cache::CachedModel;
-use super::openai::OpenAiModel;
-use super::{ChatModel, ModelError};
+use super::ModelError;
 
 /// The endpoint used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -608,7 +606,7 @@ impl ModelConfig {
                 return Err(ModelError::Config(format!(
                     "no model named for endpoint {}; fix: pass --model, set `model` under [model] \
                      in the config file, or set LDB_MODEL",
-                    super::openai::display_url(&base_url)
+                    display_url(&base_url)
                 )))
             }
         };
@@ -667,21 +665,26 @@ impl ModelConfig {
         let path = config_path(config_flag, &process_env);
         ModelConfig::resolve(flags, path.as_deref(), &process_env)
     }
+}
 
-    /// The client for this configuration, behind the response cache when `cache_dir` is set.
-    pub fn build(&self) -> Result<Arc<dyn ChatModel>, ModelError> {
-        let client = OpenAiModel::new(self.clone())?;
-        Ok(match &self.cache_dir {
-            Some(dir) => {
-                let namespace = format!(
-                    "openai|{}|{}",
-                    super::openai::display_url(&self.base_url),
-                    self.model
-                );
-                Arc::new(CachedModel::new(client, dir.clone()).with_namespace(namespace))
+/// A URL as safe to show: without user, password, query or fragment, no trailing slash.
+pub fn display_url(url: &str) -> String {
+    match reqwest::Url::parse(url.trim()) {
+        Ok(mut u) => {
+            // These only fail for URLs that cannot have credentials, where there are none.
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => {
+            let cut = url.split(['?', '#']).next().unwrap_or_default();
+            match cut.rsplit_once('@') {
+                Some((_, rest)) => rest.to_string(),
+                None => cut.to_string(),
             }
-            None => Arc::new(client),
-        })
+        }
     }
 }
 

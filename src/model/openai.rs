@@ -25,7 +25,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, RETRY_A
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use super::config::{is_sensitive_header, ModelConfig};
+use super::cache::CachedModel;
+use super::config::{display_url, is_sensitive_header, ModelConfig};
 use super::{ChatModel, ChatRequest, ChatResponse, ModelError, Role, Usage};
 
 /// How much of an error body ends up in an error message.
@@ -836,27 +837,6 @@ fn chat_url(base_url: &str) -> Result<reqwest::Url, ModelError> {
     }
 }
 
-/// A URL as safe to show: without user, password, query or fragment, no trailing slash.
-pub fn display_url(url: &str) -> String {
-    match reqwest::Url::parse(url.trim()) {
-        Ok(mut u) => {
-            // These only fail for URLs that cannot have credentials, where there are none.
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            u.to_string().trim_end_matches('/').to_string()
-        }
-        Err(_) => {
-            let cut = url.split(['?', '#']).next().unwrap_or_default();
-            match cut.rsplit_once('@') {
-                Some((_, rest)) => rest.to_string(),
-                None => cut.to_string(),
-            }
-        }
-    }
-}
-
 fn is_loopback(url: &reqwest::Url) -> bool {
     let Some(host) = url.host_str() else {
         return false;
@@ -999,6 +979,20 @@ fn too_large_message() -> String {
         "the endpoint sent a reply of more than {} MiB; a chat completion is far smaller, so the endpoint is misbehaving",
         MAX_REPLY_BYTES >> 20
     )
+}
+
+impl ModelConfig {
+    /// The client for this configuration, behind the response cache when `cache_dir` is set.
+    pub fn build(&self) -> Result<std::sync::Arc<dyn ChatModel>, ModelError> {
+        let client = OpenAiModel::new(self.clone())?;
+        Ok(match &self.cache_dir {
+            Some(dir) => {
+                let namespace = format!("openai|{}|{}", display_url(&self.base_url), self.model);
+                std::sync::Arc::new(CachedModel::new(client, dir.clone()).with_namespace(namespace))
+            }
+            None => std::sync::Arc::new(client),
+        })
+    }
 }
 
 #[cfg(test)]

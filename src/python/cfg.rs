@@ -14,8 +14,6 @@ use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use serde::Serialize;
 
-use super::source::{SourceFile, SyntaxError};
-
 /// All scopes of one program.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProgramCfg {
@@ -194,12 +192,6 @@ pub struct LineOwner {
 }
 
 impl ProgramCfg {
-    /// Parse `src` and build the CFG of every scope.
-    pub fn build(src: &SourceFile) -> Result<ProgramCfg, SyntaxError> {
-        let (suite, tokens) = super::source::parse_with_tokens(src)?;
-        Ok(super::cfg_build::build_program(src, &tokens, &suite))
-    }
-
     /// Owner of every line, indexed by line number (index 0 unused; `len == line_count + 1`).
     ///
     /// Lines that are no statement (blank, comments, `else:`, `finally:`) have no owner. When
@@ -257,16 +249,6 @@ impl ProgramCfg {
         self.scopes
             .iter()
             .position(|s| s.name == name && s.def_lines.0 == first_line)
-    }
-
-    /// Human-readable listing; see `cfg_render`.
-    pub fn render_text(&self, src: &SourceFile) -> String {
-        super::cfg_render::render_text(self, src)
-    }
-
-    /// Graphviz DOT with one cluster per scope.
-    pub fn render_dot(&self, src: &SourceFile) -> String {
-        super::cfg_render::render_dot(self, src)
     }
 }
 

@@ -666,3 +666,10 @@ fn is_catch_all(h: &ast::ExceptHandler) -> bool {
         Some(_) => false,
     }
 }
+impl ProgramCfg {
+    /// Parse `src` and build the CFG of every scope.
+    pub fn build(src: &SourceFile) -> Result<ProgramCfg, super::source::SyntaxError> {
+        let (suite, tokens) = super::source::parse_with_tokens(src)?;
+        Ok(build_program(src, &tokens, &suite))
+    }
+}

@@ -159,3 +159,14 @@ fn escape(s: &str) -> String {
     }
     out
 }
+impl ProgramCfg {
+    /// Human-readable listing.
+    pub fn render_text(&self, src: &SourceFile) -> String {
+        render_text(self, src)
+    }
+
+    /// Graphviz DOT with one cluster per scope.
+    pub fn render_dot(&self, src: &SourceFile) -> String {
+        render_dot(self, src)
+    }
+}

@@ -17,6 +17,7 @@ use rustpython_parser::ast::{self, Constant, Expr, Stmt};
 use rustpython_parser::{lexer, Mode, Tok};
 
 use super::source::{parse_module, SourceFile, SyntaxError};
+use super::text::dedent;
 
 /// A program found in a reply.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -752,34 +753,4 @@ fn tidy(code: &str) -> String {
     } else {
         format!("{body}\n")
     }
-}
-
-/// Remove the leading whitespace every non-blank line shares.
-fn dedent(code: &str) -> String {
-    let mut prefix: Option<&str> = None;
-    for line in code.lines().filter(|l| !l.trim().is_empty()) {
-        let ws = line
-            .get(..line.len() - line.trim_start().len())
-            .unwrap_or("");
-        prefix = Some(match prefix {
-            None => ws,
-            Some(p) => {
-                let common = p
-                    .char_indices()
-                    .zip(ws.chars())
-                    .take_while(|((_, a), b)| a == b)
-                    .last()
-                    .map_or(0, |((i, a), _)| i + a.len_utf8());
-                p.get(..common).unwrap_or("")
-            }
-        });
-    }
-    let Some(prefix) = prefix.filter(|p| !p.is_empty()) else {
-        return code.to_string();
-    };
-    let lines: Vec<&str> = code
-        .split('\n')
-        .map(|l| l.strip_prefix(prefix).unwrap_or(l))
-        .collect();
-    lines.join("\n")
 }

@@ -13,6 +13,7 @@ pub mod mutate;
 pub mod normalize;
 pub mod self_tests;
 pub mod source;
+pub mod text;
 mod tokens;
 
 pub use cfg::{

@@ -9,7 +9,7 @@
 use rustpython_parser::lexer::{self, LexResult};
 use rustpython_parser::{Mode, Tok};
 
-use super::source::{SourceFile, SyntaxError};
+use super::text::{SourceFile, SyntaxError};
 
 /// CPython's tokenizer limits (`MAXINDENT`, `MAXLEVEL`).
 const MAX_INDENT: usize = 100;

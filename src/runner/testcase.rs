@@ -7,6 +7,7 @@
 use rustpython_parser::ast::{self, Ranged};
 
 use crate::python::source::{parse_module, SourceFile};
+use crate::python::text::dedent;
 use crate::sandbox::TestSpec;
 
 /// Decide how to run one test statement block.
@@ -83,24 +84,6 @@ fn slice(text: &str, node: &impl Ranged) -> Option<String> {
     } else {
         part.to_string()
     })
-}
-
-/// Remove the indentation common to all non-blank lines (tests copied out of a function body).
-pub fn dedent(source: &str) -> String {
-    let indent = source
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
-        .min()
-        .unwrap_or(0);
-    if indent == 0 {
-        return source.to_string();
-    }
-    source
-        .lines()
-        .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

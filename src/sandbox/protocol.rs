@@ -8,6 +8,16 @@ use std::path::PathBuf;
 use super::limits::Limits;
 use crate::trace::{RawTrace, TraceRequest};
 
+/// File descriptor the request arrives on.
+pub const REQUEST_FD: i32 = 3;
+/// File descriptor the response leaves on (in the program's process of a scored run: the
+/// channel to the checker).
+pub const RESPONSE_FD: i32 = 4;
+/// Exit code for a worker that could not do its job (bad request, interpreter failure).
+pub const WORKER_FAILURE: i32 = 70;
+/// Argument after the worker command that makes it the program's process of a scored run.
+pub const SERVE_ARG: &str = "--serve";
+
 /// File name the program is compiled under; tracebacks and the tracer use it to tell program frames
 /// from harness and test frames.
 pub const PROGRAM_FILENAME: &str = "program.py";

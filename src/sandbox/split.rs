@@ -19,12 +19,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
 use super::protocol::{Isolation, WorkerRequest, WorkerResponse};
+use super::protocol::{REQUEST_FD, RESPONSE_FD, SERVE_ARG, WORKER_FAILURE};
 use super::pyjson;
-use super::worker::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 use crate::trace::hook;
-
-/// Argument after the worker command that makes it the program's process of a scored run.
-pub const SERVE_ARG: &str = "--serve";
 
 /// What the program's process is told: the program, never the test.
 #[derive(serde::Serialize, serde::Deserialize)]

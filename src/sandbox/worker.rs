@@ -16,17 +16,13 @@ use super::protocol::{Isolation, WorkerRequest, WorkerResponse, PROGRAM_FILENAME
 use super::pyjson;
 use crate::trace::hook;
 
-/// File descriptor the request arrives on.
-pub const REQUEST_FD: i32 = 3;
-/// File descriptor the response leaves on.
-pub const RESPONSE_FD: i32 = 4;
-/// Exit code for a worker that could not do its job (bad request, interpreter failure).
-pub const WORKER_FAILURE: i32 = 70;
+pub use super::protocol::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 
 /// Entry point of `ldb __worker` (and of `ldb __worker --serve`, the program's process of a
 /// scored run, see [`super::split`]). Never returns.
 pub fn main() -> ! {
-    if std::env::args_os().nth(2).as_deref() == Some(std::ffi::OsStr::new(super::split::SERVE_ARG))
+    if std::env::args_os().nth(2).as_deref()
+        == Some(std::ffi::OsStr::new(super::protocol::SERVE_ARG))
     {
         super::split::serve_main();
     }

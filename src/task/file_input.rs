@@ -26,8 +26,7 @@ use rustpython_parser::{Mode, Tok};
 
 use super::{IoTest, Task};
 use crate::python::source::{parse_module, SourceFile};
-use crate::runner::testcase::dedent;
-use crate::runner::{Runner, TestInput};
+use crate::python::text::dedent;
 
 /// Bad input for a file task: which file (and line), what is wrong, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,16 +84,6 @@ pub struct FileTask {
     pub imports: Vec<String>,
     /// Things worth telling the user (e.g. no task text was found).
     pub notes: Vec<String>,
-}
-
-impl FileTask {
-    /// `runner`, made to resolve imports of the program's module to the program under test.
-    pub fn runner(&self, runner: Runner) -> Runner {
-        match &self.module {
-            Some(name) => runner.with_module(name.clone()),
-            None => runner,
-        }
-    }
 }
 
 /// Builds the task. Fails on input that cannot make a sensible task: no tests, a test file that
@@ -179,39 +168,6 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         imports,
         notes,
     })
-}
-
-/// Which of `modules` the sandbox's Python cannot import (checked in the sandbox, never here).
-pub fn missing_modules(
-    runner: &Runner,
-    modules: &[String],
-) -> Result<Vec<String>, crate::sandbox::SandboxError> {
-    if modules.is_empty() {
-        return Ok(Vec::new());
-    }
-    let list = modules
-        .iter()
-        .map(|m| format!("{m:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let probe = format!(
-        "import importlib.util\n\
-         _missing = [m for m in [{list}] if importlib.util.find_spec(m) is None]\n"
-    );
-    let outcome = runner.run(
-        &probe,
-        &TestInput::Call {
-            expr: "' '.join(_missing)".into(),
-        },
-        None,
-    )?;
-    let rendered = outcome.actual.unwrap_or_default();
-    let words = rendered.trim_matches(|c| c == '\'' || c == '"');
-    Ok(words
-        .split_whitespace()
-        .filter(|w| modules.iter().any(|m| m == w))
-        .map(str::to_string)
-        .collect())
 }
 
 /// What the program defines at top level, when it parses.

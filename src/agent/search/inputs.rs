@@ -264,7 +264,7 @@ fn find_calls(expr: &Expr, entry: &str, text: &str, out: &mut Vec<CallSite>) {
 }
 
 fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
-    let src = SourceFile::new(crate::runner::testcase::dedent(source));
+    let src = SourceFile::new(crate::python::text::dedent(source));
     let Ok(suite) = parse_module(&src) else {
         return Vec::new();
     };

@@ -24,10 +24,9 @@ mod select;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
+pub use super::report::{CandidateRecord, Proposer, SelectionReport};
 pub use inputs::extra_inputs;
-pub use select::{groups, SelectRule, SelectionReport};
+pub use select::{groups, SelectRule};
 
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
@@ -38,52 +37,6 @@ use crate::debugger::verdicts::Verdict;
 use crate::python::normalize::program_key;
 use crate::runner::{in_parallel, TestInput, TestStatus};
 use crate::task::Task;
-
-/// Where a candidate comes from.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Proposer {
-    /// The program under test (the seed): not proposed, only tested.
-    Seed,
-    /// Repair from every visible test's result: actual vs expected, exception, message, line.
-    Feedback,
-    /// LDB's repair: trace the first failing test, one verdict per block (constrained to the
-    /// block labels), regenerate from the verdicts.
-    Ldb,
-    /// A fresh program from the task alone (repeated sampling).
-    Fresh,
-}
-
-impl Proposer {
-    pub fn name(self) -> &'static str {
-        match self {
-            Proposer::Seed => "seed",
-            Proposer::Feedback => "feedback",
-            Proposer::Ldb => "ldb",
-            Proposer::Fresh => "fresh",
-        }
-    }
-
-    fn code(self) -> u64 {
-        match self {
-            Proposer::Seed => 0,
-            Proposer::Feedback => 1,
-            Proposer::Ldb => 2,
-            Proposer::Fresh => 3,
-        }
-    }
-}
 
 /// Settings of the search.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,37 +128,6 @@ impl SearchOptions {
             .collect::<Vec<_>>()
             .join(",")
     }
-}
-
-/// One candidate of a search, as the report keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CandidateRecord {
-    /// 0 is the seed; proposals count up from 1 in the order they were made.
-    pub id: usize,
-    /// The round that proposed it (0 for the seed).
-    pub round: usize,
-    pub proposer: Proposer,
-    /// The candidate it repairs (feedback and ldb proposals).
-    pub parent: Option<usize>,
-    /// The extracted program; absent when the reply held none.
-    pub program: Option<String>,
-    /// An earlier candidate with the same normalised program: this one was not run.
-    pub duplicate_of: Option<usize>,
-    /// Visible tests passed (absent when it was not run).
-    pub visible_passed: Option<usize>,
-    /// Visible tests that ended in an exception, timeout or crash rather than a wrong value.
-    pub errors: usize,
-    /// Lines changed from the seed.
-    pub diff_lines: usize,
-    /// Tokens the model processed for it ([`crate::model::Usage::cost`]); a shared verdict
-    /// call is charged to the first candidate that used it.
-    pub tokens: u64,
-    /// Wall time of its model calls and tests.
-    pub wall_ms: u64,
-    /// Its selection group (index into the selection's `groups`), when it took part.
-    pub group: Option<usize>,
-    /// What was wrong with the reply, if anything.
-    pub problem: Option<String>,
 }
 
 /// A tested program that can be a parent.

@@ -105,25 +105,6 @@ pub fn agreement_scores(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<us
         .collect()
 }
 
-/// What the report says about a selection.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SelectionReport {
-    /// The extra inputs every visible-passing candidate was called on.
-    pub inputs: Vec<String>,
-    /// Candidate ids (see `candidates` of the report) of each group, largest first.
-    pub groups: Vec<Vec<usize>>,
-    /// The candidate returned: the first of the largest group.
-    pub chosen: usize,
-    /// The first candidate that passed the visible tests: what ldb returns without selection.
-    pub first_passing: usize,
-    /// Its program, so the effect of selection can be scored.
-    pub first_passing_program: String,
-    /// Each candidate's behaviour on every input, as a short hash per input (candidate id →
-    /// hashes in input order), so other ways of choosing can be compared on the same run.
-    #[serde(default)]
-    pub signatures: std::collections::BTreeMap<usize, Vec<String>>,
-}
-
 /// A short, stable hash of one behaviour (FNV-1a, 32 bits).
 pub fn behaviour_hash(behaviour: &str) -> String {
     let mut h: u32 = 0x811c_9dc5;
