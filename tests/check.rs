@@ -2,6 +2,10 @@
 //! for predictions), bad input through the binary, and `ldb eval check` end to end: the stored
 //! ORCA / B1 / B2 predictions re-scored as the dataset's README reports them.
 
+mod common;
+
+use common::shared;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -15,13 +19,9 @@ use ldb::check::{
 use ldb::model::scripted::ScriptedModel;
 use ldb::prompts::Prompts;
 use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
 
 fn runner(wall: Duration) -> Runner {
-    Runner::new(Sandbox::new(
-        env!("CARGO_BIN_EXE_ldb"),
-        Limits::default().with_wall(wall),
-    ))
+    common::runner(wall)
 }
 
 fn repo(path: &str) -> PathBuf {
@@ -460,10 +460,6 @@ fn the_check_command_prints_json_and_exits_by_its_verdict() {
     assert_eq!(clean.status.code(), Some(0));
     let text = String::from_utf8_lossy(&clean.stdout);
     assert!(text.starts_with("-: no runtime error [executed]"), "{text}");
-}
-
-fn shared() -> PathBuf {
-    repo("../shared/datasets")
 }
 
 fn close(actual: Option<f64>, expected: f64) -> bool {

@@ -2,16 +2,16 @@
 //! counted twice, the results file always readable), and Ctrl-C stops cleanly with what is done
 //! written. LDB's GPT-3.5 seeds with `--strategy none` need no model; the sandbox is real.
 
+mod common;
+
+use common::shared;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const TASKS: &str = "40";
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
-}
 
 fn eval_command(out: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));

@@ -2,18 +2,18 @@
 //! `../shared/datasets`), the MBPP helper-entry-point repair, TransCoder's source block, the
 //! EvalPlus format (hand-written fixture), task files, and the hidden-test harnesses.
 
+mod common;
+
+use common::shared;
+
 use std::path::{Path, PathBuf};
 
 use ldb::eval::datasets::{load_dataset, Dataset, SeedSpec};
 use ldb::eval::score::HiddenScorer;
 use ldb::eval::{EvalError, Harness};
 use ldb::runner::{visible_tests, Runner, TestInput};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::sandbox::Limits;
 use ldb::task::Task;
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
-}
 
 fn evalplus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evalplus")
@@ -27,7 +27,7 @@ fn task<'a>(tasks: &'a [Task], id: &str) -> &'a Task {
 }
 
 fn runner() -> Runner {
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default()))
+    common::runner(Limits::default().wall())
 }
 
 /// Whether `program` passes `task`'s hidden tests under `harness`.

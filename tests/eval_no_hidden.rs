@@ -3,8 +3,12 @@
 //! task-level backend failures are recorded and can be retried, and a failure that would hit
 //! every task stops the run with exit status 3 without recording anything.
 
+mod common;
+
+use common::shared;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::sync::Mutex;
 
@@ -67,14 +71,7 @@ impl Respond for FakeModel {
 }
 
 fn chat(content: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(serde_json::json!({
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    }))
+    ResponseTemplate::new(200).set_body_json(common::completion(content))
 }
 
 /// Text of every message of a request, joined.
@@ -88,10 +85,6 @@ fn request_text(request: &serde_json::Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
-}
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
 }
 
 async fn serve(responder: impl Respond + 'static) -> MockServer {

@@ -2,18 +2,16 @@
 //! (`../shared/datasets/ldb/results_summary`), re-scored in our sandbox with LDB's harness, must
 //! give the pass@1 LDB itself recorded; and bad files get errors that name them.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::shared;
 
 use ldb::eval::published::rescore;
 use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
-
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
-}
+use ldb::sandbox::Limits;
 
 fn runner() -> Runner {
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default()))
+    common::runner(Limits::default().wall())
 }
 
 #[test]

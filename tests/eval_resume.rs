@@ -3,12 +3,12 @@
 //! `--only-failing` with `--limit`, and `ldb eval report`. LDB's GPT-3.5 seeds with
 //! `--strategy none` need no model.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+mod common;
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
-}
+use common::shared;
+
+use std::path::Path;
+use std::process::Output;
 
 fn ldb(args: &[&str]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))

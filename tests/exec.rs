@@ -1,16 +1,16 @@
 //! `ldb exec`: coverage mapped to the snippet's own lines, the refinement loop and the minimal
 //! set with a scripted model, bad input, and Treefix's metric on the shared Treefix sample.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
 use ldb::exec::eval::{load_records, Probes};
 use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
 
 fn runner() -> Runner {
-    let limits = Limits::default().with_wall(Duration::from_secs(30));
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits))
+    common::runner(Duration::from_secs(30))
 }
 
 fn sample() -> PathBuf {

@@ -1,6 +1,8 @@
 //! `ldb fix` end to end against a fake OpenAI-compatible server that records every request:
 //! the loop runs for real (sandbox, tracer, prompts, parsing); only the model is scripted.
 
+mod common;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -26,14 +28,7 @@ impl Respond for Script {
 }
 
 fn chat(content: &str) -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_json(serde_json::json!({
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    }))
+    ResponseTemplate::new(200).set_body_json(common::completion(content))
 }
 
 fn program_reply(code: &str) -> ResponseTemplate {
@@ -316,16 +311,6 @@ async fn the_report_validates_against_the_documented_schema() {
     assert!(errors.is_empty(), "{errors:?}");
 }
 
-fn shared() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets/ldb");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("../shared/datasets is absent: skipping");
-        None
-    }
-}
-
 /// Run `ldb fix` on a task file with no model replies needed (`--max-iters 0`).
 async fn run_seed_only(task: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
@@ -341,7 +326,7 @@ async fn run_seed_only(task: &Path, extra: &[&str]) -> Run {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ldb_and_reflexion_seed_files_work_as_they_are() {
-    let Some(ldb_dir) = shared() else { return };
+    let ldb_dir = common::shared().join("ldb");
     let probs = ldb_dir.join("humaneval/dataset/probs.jsonl");
     for seeds in ["gpt-3.5-turbo-0613", "reflexion"] {
         let seed_file = ldb_dir.join(format!("humaneval/seed/{seeds}/seed.jsonl"));

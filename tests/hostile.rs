@@ -5,15 +5,16 @@
 //! Processes a fixture spawns carry a marker in their command line, so the test can look for
 //! survivors in the host's `/proc` without mistaking other tests' workers for them.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::sandbox::Limits;
 
 fn runner(wall: Duration) -> Runner {
-    let limits = Limits::default().with_wall(wall);
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits))
+    common::runner(wall)
 }
 
 fn run_with(runner: &Runner, program: &str, test: &str) -> TestOutcome {

@@ -1,13 +1,14 @@
 //! The sandbox contains hostile programs: each test runs a real worker process with CPython.
 
+mod common;
+
 use std::time::Duration;
 
 use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::sandbox::Limits;
 
 fn runner(wall: Duration) -> Runner {
-    let limits = Limits::default().with_wall(wall);
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits))
+    common::runner(wall)
 }
 
 fn run(program: &str, test: &str) -> TestOutcome {

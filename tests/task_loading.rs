@@ -1,6 +1,8 @@
 //! Loading tasks and seeds: ldb's own format, every error kind, the HumanEval, MBPP and LDB
 //! datasets (read from `../shared/datasets` when present, skipped otherwise), and malformed input.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -14,20 +16,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/tasks")
         .join(name)
-}
-
-/// The shared datasets folder, or `None` (with a notice) when this checkout does not have it.
-fn datasets() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping: {} not found (dataset tests need the shared datasets)",
-            dir.display()
-        );
-        None
-    }
 }
 
 /// Writes `content` to a file named `name` in a fresh temporary directory.
@@ -578,7 +566,7 @@ fn docstring_examples_edge_cases() {
 
 #[test]
 fn humaneval_official_file() {
-    let Some(data) = datasets() else { return };
+    let data = common::shared();
     let path = data.join("humaneval/HumanEval.jsonl");
     let tasks = load_tasks(&path).expect("load HumanEval");
     assert_eq!(tasks.len(), 164);
@@ -640,7 +628,7 @@ fn humaneval_official_file() {
 
 #[test]
 fn mbpp_original_file() {
-    let Some(data) = datasets() else { return };
+    let data = common::shared();
     let tasks = load_tasks(&data.join("mbpp/mbpp.jsonl")).expect("load MBPP");
     assert_eq!(tasks.len(), 974);
     let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.task_id.as_str(), t)).collect();
@@ -679,7 +667,7 @@ fn mbpp_original_file() {
 
 #[test]
 fn mbpp_sanitized_file() {
-    let Some(data) = datasets() else { return };
+    let data = common::shared();
     let tasks = load_tasks(&data.join("mbpp/sanitized-mbpp.json")).expect("load sanitized MBPP");
     assert_eq!(tasks.len(), 427);
     for t in &tasks {
@@ -714,7 +702,7 @@ fn check_ldb_join(data: &Path, dataset: &str, count: usize) -> Vec<Task> {
 
 #[test]
 fn ldb_layout_join() {
-    let Some(data) = datasets() else { return };
+    let data = common::shared();
     let he = check_ldb_join(&data, "humaneval", 164);
     assert_eq!(he.iter().map(|t| t.visible_tests.len()).sum::<usize>(), 460);
     let mbpp = check_ldb_join(&data, "mbpp", 500);
@@ -792,7 +780,7 @@ fn ldb_layout_join_errors() {
 
 #[test]
 fn seeds_from_ldb_files() {
-    let Some(data) = datasets() else { return };
+    let data = common::shared();
     let path = data.join("ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl");
     let seeds = load_seeds(&path).expect("load seeds");
     assert_eq!(seeds.len(), 164);

@@ -1,6 +1,8 @@
 //! Rendered traces of the fixture corpus, run for real in the sandbox, as snapshots; plus checks
 //! of what every trace must get right (frames kept apart, exceptions, omitted-block markers).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,8 +20,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn runner() -> Runner {
-    let limits = Limits::default().with_wall(Duration::from_secs(60));
-    Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits))
+    common::runner(Duration::from_secs(60))
 }
 
 /// The fixture's source and the test named on its first line (`# test: ...`).

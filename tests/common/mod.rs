@@ -1,0 +1,43 @@
+//! What integration tests share: the benchmark data beside the repository, a sandboxed runner of
+//! this build's `ldb`, and the body of an OpenAI chat completion for fake endpoints. Each test
+//! binary uses a part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ldb::runner::Runner;
+use ldb::sandbox::{Limits, Sandbox};
+
+/// `../shared/datasets`. Tests that read it fail (never pass quietly) when it is absent: CI and
+/// the README's test command run with it beside the repository.
+pub fn shared() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: these tests read the benchmark data from there (clone it beside the \
+         repository)",
+        dir.display()
+    );
+    dir
+}
+
+/// A runner whose sandbox re-executes this build's `ldb`, with `wall` as the wall-clock limit.
+pub fn runner(wall: Duration) -> Runner {
+    Runner::new(Sandbox::new(
+        env!("CARGO_BIN_EXE_ldb"),
+        Limits::default().with_wall(wall),
+    ))
+}
+
+/// An OpenAI chat completion answering `content` (100 prompt and 20 completion tokens).
+pub fn completion(content: &str) -> serde_json::Value {
+    serde_json::json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    })
+}
