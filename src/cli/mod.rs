@@ -5,6 +5,7 @@ mod cfg_cmd;
 mod check_cmd;
 mod check_eval_cmd;
 mod eval_cmd;
+mod eval_progress;
 mod exec_cmd;
 mod file_task;
 mod fix_cmd;
