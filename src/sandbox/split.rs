@@ -21,7 +21,6 @@ use pyo3::types::PyModule;
 use super::protocol::{Isolation, WorkerRequest, WorkerResponse};
 use super::protocol::{REQUEST_FD, RESPONSE_FD, SERVE_ARG, WORKER_FAILURE};
 use super::pyjson;
-use crate::trace::hook;
 
 /// What the program's process is told: the program, never the test.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -44,7 +43,7 @@ pub fn checked_run(req: &WorkerRequest, isolation: Isolation) -> Result<WorkerRe
     }
     let exe = std::env::current_exe().map_err(|e| format!("locating ldb: {e}"))?;
     let (ours, theirs) = socket_pair()?;
-    let (req_read, req_write) = pipe()?;
+    let (req_read, req_write) = super::os_pipe().map_err(|e| format!("pipe: {e}"))?;
     let child_fds = [req_read.as_raw_fd(), theirs.as_raw_fd()];
     let mut cmd = Command::new(&exe);
     cmd.arg(super::WORKER_COMMAND)
@@ -52,32 +51,10 @@ pub fn checked_run(req: &WorkerRequest, isolation: Isolation) -> Result<WorkerRe
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit());
-    // SAFETY: only async-signal-safe calls (fcntl, dup2, close, prctl) between fork and exec.
+    // fd 4 was the checker's response pipe: putting the channel there leaves the program no way
+    // to it. SAFETY: place_fds makes only async-signal-safe calls.
     unsafe {
-        cmd.pre_exec(move || {
-            let high: Vec<i32> = child_fds
-                .iter()
-                .map(|&fd| libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10))
-                .collect();
-            if high.iter().any(|&fd| fd < 0) {
-                return Err(std::io::Error::last_os_error());
-            }
-            // fd 4 was the checker's response pipe: replacing it leaves the program no way to it.
-            for (target, fd) in [REQUEST_FD, RESPONSE_FD].into_iter().zip(high) {
-                if libc::dup2(fd, target) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(fd);
-            }
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            Ok(())
-        });
+        cmd.pre_exec(move || super::place_fds(child_fds));
     }
     let mut child = cmd
         .spawn()
@@ -159,13 +136,7 @@ fn serve() -> Result<(), String> {
 }
 
 fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyModule>)> {
-    hook::register_module(py)?;
-    let harness = PyModule::from_code(
-        py,
-        pyo3::ffi::c_str!(include_str!("harness.py")),
-        pyo3::ffi::c_str!("ldb_harness.py"),
-        pyo3::ffi::c_str!("ldb_harness"),
-    )?;
+    let harness = super::worker::harness_module(py)?;
     let split = PyModule::from_code(
         py,
         pyo3::ffi::c_str!(include_str!("split.py")),
@@ -188,16 +159,6 @@ fn socket_pair() -> Result<(OwnedFd, OwnedFd), String> {
     } != 0
     {
         return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: freshly created descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills both descriptors on success; we take ownership immediately.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
     }
     // SAFETY: freshly created descriptors owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })

@@ -86,13 +86,7 @@ fn run_harness(
     req: &WorkerRequest,
     isolation: Isolation,
 ) -> PyResult<WorkerResponse> {
-    hook::register_module(py)?;
-    let harness = PyModule::from_code(
-        py,
-        pyo3::ffi::c_str!(include_str!("harness.py")),
-        pyo3::ffi::c_str!("ldb_harness.py"),
-        pyo3::ffi::c_str!("ldb_harness"),
-    )?;
+    let harness = harness_module(py)?;
     // The harness needs neither the trace request nor the limits.
     let request = serde_json::json!({
         "program": req.program,
@@ -110,4 +104,15 @@ fn run_harness(
     response.trace = hook::take_finished();
     response.isolation = isolation;
     Ok(response)
+}
+
+/// The harness (`harness.py`) as module `ldb_harness`, with the tracer's `_ldb` module it uses.
+pub(crate) fn harness_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    hook::register_module(py)?;
+    PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("harness.py")),
+        pyo3::ffi::c_str!("ldb_harness.py"),
+        pyo3::ffi::c_str!("ldb_harness"),
+    )
 }
