@@ -7,7 +7,10 @@
 # example examples/sum_evens is fixed with `--strategy ldb` against scripts/fake_openai.py, a
 # scripted endpoint that answers with fixed verdicts and the fixed program (no model runs; the
 # trace, sandbox and report are real). Writes OUT_DIR/report.html and OUT_DIR/report.png
-# (default OUT_DIR: docs). Needs chromium (apt-get install chromium).
+# (default OUT_DIR: docs). Without RUN.json it also evaluates the example the same way
+# (`ldb eval --dataset examples/sum_evens/task.json`) and writes OUT_DIR/eval.html, whose row
+# links to the task's page in OUT_DIR/eval_fixes/, and OUT_DIR/eval.png. Needs chromium
+# (apt-get install chromium).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${2:-docs}"
@@ -40,6 +43,14 @@ PY
   "$ldb" fix examples/sum_evens/task.json --strategy ldb --max-iters 3 --no-cache \
     --base-url "$(head -1 "$work/url")" --model scripted --config "$work/config.toml" \
     --report "$run" > /dev/null
+  "$ldb" eval --dataset examples/sum_evens/task.json --strategy none,ldb --max-iters 3 \
+    --no-cache --base-url "$(head -1 "$work/url")" --model scripted --config "$work/config.toml" \
+    --out "$work/eval" --quiet > /dev/null
+  rm -rf "$out/eval_fixes"
+  "$ldb" eval report "$work/eval" --html "$out/eval.html" > /dev/null
+  chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,900 \
+    --screenshot="$out/eval.png" "file://$(realpath "$out/eval.html")" 2>/dev/null
+  echo "wrote $out/eval.html (pages in $out/eval_fixes/) and $out/eval.png"
 fi
 "$ldb" report "$run" --html "$out/report.html"
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2200 \
