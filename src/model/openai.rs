@@ -13,7 +13,7 @@
 //! - the API key and secret headers never appear in an error message.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use async_openai::types::chat::{
     ChatCompletionRequestAssistantMessage, ChatCompletionRequestMessage,
@@ -926,52 +926,12 @@ fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
     }
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
     seconds(value).or_else(|| {
-        let at = parse_http_date(value)?;
+        let at = httpdate::parse_http_date(value.trim()).ok()?;
         Some(
             at.duration_since(SystemTime::now())
                 .unwrap_or(Duration::ZERO),
         )
     })
-}
-
-/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form servers send today.
-fn parse_http_date(s: &str) -> Option<SystemTime> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let day: u32 = day.parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m.eq_ignore_ascii_case(month))? as u32
-        + 1;
-    let year: i64 = year.parse().ok()?;
-    let hms: Vec<u64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = hms.as_slice() else {
-        return None;
-    };
-    if !(1..=31).contains(&day) || *h > 23 || *m > 59 || *sec > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let secs = days.checked_mul(86_400)? + (*h * 3600 + *m * 60 + *sec) as i64;
-    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).ok()?))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 fn too_large_message() -> String {
@@ -1000,11 +960,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn http_dates() {
-        let t = parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(t.duration_since(UNIX_EPOCH).unwrap().as_secs(), 784_111_777);
-        assert!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT").is_none());
-        assert!(parse_http_date("soon").is_none());
+    fn retry_after_accepts_seconds_and_http_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(parse_retry_after(&headers), Some(Duration::from_secs(2)));
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
+        headers.insert(RETRY_AFTER, later.parse().unwrap());
+        let wait = parse_retry_after(&headers).unwrap();
+        assert!(
+            wait > Duration::from_secs(100) && wait <= Duration::from_secs(120),
+            "{wait:?}"
+        );
+        headers.insert(RETRY_AFTER, "soon".parse().unwrap());
+        assert_eq!(parse_retry_after(&headers), None);
     }
 
     #[test]
