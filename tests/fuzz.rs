@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 use ldb::debugger::verdicts::parse_verdicts;
 use ldb::python::extract::extract_program;
@@ -159,7 +160,7 @@ fn instance() -> impl Strategy<Value = UnitInstance> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn task_files_load_or_fail_cleanly(text in texty(), ext in prop::sample::select(vec!["json", "jsonl", "txt"])) {
@@ -274,7 +275,7 @@ fn python_value() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn the_worker_renders_any_value(expr in python_value()) {

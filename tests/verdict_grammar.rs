@@ -5,6 +5,7 @@
 
 use ldb::debugger::verdicts::{parse_verdicts, verdict_schema_for};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Value};
 
 /// Label sets as the trace renders them: BLOCK-n, LINE-n or FUNCTION-name, distinct.
@@ -42,7 +43,7 @@ fn admitted(labels: Vec<String>) -> impl Strategy<Value = (Vec<String>, Value)> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 200, failure_persistence: Some(Box::new(FileFailurePersistence::SourceParallel("proptest-regressions"))), ..ProptestConfig::default() })]
 
     #[test]
     fn the_schema_becomes_a_grammar_naming_every_label(labels in labels()) {
