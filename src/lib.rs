@@ -9,6 +9,7 @@ pub mod cli;
 pub mod debugger;
 pub mod eval;
 pub mod exec;
+pub mod http;
 pub mod local;
 pub mod model;
 pub mod prompts;

@@ -154,7 +154,7 @@ pub struct PullOptions {
     pub index_url: String,
     /// Extra attempts after a network error or a 5xx answer (downloads resume).
     pub retries: u32,
-    /// Wait before the first retry; doubles each time.
+    /// Wait before the first retry; doubles each time (with jitter, up to a minute).
     pub retry_delay: Duration,
     /// Give up on a connection that sends nothing for this long.
     pub stall_timeout: Duration,
@@ -168,6 +168,18 @@ impl PullOptions {
             retries: 0,
             retry_delay: Duration::from_secs(2),
             stall_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl PullOptions {
+    /// The shared retry policy ([`crate::http::RetryPolicy`]) with this pull's settings.
+    fn retry_policy(&self) -> crate::http::RetryPolicy {
+        crate::http::RetryPolicy {
+            max_retries: self.retries,
+            base_delay: self.retry_delay,
+            max_delay: Duration::from_secs(60),
+            ..crate::http::RetryPolicy::default()
         }
     }
 }
@@ -302,44 +314,11 @@ fn clean_up(dir: &Path, work: &Path) {
     let _ = std::fs::remove_dir(dir.join(PARTIAL_DIR));
 }
 
-/// System CA bundles, most common first; `SSL_CERT_FILE` overrides them.
-const CA_BUNDLES: [&str; 4] = [
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-    "/etc/ssl/cert.pem",
-];
-
-/// A client that trusts the built-in web roots plus the system's CA bundle: behind a
-/// TLS-inspecting proxy the proxy's CA is only in the latter.
+/// The download client: the shared one ([`crate::http::client`]), with a connect timeout.
 fn http_client() -> reqwest::Result<reqwest::Client> {
-    let builder = || {
-        reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(30))
-            .user_agent(concat!(
-                "ldb/",
-                env!("CARGO_PKG_VERSION"),
-                " (model download)"
-            ))
-    };
-    let bundle = std::env::var_os("SSL_CERT_FILE")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(CA_BUNDLES.iter().map(PathBuf::from))
-        .find_map(|path| std::fs::read(path).ok());
-    let certs = bundle
-        .and_then(|pem| reqwest::Certificate::from_pem_bundle(&pem).ok())
-        .unwrap_or_default();
-    if !certs.is_empty() {
-        let with_system = certs
-            .into_iter()
-            .fold(builder(), |b, cert| b.add_root_certificate(cert));
-        // A bundle entry the TLS library rejects must not stop downloads the built-in roots allow.
-        if let Ok(client) = with_system.build() {
-            return Ok(client);
-        }
-    }
-    builder().build()
+    crate::http::client("model download", |b| {
+        b.connect_timeout(Duration::from_secs(30))
+    })
 }
 
 /// How far an interrupted pull got: `(parts appended, parts in total)`.
@@ -821,7 +800,7 @@ where
     loop {
         match attempt().await {
             Err(e) if e.is_retryable() && failures < options.retries => {
-                let delay = options.retry_delay * 2u32.saturating_pow(failures);
+                let delay = options.retry_policy().backoff(failures);
                 failures += 1;
                 progress.message(&format!(
                     "{e}; retrying in {:.0} s ({failures} of {})",

@@ -51,54 +51,7 @@ const KNOWN_KEYS: &[&str] = &[
     "cache_dir",
 ];
 
-/// How often and how long to retry 429/5xx/timeouts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries after the first attempt (so at most `max_retries + 1` requests).
-    pub max_retries: u32,
-    /// First backoff delay; doubled on every further retry.
-    pub base_delay: Duration,
-    /// Upper bound of the exponential backoff.
-    pub max_delay: Duration,
-    /// Upper bound of a server-requested `Retry-After` wait.
-    pub max_retry_after: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            max_retries: 4,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(20),
-            max_retry_after: Duration::from_secs(60),
-        }
-    }
-}
-
-impl RetryPolicy {
-    /// No retries at all.
-    pub fn none() -> Self {
-        RetryPolicy {
-            max_retries: 0,
-            ..RetryPolicy::default()
-        }
-    }
-
-    /// The wait before retry number `retry` (0-based) when the server gave no `Retry-After`:
-    /// exponential, capped, with jitter so that parallel clients do not retry in lockstep.
-    pub fn backoff(&self, retry: u32) -> Duration {
-        let factor = 2u32.saturating_pow(retry.min(30));
-        let full = self.base_delay.saturating_mul(factor).min(self.max_delay);
-        // "Equal jitter": keep half, randomise the other half.
-        let half = full / 2;
-        half + half.mul_f64(fastrand::f64())
-    }
-
-    /// A server-requested wait, capped.
-    pub fn retry_after(&self, requested: Duration) -> Duration {
-        requested.min(self.max_retry_after)
-    }
-}
+pub use crate::http::RetryPolicy;
 
 /// Everything needed to talk to one OpenAI-compatible endpoint.
 #[derive(Clone, PartialEq)]

@@ -177,17 +177,18 @@ impl OpenAiModel {
         }
         secrets.retain(|s| s.len() >= 4);
 
-        let mut builder = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(config.timeout.min(Duration::from_secs(30)))
-            .user_agent(concat!("ldb/", env!("CARGO_PKG_VERSION")));
         // A local server is never behind the user's HTTP proxy.
-        if is_loopback(&url) {
-            builder = builder.no_proxy();
-        }
-        let http = builder
-            .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let local = is_loopback(&url);
+        let connect = config.timeout.min(Duration::from_secs(30));
+        let http = crate::http::client("model client", |b| {
+            let b = b.default_headers(headers.clone()).connect_timeout(connect);
+            if local {
+                b.no_proxy()
+            } else {
+                b
+            }
+        })
+        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
 
         let host = match (url.host_str(), url.port()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
