@@ -203,10 +203,7 @@ fn load_model(args: &ModelArgs) -> Result<crate::model::SharedModel, CliError> {
 }
 
 fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CliError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     Ok(runtime.block_on(future))
 }
 

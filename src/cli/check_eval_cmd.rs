@@ -222,10 +222,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
             eprintln!("checked {done}/{total}");
         }
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let stats = runtime.block_on(eval::run(
         &config,
         &runner,

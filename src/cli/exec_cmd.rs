@@ -149,10 +149,7 @@ pub fn run_search(
     options: &ExecOptions,
     quiet: bool,
 ) -> Result<ExecReport, CliError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let progress = move |line: String| {
         if !quiet {
             eprintln!("exec: {line}");
@@ -368,10 +365,7 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
         let runner = args.sandbox.runner()?;
         let prompts = load_prompts(&args.model)?;
         let (generator, _) = super::models::build(&args.model)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+        let runtime = super::runtime()?;
         let quiet = args.quiet;
         for (i, record) in todo.iter().enumerate() {
             let id = record.id.clone();

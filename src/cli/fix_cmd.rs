@@ -110,10 +110,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         },
     });
     let progress = Arc::new(StderrProgress::new(tasks.len(), args.quiet));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     let mut reports = runtime.block_on(fix_all(
         fixer,
         tasks,

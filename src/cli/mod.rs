@@ -18,6 +18,20 @@ mod serve_cmd;
 mod test_cmd;
 mod trace_cmd;
 
+/// The process's one async runtime, made on first use: a command that needs several async steps
+/// (a snippet made runnable, then fixed) shares it.
+pub(crate) fn runtime() -> Result<&'static tokio::runtime::Runtime, output::CliError> {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| output::CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    Ok(RUNTIME.get_or_init(|| rt))
+}
+
 use std::path::PathBuf;
 use std::time::Duration;
 

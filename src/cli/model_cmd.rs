@@ -80,10 +80,7 @@ fn run_pull(spec: &ModelSpec, dir: &Path, index_url: &str) -> Result<PathBuf, Cl
         ..PullOptions::new(index_url)
     };
     let work = || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+        let runtime = super::runtime()?;
         let progress = BarProgress::new();
         let result = runtime.block_on(download::pull_with(spec, dir, &options, &progress));
         progress.finish();

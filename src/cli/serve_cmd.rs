@@ -24,10 +24,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
         .served_name
         .clone()
         .unwrap_or_else(|| model.name().trim_start_matches("local:").to_string());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((ip, args.port))
             .await
