@@ -38,19 +38,6 @@ pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Per-request timeout unless configured.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Keys accepted in `[model]` and `[profiles.NAME]`.
-const KNOWN_KEYS: &[&str] = &[
-    "base_url",
-    "model",
-    "api_key",
-    "api_key_env",
-    "timeout_secs",
-    "max_retries",
-    "headers",
-    "cache",
-    "cache_dir",
-];
-
 pub use crate::http::RetryPolicy;
 
 /// Everything needed to talk to one OpenAI-compatible endpoint.
@@ -157,11 +144,21 @@ impl FileConfig {
     }
 
     fn parse(path: &Path, text: &str) -> Result<FileConfig, ModelError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let document = toml::Deserializer::parse(text).map_err(|e| {
             ModelError::Config(format!(
                 "config file {} is not valid TOML: {}",
                 path.display(),
                 e.to_string().trim_end()
+            ))
+        })?;
+        let raw: RawFile = serde_path_to_error::deserialize(document).map_err(|e| {
+            let key = e.path().to_string();
+            let name = key.rsplit('.').next().unwrap_or(&key).to_string();
+            ModelError::Config(format!(
+                "config file {}: key `{key}`: {}; fix: {}",
+                path.display(),
+                e.inner().message(),
+                example(&name)
             ))
         })?;
         let base_dir = path.parent().unwrap_or(Path::new("."));
@@ -169,26 +166,13 @@ impl FileConfig {
             path: path.to_path_buf(),
             ..FileConfig::default()
         };
-        if let Some(value) = table.get("model") {
-            let t = value
-                .as_table()
-                .ok_or_else(|| bad_key(path, "model", "a table", "[model]"))?;
-            file.model = parse_section(path, base_dir, "model", t)?;
+        if let Some(section) = raw.model {
+            file.model = check_section(path, base_dir, "model", section)?;
         }
-        if let Some(value) = table.get("profiles") {
-            let t = value
-                .as_table()
-                .ok_or_else(|| bad_key(path, "profiles", "a table", "[profiles.NAME]"))?;
-            for (name, v) in t {
-                let prefix = format!("profiles.{name}");
-                let section = v
-                    .as_table()
-                    .ok_or_else(|| bad_key(path, &prefix, "a table", &format!("[{prefix}]")))?;
-                file.profiles.push((
-                    name.clone(),
-                    parse_section(path, base_dir, &prefix, section)?,
-                ));
-            }
+        for (name, section) in raw.profiles {
+            let prefix = format!("profiles.{name}");
+            file.profiles
+                .push((name, check_section(path, base_dir, &prefix, section)?));
         }
         Ok(file)
     }
@@ -221,98 +205,107 @@ fn bad_key(path: &Path, key: &str, expected: &str, example: &str) -> ModelError 
     ))
 }
 
-fn parse_section(
+/// The tables of a config file this module reads; other tables (`[sandbox]`, ...) belong to
+/// other parts of ldb.
+#[derive(Debug, Default, serde::Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    model: Option<RawSection>,
+    #[serde(default)]
+    profiles: std::collections::BTreeMap<String, RawSection>,
+}
+
+/// `[model]` or `[profiles.NAME]` as written: an unknown key is an error that names it and the
+/// known ones.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSection {
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key: Option<String>,
+    api_key_env: Option<String>,
+    timeout_secs: Option<f64>,
+    max_retries: Option<i64>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    cache: Option<bool>,
+    cache_dir: Option<String>,
+}
+
+/// How a key is written, for the `fix:` of an error about it.
+fn example(key: &str) -> String {
+    match key {
+        "base_url" => "e.g. `base_url = \"http://127.0.0.1:8080/v1\"`".into(),
+        "model" | "api_key" | "api_key_env" => format!("e.g. `{key} = \"...\"`"),
+        "timeout_secs" => "e.g. `timeout_secs = 120`".into(),
+        "max_retries" => "e.g. `max_retries = 4`".into(),
+        "headers" => "e.g. `[model.headers]` with `\"X-Title\" = \"ldb\"`".into(),
+        "cache" => "e.g. `cache = true`".into(),
+        "cache_dir" => "e.g. `cache_dir = \"~/.cache/ldb/responses\"`".into(),
+        "profiles" => "e.g. `[profiles.NAME]`".into(),
+        _ => "remove it, or rename it to one of the keys named above".into(),
+    }
+}
+
+/// The checks types cannot express: non-empty strings, a usable URL, ranges.
+fn check_section(
     path: &Path,
     base_dir: &Path,
     prefix: &str,
-    table: &toml::Table,
+    raw: RawSection,
 ) -> Result<Section, ModelError> {
-    let mut s = Section::default();
-    for (key, value) in table {
-        let full = format!("{prefix}.{key}");
-        let string = || -> Result<String, ModelError> {
-            match value.as_str() {
-                Some(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
-                _ => Err(bad_key(
-                    path,
-                    &full,
-                    "a non-empty string",
-                    &format!("{key} = \"...\""),
-                )),
-            }
-        };
-        match key.as_str() {
-            "base_url" => {
-                let v = string()?;
-                check_base_url(&v).map_err(|why| {
-                    ModelError::Config(format!(
-                        "config file {}: key `{full}`: {why}; fix: e.g. `base_url = \
-                         \"http://127.0.0.1:8080/v1\"`",
-                        path.display()
-                    ))
-                })?;
-                s.base_url = Some(v);
-            }
-            "model" => s.model = Some(string()?),
-            "api_key" => s.api_key = Some(string()?),
-            "api_key_env" => s.api_key_env = Some(string()?),
-            "timeout_secs" => {
-                let secs = match value {
-                    toml::Value::Integer(i) if *i > 0 => Some(*i as f64),
-                    toml::Value::Float(f) if f.is_finite() && *f > 0.0 => Some(*f),
-                    _ => None,
-                };
-                let secs = secs.filter(|s| *s <= 86_400.0).ok_or_else(|| {
-                    bad_key(
-                        path,
-                        &full,
-                        "a positive number of seconds",
-                        "timeout_secs = 120",
-                    )
-                })?;
-                s.timeout = Some(Duration::from_secs_f64(secs));
-            }
-            "max_retries" => {
-                let n = value
-                    .as_integer()
-                    .filter(|n| (0..=100).contains(n))
-                    .ok_or_else(|| {
-                        bad_key(path, &full, "an integer from 0 to 100", "max_retries = 4")
-                    })?;
-                s.max_retries = Some(n as u32);
-            }
-            "headers" => {
-                let t = value
-                    .as_table()
-                    .ok_or_else(|| bad_key(path, &full, "a table", &format!("[{full}]")))?;
-                for (name, v) in t {
-                    let hv = v.as_str().ok_or_else(|| {
-                        bad_key(
-                            path,
-                            &format!("{full}.{name}"),
-                            "a string",
-                            &format!("\"{name}\" = \"value\""),
-                        )
-                    })?;
-                    s.headers.push((name.clone(), hv.to_string()));
-                }
-            }
-            "cache" => {
-                s.cache = Some(
-                    value
-                        .as_bool()
-                        .ok_or_else(|| bad_key(path, &full, "true or false", "cache = true"))?,
-                )
-            }
-            "cache_dir" => s.cache_dir = Some(resolve_path(base_dir, &string()?)),
-            other => {
-                return Err(ModelError::Config(format!(
-                "config file {}: unknown key `{prefix}.{other}`; fix: remove it or use one of {}",
-                path.display(),
-                KNOWN_KEYS.join(", ")
-            )))
-            }
+    let text = |key: &str, value: Option<String>| -> Result<Option<String>, ModelError> {
+        match value {
+            None => Ok(None),
+            Some(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
+            Some(_) => Err(bad_key(
+                path,
+                &format!("{prefix}.{key}"),
+                "a non-empty string",
+                &format!("{key} = \"...\""),
+            )),
         }
+    };
+    let mut s = Section::default();
+    if let Some(v) = text("base_url", raw.base_url)? {
+        check_base_url(&v).map_err(|why| {
+            ModelError::Config(format!(
+                "config file {}: key `{prefix}.base_url`: {why}; fix: e.g. `base_url = \
+                 \"http://127.0.0.1:8080/v1\"`",
+                path.display()
+            ))
+        })?;
+        s.base_url = Some(v);
+    }
+    s.model = text("model", raw.model)?;
+    s.api_key = text("api_key", raw.api_key)?;
+    s.api_key_env = text("api_key_env", raw.api_key_env)?;
+    if let Some(secs) = raw.timeout_secs {
+        if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+            return Err(bad_key(
+                path,
+                &format!("{prefix}.timeout_secs"),
+                "a positive number of seconds",
+                "timeout_secs = 120",
+            ));
+        }
+        s.timeout = Some(Duration::from_secs_f64(secs));
+    }
+    if let Some(n) = raw.max_retries {
+        if !(0..=100).contains(&n) {
+            return Err(bad_key(
+                path,
+                &format!("{prefix}.max_retries"),
+                "an integer from 0 to 100",
+                "max_retries = 4",
+            ));
+        }
+        s.max_retries = Some(n as u32);
+    }
+    s.headers = raw.headers.into_iter().collect();
+    s.cache = raw.cache;
+    if let Some(dir) = text("cache_dir", raw.cache_dir)? {
+        s.cache_dir = Some(resolve_path(base_dir, &dir));
     }
     if s.api_key.is_some() && s.api_key_env.is_some() {
         return Err(ModelError::Config(format!(
