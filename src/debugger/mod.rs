@@ -2,6 +2,7 @@
 //! block ([`verdicts`], LDB's form) or only the first wrong one ([`first_wrong`]).
 
 pub mod first_wrong;
+pub mod json_text;
 pub mod verdicts;
 
 /// How verdicts are asked for.

@@ -5,6 +5,7 @@
 //! wall-clock limit by killing the whole group, and removes the work dir afterwards. The worker
 //! side is in [`worker`] and [`isolate`].
 
+mod harness;
 pub mod isolate;
 pub mod limits;
 mod mounts;

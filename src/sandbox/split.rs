@@ -136,14 +136,8 @@ fn serve() -> Result<(), String> {
 }
 
 fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyModule>)> {
-    let harness = super::worker::harness_module(py)?;
-    let split = PyModule::from_code(
-        py,
-        pyo3::ffi::c_str!(include_str!("split.py")),
-        pyo3::ffi::c_str!("ldb_split.py"),
-        pyo3::ffi::c_str!("ldb_split"),
-    )?;
-    Ok((harness, split))
+    let harness = super::harness::module(py)?;
+    Ok((harness, super::harness::split_module(py)?))
 }
 
 fn socket_pair() -> Result<(OwnedFd, OwnedFd), String> {

@@ -10,7 +10,6 @@ use std::os::fd::FromRawFd;
 use std::time::Instant;
 
 use pyo3::prelude::*;
-use pyo3::types::PyModule;
 
 use super::protocol::{Isolation, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
 use super::pyjson;
@@ -86,7 +85,7 @@ fn run_harness(
     req: &WorkerRequest,
     isolation: Isolation,
 ) -> PyResult<WorkerResponse> {
-    let harness = harness_module(py)?;
+    let harness = super::harness::module(py)?;
     // The harness needs neither the trace request nor the limits.
     let request = serde_json::json!({
         "program": req.program,
@@ -104,15 +103,4 @@ fn run_harness(
     response.trace = hook::take_finished();
     response.isolation = isolation;
     Ok(response)
-}
-
-/// The harness (`harness.py`) as module `ldb_harness`, with the tracer's `_ldb` module it uses.
-pub(crate) fn harness_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    hook::register_module(py)?;
-    PyModule::from_code(
-        py,
-        pyo3::ffi::c_str!(include_str!("harness.py")),
-        pyo3::ffi::c_str!("ldb_harness.py"),
-        pyo3::ffi::c_str!("ldb_harness"),
-    )
 }

@@ -1,0 +1,28 @@
+//! The Python side of a run, as modules of the worker's interpreter: `harness.py` (load the
+//! program, run one test, describe what happened) and, for scoring, `split.py`.
+
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+
+use crate::trace::hook;
+
+/// The harness (`harness.py`) as module `ldb_harness`, with the tracer's `_ldb` module it uses.
+pub(crate) fn module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    hook::register_module(py)?;
+    PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("harness.py")),
+        pyo3::ffi::c_str!("ldb_harness.py"),
+        pyo3::ffi::c_str!("ldb_harness"),
+    )
+}
+
+/// `split.py` as module `ldb_split` (it imports `ldb_harness`, so load [`module`] first).
+pub(crate) fn split_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    PyModule::from_code(
+        py,
+        pyo3::ffi::c_str!(include_str!("split.py")),
+        pyo3::ffi::c_str!("ldb_split.py"),
+        pyo3::ffi::c_str!("ldb_split"),
+    )
+}
