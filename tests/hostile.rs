@@ -565,3 +565,17 @@ fn a_set_argument_keeps_its_iteration_order_in_scoring() {
         assert_eq!(score(prog, test).status, run(prog, test).status, "{test}");
     }
 }
+
+#[test]
+fn a_stdin_stdout_program_is_scored_on_its_output() {
+    let runner = runner(Duration::from_secs(5)).strict();
+    let prog = "a, b = map(int, input().split())\nprint(a + b)\n";
+    let io = |stdin: &str, stdout: &str| TestInput::Io {
+        stdin: stdin.to_string(),
+        stdout: stdout.to_string(),
+    };
+    let right = runner.run(prog, &io("1 2\n", "3\n"), None).expect("run");
+    assert_eq!(right.status, TestStatus::Passed, "{right:?}");
+    let wrong = runner.run(prog, &io("1 2\n", "4\n"), None).expect("run");
+    assert_eq!(wrong.status, TestStatus::Failed, "{wrong:?}");
+}
