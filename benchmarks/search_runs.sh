@@ -18,6 +18,8 @@
 #               (measured: 0.5B on a 2-core machine with a build running, 3.4 tok/s with 2
 #               threads, 17.5 tok/s with 1)
 #   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"
+#   PROGRESS    progress flags (default "--progress lines": a line per task in the log; set it
+#               empty for a binary older than the flag, such as target/eval-bin/ldb-dev3)
 # Every strategy gets the same --budget-tokens per task (prompt tokens the model evaluated plus
 # reply tokens); the caps on rounds (MAX_ITERS, default 40) and candidates (MAX_CANDIDATES,
 # default 100) are set high enough that the budget, not a count, ends a task: at 10 rounds
@@ -62,7 +64,7 @@ EOF
 
 # shellcheck disable=SC2206
 COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}" --concurrency 1
-  --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${EXTRA:-})
+  --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${PROGRESS---progress lines} ${EXTRA:-})
 REPORT_SEEDS="$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"
 
 case "$SET" in
