@@ -579,3 +579,14 @@ fn a_stdin_stdout_program_is_scored_on_its_output() {
     let wrong = runner.run(prog, &io("1 2\n", "4\n"), None).expect("run");
     assert_eq!(wrong.status, TestStatus::Failed, "{wrong:?}");
 }
+
+#[test]
+fn a_program_that_hangs_in_a_scored_call_times_out() {
+    let runner = runner(Duration::from_secs(2)).strict();
+    let out = run_with(
+        &runner,
+        "def f():\n    while True:\n        pass\n",
+        "def check(candidate):\n    assert candidate() == 1\ncheck(f)\n",
+    );
+    assert_eq!(out.status, TestStatus::Timeout, "{out:?}");
+}
