@@ -2,7 +2,7 @@
 //!
 //! Pipeline inside this module: [`source`] indexes lines and parses (with `tokens` supplying
 //! positions the AST drops), `headers` turns statements into line ranges, `cfg_build` cuts each
-//! scope into basic blocks, [`cfg`] holds the result and its queries, `cfg_render` prints it.
+//! scope into basic blocks, [`mod@cfg`] holds the result and its queries, `cfg_render` prints it.
 
 pub mod cfg;
 mod cfg_build;

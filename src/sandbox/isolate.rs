@@ -3,7 +3,7 @@
 //! Order matters. New network, PID and mount namespaces are made first (they need privileges),
 //! then the worker forks so the child is PID 1 of the new namespace (when it exits, the kernel
 //! kills every process it left behind), then the child makes its private file system
-//! ([`super::mounts`]), drops to a per-run uid (or, without root, its capabilities) and applies
+//! (`mounts`), drops to a per-run uid (or, without root, its capabilities) and applies
 //! rlimits. What could not be applied is reported, never silently skipped.
 
 use std::ffi::CString;

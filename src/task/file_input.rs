@@ -14,8 +14,9 @@
 //!   module name ([`FileTask::module`]), so `import prog` finds it too.
 //!
 //! The task text is `--task TEXT`, else the entry function's signature and docstring (as in
-//! HumanEval), else the module docstring. Nothing here runs Python; [`missing_modules`] asks
-//! the sandbox which of the test file's other imports it cannot resolve.
+//! HumanEval), else the module docstring. Nothing here runs Python; the CLI
+//! (`cli/file_task.rs`) asks the sandbox which of the test file's other imports it cannot
+//! resolve.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -79,7 +80,7 @@ pub struct FileTask {
     /// The module name the program is importable under in the sandbox (the file's stem), when
     /// that stem is a Python identifier.
     pub module: Option<String>,
-    /// Top-level modules the test file imports besides the program; [`missing_modules`] checks
+    /// Top-level modules the test file imports besides the program; `missing_modules` (CLI) checks
     /// them before anything runs.
     pub imports: Vec<String>,
     /// Things worth telling the user (e.g. no task text was found).

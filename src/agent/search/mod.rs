@@ -15,8 +15,8 @@
 //! - samples of one prompt share it (the embedded model keeps its KV prefix, so the prompt is
 //!   evaluated once), and each gets its own seed so samples differ and reruns repeat them;
 //! - the run stops at the first visible pass, or `select` candidates later, or when the token
-//!   budget or `max_candidates` is spent; with more than one passing candidate, [`select`]
-//!   chooses by agreement on extra inputs ([`inputs`]).
+//!   budget or `max_candidates` is spent; with more than one passing candidate, `select`
+//!   chooses by agreement on extra inputs (`inputs`).
 
 mod inputs;
 mod select;
