@@ -90,7 +90,8 @@ pub(in crate::agent) async fn traced_failure(
     failing: &TestOutcome,
 ) -> Result<TracedFailure, AgentError> {
     Ok(match trace(fixer, program, &failing.test).await? {
-        Ok((outcome, report)) => {
+        Traced::Trace(outcome, report) => {
+            let outcome = *outcome;
             let steps = report.entries.iter().filter_map(|e| match e {
                 TraceEntry::Step(s) => Some(s),
                 TraceEntry::Omitted { .. } => None,
@@ -102,8 +103,8 @@ pub(in crate::agent) async fn traced_failure(
                 result: result_text(&outcome),
             }
         }
-        Err(reason) => TracedFailure {
-            trace: reason,
+        Traced::Untraceable(reason) => TracedFailure {
+            trace: reason.to_string(),
             labels: Vec::new(),
             result: result_text(failing),
             step_lines: Vec::new(),
@@ -119,21 +120,35 @@ pub(in crate::agent) fn unit_name(level: Level) -> &'static str {
     }
 }
 
-/// Run `test` traced; `Err` carries why no trace could be had (the program does not parse).
-async fn trace(
-    fixer: &Fixer,
-    program: &str,
-    test: &TestInput,
-) -> Result<Result<(TestOutcome, TraceReport), String>, AgentError> {
+/// What tracing one test gave: the run and its trace, or why there is no trace (the prompt then
+/// says so in the trace's place).
+enum Traced {
+    Trace(Box<TestOutcome>, TraceReport),
+    Untraceable(NoTrace),
+}
+
+/// Why a test could not be traced.
+#[derive(Debug, thiserror::Error)]
+enum NoTrace {
+    #[error("the program does not parse (line {line}: {message})")]
+    Unparsable { line: u32, message: String },
+    #[error("the run ended before the tracer could report ({0})")]
+    NoReport(String),
+    #[error("no {unit} of the program ran before the test ended ({summary})")]
+    NothingRan { unit: &'static str, summary: String },
+}
+
+/// Run `test` traced. `Err` only for failures of the backend or the sandbox.
+async fn trace(fixer: &Fixer, program: &str, test: &TestInput) -> Result<Traced, AgentError> {
     let options = &fixer.options;
     let src = SourceFile::new(program.to_string());
     let cfg = match ProgramCfg::build(&src) {
         Ok(cfg) => cfg,
         Err(e) => {
-            return Ok(Err(format!(
-                "the program does not parse (line {}: {})",
-                e.line, e.message
-            )))
+            return Ok(Traced::Untraceable(NoTrace::Unparsable {
+                line: e.line,
+                message: e.message,
+            }))
         }
     };
     // A snippet run after a prefix (`--make-runnable`) is a script too: its module-level code
@@ -157,22 +172,18 @@ async fn trace(
         .await
         .map_err(|e| AgentError::Internal(format!("trace worker thread: {e}")))??;
     let Some(raw) = outcome.trace.clone() else {
-        return Ok(Err(format!(
-            "the run ended before the tracer could report ({})",
-            outcome.summary
-        )));
+        return Ok(Traced::Untraceable(NoTrace::NoReport(outcome.summary)));
     };
     if raw.instances.is_empty() {
-        return Ok(Err(format!(
-            "no {} of the program ran before the test ended ({})",
-            match options.level {
+        return Ok(Traced::Untraceable(NoTrace::NothingRan {
+            unit: match options.level {
                 Level::Line => "line",
                 Level::Block => "block",
                 Level::Function => "function",
             },
-            outcome.summary
-        )));
+            summary: outcome.summary,
+        }));
     }
     let report = TraceReport::build(&raw, &units, &src, &sample);
-    Ok(Ok((outcome, report)))
+    Ok(Traced::Trace(Box::new(outcome), report))
 }
