@@ -17,8 +17,16 @@
 //! - the run stops at the first visible pass, or `select` candidates later, or when the token
 //!   budget or `max_candidates` is spent; with more than one passing candidate, `select`
 //!   chooses by agreement on extra inputs (`inputs`).
+//!
+//! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
+//! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
+//! program returned), `select` and `inputs` (grouping by behaviour on extra inputs).
 
+mod budget;
+mod choose;
 mod inputs;
+mod options;
+mod proposals;
 mod select;
 
 use std::collections::HashMap;
@@ -26,109 +34,17 @@ use std::time::Instant;
 
 pub use super::report::{CandidateRecord, Proposer, SelectionReport};
 pub use inputs::extra_inputs;
+pub use options::SearchOptions;
 pub use select::{groups, SelectRule};
 
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
-use super::report::{CallRecord, FixReport, FixStatus, IterationReport, TestResult, Timings};
-use super::strategies::ldb::{traced_failure, unit_name};
+use super::report::{CallRecord, FixReport, IterationReport, TestResult, Timings};
 use super::{ms, seed, unified_diff, AgentError, Fixer, Tested};
 use crate::debugger::verdicts::Verdict;
 use crate::python::normalize::program_key;
-use crate::runner::{in_parallel, TestInput, TestStatus};
+use crate::runner::{TestInput, TestStatus};
 use crate::task::Task;
-
-/// Settings of the search.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SearchOptions {
-    /// Proposers and how many samples each draws per parent (fresh: per round), in the order
-    /// they run.
-    pub portfolio: Vec<(Proposer, usize)>,
-    /// Programs carried to the next round.
-    pub beam: usize,
-    /// Candidates proposed at most (the seed not counted).
-    pub max_candidates: usize,
-    /// Sampling temperature of the proposals (verdicts stay greedy).
-    pub temperature: f32,
-    /// After the first candidate that passes the visible tests, propose this many more and
-    /// choose among the passing ones by agreement on extra inputs; 0 returns the first.
-    pub select: usize,
-    /// Extra inputs made for the selection.
-    pub extra_inputs: usize,
-    /// How the LDB proposer asks for verdicts.
-    pub verdicts: crate::debugger::VerdictForm,
-    /// How the program is chosen among those that pass the visible tests.
-    pub select_by: SelectRule,
-}
-
-impl Default for SearchOptions {
-    fn default() -> Self {
-        SearchOptions {
-            // Measured on the development sets (benchmarks/RESULTS.md, "Repair by search"):
-            // with a small model fresh samples found 5.1 hidden-passing programs per 10k tokens,
-            // test-feedback repairs 0.9 and LDB repairs none; fresh first, one repair per
-            // program of the beam for seeds that are nearly right.
-            portfolio: vec![(Proposer::Fresh, 4), (Proposer::Feedback, 1)],
-            beam: 2,
-            max_candidates: 24,
-            temperature: 0.8,
-            select: 3,
-            extra_inputs: 12,
-            // The first wrong block localised better than a verdict per block with the 0.5B
-            // model (44% vs 22% of injected bugs, benchmarks/localise.rs) at a sixth of the
-            // tokens.
-            verdicts: crate::debugger::VerdictForm::Short,
-            select_by: SelectRule::Groups,
-        }
-    }
-}
-
-impl SearchOptions {
-    /// Parses a portfolio such as `feedback:2,ldb:1,fresh:2` (a name alone means 1).
-    pub fn parse_portfolio(text: &str) -> Result<Vec<(Proposer, usize)>, String> {
-        let mut out: Vec<(Proposer, usize)> = Vec::new();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (name, k) = match part.split_once(':') {
-                Some((n, k)) => {
-                    let k: usize = k.trim().parse().map_err(|_| {
-                        format!("`{part}`: the count after `:` must be a whole number")
-                    })?;
-                    (n.trim(), k)
-                }
-                None => (part, 1),
-            };
-            let proposer = match name.to_ascii_lowercase().as_str() {
-                "feedback" | "tests" => Proposer::Feedback,
-                "ldb" | "trace" => Proposer::Ldb,
-                "fresh" | "resample" => Proposer::Fresh,
-                other => {
-                    return Err(format!(
-                        "unknown proposer `{other}`; use feedback, ldb or fresh"
-                    ))
-                }
-            };
-            if out.iter().any(|(p, _)| *p == proposer) {
-                return Err(format!("proposer `{name}` is named twice"));
-            }
-            if k > 0 {
-                out.push((proposer, k));
-            }
-        }
-        if out.is_empty() {
-            return Err("the portfolio has no proposer with a count above 0".into());
-        }
-        Ok(out)
-    }
-
-    /// The portfolio in the form [`Self::parse_portfolio`] reads.
-    pub fn portfolio_label(&self) -> String {
-        self.portfolio
-            .iter()
-            .map(|(p, k)| format!("{}:{k}", p.name()))
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-}
 
 /// A tested program that can be a parent.
 struct Node {
@@ -377,42 +293,6 @@ impl Search<'_> {
         Ok(self.should_stop())
     }
 
-    /// Tokens a request with `messages` is expected to cost for its prompt: nothing when the
-    /// same prompt was sent before (the backend keeps it), else about one token per 3.5 bytes
-    /// (code and English under Qwen's and GPT's tokenizers).
-    fn estimate(&self, messages: &[crate::model::Message]) -> u64 {
-        // The messages after the longest prefix sent (or received) before.
-        let known = (0..=messages.len())
-            .rev()
-            .find(|&i| i == 0 || self.sent.contains(&prompt_hash(&messages[..i])))
-            .unwrap_or(0);
-        let bytes: usize = messages[known..].iter().map(|m| m.content.len()).sum();
-        (bytes as f64 / 3.5).ceil() as u64
-    }
-
-    /// Remember every prefix of `messages` as held by the backend.
-    fn remember(&mut self, messages: &[crate::model::Message]) {
-        for i in 1..=messages.len() {
-            self.sent.insert(prompt_hash(&messages[..i]));
-        }
-    }
-
-    /// A program reply's expected length: the mean so far, 300 before the first.
-    fn reply_estimate(&self) -> u64 {
-        match self.reply_tokens {
-            (_, 0) => 300,
-            (sum, n) => sum / n,
-        }
-    }
-
-    /// Whether `cost` more tokens stay within the budget.
-    fn fits(&self, cost: u64) -> bool {
-        self.fixer
-            .options
-            .budget_tokens
-            .is_none_or(|b| self.spent + cost <= b)
-    }
-
     /// A candidate passes the visible tests: the search now only gathers votes.
     fn selecting(&self) -> bool {
         !self.passing.is_empty()
@@ -441,21 +321,6 @@ impl Search<'_> {
             Proposer::Fresh => self.fixer.generator.clone(),
             _ => self.fixer.debugger.clone(),
         }
-    }
-
-    /// How many of `wanted` samples of `conv` to draw now: what the budget can pay for (the
-    /// prompt once, a reply each), the candidates left, and the votes the selection still needs.
-    fn affordable(&self, conv: &Conversation, wanted: usize) -> usize {
-        let proposed = self.candidates.len().saturating_sub(1);
-        let mut room = self.options.max_candidates.saturating_sub(proposed);
-        if let Some(&first) = self.passing.first() {
-            room = room.min((first + self.options.select).saturating_sub(proposed));
-        }
-        let prompt = self.estimate(&conv.messages);
-        let reply = self.reply_estimate();
-        (0..wanted.min(room))
-            .take_while(|&i| self.fits(prompt + reply * (i as u64 + 1)))
-            .count()
     }
 
     /// Draw `n` samples of `conv` (sample indices from `first`) and consider their programs.
@@ -622,167 +487,6 @@ impl Search<'_> {
         });
     }
 
-    fn conversation(&self) -> Result<Conversation, AgentError> {
-        let mut conv = Conversation::new(&self.fixer.prompts)?;
-        conv.temperature = self.fixer.options.temperature;
-        Ok(conv)
-    }
-
-    /// Shared context of a repair prompt: the task, the parent program, every visible result
-    /// (a failure with actual vs expected, or the exception and the line that raised it).
-    fn context_vars(&self, parent: usize) -> serde_json::Value {
-        let tested = &self.node(parent).tested;
-        let summary: Vec<String> = tested
-            .outcomes
-            .iter()
-            .map(|o| {
-                if o.passed() {
-                    format!("PASS `{}`", o.test.describe())
-                } else {
-                    failure_line(o, &tested.program)
-                }
-            })
-            .collect();
-        serde_json::json!({
-            "task_prompt": self.task.prompt,
-            "program": tested.program.trim_end(),
-            "test_summary": summary,
-        })
-    }
-
-    fn feedback_conversation(&self, parent: usize) -> Result<Conversation, AgentError> {
-        let mut conv = self.conversation()?;
-        conv.user(
-            self.fixer
-                .prompts
-                .render("repair_feedback", self.context_vars(parent))?,
-        );
-        Ok(conv)
-    }
-
-    fn fresh_conversation(&self) -> Result<Conversation, AgentError> {
-        let mut conv = self.conversation()?;
-        conv.user(seed::request(self.task, &self.fixer.prompts)?);
-        Ok(conv)
-    }
-
-    /// The LDB exchange for `parent` (trace, verdicts), ending with the request for a fix; made
-    /// once per parent. `None` when the parent passes every test.
-    async fn ldb_conversation(
-        &mut self,
-        parent: usize,
-    ) -> Result<Option<Conversation>, AgentError> {
-        if !self.judged.contains_key(&parent) {
-            match self.judge(parent).await? {
-                Some(judged) => self.judged.insert(parent, judged),
-                // The budget cannot pay for the verdicts and a repair.
-                None => return Ok(None),
-            };
-        }
-        let Some(judged) = self.judged.get(&parent).cloned() else {
-            return Ok(None);
-        };
-        if self.round_trace.is_none() {
-            self.round_trace = Some(judged.clone());
-        }
-        let wrong: Vec<&Verdict> = judged.verdicts.iter().filter(|v| !v.correct).collect();
-        let traced = !judged.calls.is_empty();
-        let mut conv = self.conversation()?;
-        conv.messages = judged.messages.clone();
-        let regen = self.fixer.prompts.render(
-            "regenerate",
-            serde_json::json!({ "feedback": "verdicts", "wrong_blocks": wrong, "traced": traced }),
-        )?;
-        if judged.calls.is_empty() {
-            // No verdict exchange: one message carries the context and the request.
-            if let Some(last) = conv.messages.last_mut() {
-                last.content = format!("{}\n{}", last.content.trim_end(), regen);
-            }
-        } else {
-            conv.user(regen);
-        }
-        Ok(Some(conv))
-    }
-
-    /// Trace the parent's first failing test and ask for verdicts (greedy, constrained);
-    /// `None` when what is left of the budget cannot pay for the verdicts and one repair.
-    async fn judge(&mut self, parent: usize) -> Result<Option<Judged>, AgentError> {
-        let fixer = self.fixer;
-        let (program, failing) = {
-            let tested = &self.node(parent).tested;
-            let failing = tested.outcomes.iter().find(|o| !o.passed()).cloned();
-            (tested.program.clone(), failing)
-        };
-        let Some(failing) = failing else {
-            return Err(AgentError::Internal("judging a program that passes".into()));
-        };
-        self.phase(Phase::Tracing);
-        let t = Instant::now();
-        let traced = traced_failure(fixer, &program, &failing).await?;
-        let trace_ms = ms(t.elapsed());
-        let mut vars = self.context_vars(parent);
-        vars["failing_test"] = failing.test.describe().into();
-        vars["failing_result"] = traced.result.clone().into();
-        vars["unit_name"] = unit_name(fixer.options.level).into();
-        vars["trace"] = traced.trace.clone().into();
-        vars["labels"] = traced.labels.clone().into();
-        let mut conv = self.conversation()?;
-        conv.temperature = 0.0;
-        let form = self.options.verdicts;
-        let template = match form {
-            crate::debugger::VerdictForm::Full => "debug",
-            crate::debugger::VerdictForm::Short => "debug_short",
-        };
-        if traced.labels.is_empty() {
-            // Only the full form's template says that there is no trace.
-            conv.user(fixer.prompts.render("debug", &vars)?);
-        } else {
-            conv.user(fixer.prompts.render(template, &vars)?);
-        }
-        let mut judged = Judged {
-            messages: Vec::new(),
-            traced_test: failing.test.describe(),
-            trace: traced.trace.clone(),
-            verdicts: Vec::new(),
-            problem: None,
-            calls: Vec::new(),
-            trace_ms,
-        };
-        if traced.labels.is_empty() {
-            judged.problem = Some("no trace, so no verdicts were asked for".into());
-        } else {
-            let verdict_reply = match form {
-                crate::debugger::VerdictForm::Full => 45 * traced.labels.len() as u64,
-                crate::debugger::VerdictForm::Short => 60,
-            };
-            // The regeneration after the verdicts re-sends all of it: only its request and
-            // reply are new.
-            let cost = self.estimate(&conv.messages) + verdict_reply + 40 + self.reply_estimate();
-            if !self.fits(cost) {
-                return Ok(None);
-            }
-            self.phase(Phase::Debugging);
-            let outcome = match form {
-                crate::debugger::VerdictForm::Full => {
-                    conv.ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
-                        .await
-                }
-                crate::debugger::VerdictForm::Short => {
-                    conv.ask_first_wrong(&*fixer.debugger, &traced.labels).await
-                }
-            };
-            judged.calls = std::mem::take(&mut conv.calls);
-            // The verdict calls are paid once, when the parent is judged.
-            self.charge(&judged.calls.clone());
-            let (verdicts, problem) = outcome?;
-            judged.verdicts = verdicts;
-            judged.problem = problem;
-            self.remember(&conv.messages);
-        }
-        judged.messages = conv.messages;
-        Ok(Some(judged))
-    }
-
     /// The iteration record of `round`, showing candidate `id`'s program and results.
     fn iteration_of(&self, round: usize, id: usize) -> IterationReport {
         let tested = &self.node(id).tested;
@@ -810,158 +514,6 @@ impl Search<'_> {
             timings: Timings::default(),
         }
     }
-
-    /// Choose the program to return and fill the report's final fields.
-    async fn finish(&mut self, report: &mut FixReport, completed: bool) -> Result<(), AgentError> {
-        if self.nodes.is_empty() {
-            report.candidates = std::mem::take(&mut self.candidates);
-            return Ok(());
-        }
-        let chosen = match self.passing.as_slice() {
-            [] => self.beam().first().copied().unwrap_or(0),
-            [only] => *only,
-            [first, ..] if !completed || self.options.select == 0 => *first,
-            _ => self.select(report).await?,
-        };
-        let chosen_tested = &self.node(chosen).tested;
-        report.final_program = chosen_tested.program.clone();
-        report.final_passed = chosen_tested.passed;
-        let all_pass = chosen_tested.passed == self.tests.len();
-        report.status = match (all_pass, chosen) {
-            (true, 0) => FixStatus::AlreadyPassing,
-            (true, _) => FixStatus::Fixed,
-            (false, _) => FixStatus::NotFixed,
-        };
-        // The last iteration shows the returned program, as in the chain's loop.
-        let last_round = report.iterations.last().map_or(0, |i| i.index);
-        if chosen != 0 || last_round > 0 {
-            let mut last = self.iteration_of(last_round + 1, chosen);
-            last.calls = Vec::new();
-            report.iterations.push(last);
-        }
-        report.candidates = std::mem::take(&mut self.candidates);
-        Ok(())
-    }
-
-    /// Run every passing candidate on extra inputs and take the first of the largest group.
-    async fn select(&mut self, report: &mut FixReport) -> Result<usize, AgentError> {
-        self.phase(Phase::Selecting);
-        let first = self.passing[0];
-        let inputs = extra_inputs(
-            self.tests,
-            &self.task.entry_point,
-            self.options.extra_inputs,
-            self.fixer.options.rng_seed,
-        );
-        if inputs.is_empty() {
-            return Ok(first);
-        }
-        let programs: Vec<String> = self
-            .passing
-            .iter()
-            .map(|&id| self.node(id).tested.program.clone())
-            .collect();
-        let calls: Vec<TestInput> = inputs
-            .iter()
-            .map(|expr| TestInput::Call { expr: expr.clone() })
-            .collect();
-        let runner = self.fixer.runner.clone();
-        let pairs: Vec<(usize, usize)> = (0..programs.len())
-            .flat_map(|p| (0..calls.len()).map(move |c| (p, c)))
-            .collect();
-        let jobs = runner.jobs();
-        let t = Instant::now();
-        let results = tokio::task::spawn_blocking(move || {
-            in_parallel(&pairs, jobs, |&(p, c)| {
-                runner
-                    .run(&programs[p], &calls[c], None)
-                    .map(|o| select::behaviour(&o))
-            })
-        })
-        .await
-        .map_err(|e| AgentError::Internal(format!("selection worker thread: {e}")))?;
-        self.round_tests_ms += ms(t.elapsed());
-        let n_inputs = inputs.len();
-        let mut behaviours: Vec<Vec<String>> =
-            vec![Vec::with_capacity(n_inputs); self.passing.len()];
-        for (i, r) in results.into_iter().enumerate() {
-            let b = match r {
-                Some(Ok(b)) => b,
-                Some(Err(e)) => return Err(e.into()),
-                None => "not run".into(),
-            };
-            behaviours[i / n_inputs].push(b);
-        }
-        // A duplicate of a passing program is one more sample that wrote it: a vote.
-        let weights: Vec<usize> = self
-            .passing
-            .iter()
-            .map(|&id| {
-                1 + self
-                    .candidates
-                    .iter()
-                    .filter(|c| c.duplicate_of == Some(id))
-                    .count()
-            })
-            .collect();
-        let groups = groups(&behaviours, &weights);
-        let id_groups: Vec<Vec<usize>> = groups
-            .iter()
-            .map(|g| g.iter().map(|&i| self.passing[i]).collect())
-            .collect();
-        for (g, members) in id_groups.iter().enumerate() {
-            for &id in members {
-                if let Some(c) = self.candidates.get_mut(id) {
-                    c.group = Some(g);
-                }
-            }
-        }
-        let chosen = match self.options.select_by {
-            SelectRule::Groups => id_groups.first().and_then(|g| g.first()).copied(),
-            SelectRule::Agreement => {
-                let scores = select::agreement_scores(&behaviours, &weights);
-                // The first of the highest score.
-                let best = scores.iter().copied().max().unwrap_or(0);
-                scores
-                    .iter()
-                    .position(|&s| s == best)
-                    .and_then(|i| self.passing.get(i))
-                    .copied()
-            }
-        }
-        .unwrap_or(first);
-        let signatures = self
-            .passing
-            .iter()
-            .zip(&behaviours)
-            .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
-            .collect();
-        report.selection = Some(SelectionReport {
-            inputs,
-            groups: id_groups,
-            chosen,
-            first_passing: first,
-            first_passing_program: self.node(first).tested.program.clone(),
-            signatures,
-        });
-        Ok(chosen)
-    }
-}
-
-/// One failing test for a repair prompt: the result, and for an exception the line it came from.
-fn failure_line(outcome: &crate::runner::TestOutcome, program: &str) -> String {
-    let mut line = format!(
-        "{} `{}`: {}",
-        outcome.status.label(),
-        outcome.test.describe(),
-        outcome.summary
-    );
-    if let Some(n) = outcome.exception.as_ref().and_then(|e| e.program_line) {
-        if let Some(code) = program.lines().nth((n as usize).saturating_sub(1)) {
-            line.push_str(&format!(" — raised at line {n}: `{}`", code.trim()));
-        }
-    }
-    line
 }
 
 /// Lines added or removed going from `a` to `b`.
@@ -970,17 +522,6 @@ fn changed_lines(a: &str, b: &str) -> usize {
         .iter_all_changes()
         .filter(|c| c.tag() != similar::ChangeTag::Equal)
         .count()
-}
-
-/// A hash of a prompt's messages, to know a prompt sent before.
-fn prompt_hash(messages: &[crate::model::Message]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for m in messages {
-        (m.role as u8).hash(&mut h);
-        m.content.hash(&mut h);
-    }
-    h.finish()
 }
 
 /// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample
@@ -999,28 +540,6 @@ fn sample_seed(base: u64, parts: &[u64]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn portfolios_parse_and_print() {
-        let p = SearchOptions::parse_portfolio("feedback:2, ldb, fresh:3").unwrap();
-        assert_eq!(
-            p,
-            vec![
-                (Proposer::Feedback, 2),
-                (Proposer::Ldb, 1),
-                (Proposer::Fresh, 3)
-            ]
-        );
-        let o = SearchOptions {
-            portfolio: p,
-            ..SearchOptions::default()
-        };
-        assert_eq!(o.portfolio_label(), "feedback:2,ldb:1,fresh:3");
-        assert!(SearchOptions::parse_portfolio("magic:2").is_err());
-        assert!(SearchOptions::parse_portfolio("ldb:x").is_err());
-        assert!(SearchOptions::parse_portfolio("ldb:0").is_err());
-        assert!(SearchOptions::parse_portfolio("ldb,ldb:2").is_err());
-    }
 
     #[test]
     fn sample_seeds_differ_by_every_coordinate() {
