@@ -4,11 +4,12 @@
 //! This crate holds every stage; the `ldb` binary is a thin command-line front over it.
 //!
 //! The modules, in the order of that flow: [`task`] (task files and benchmark formats),
-//! [`python`] (source, parsing, control-flow graphs, code extraction), [`model`] and [`local`]
+//! [`python`] (source, parsing, control-flow graphs), [`model`] and [`local`]
 //! (the chat model behind one trait: OpenAI-compatible endpoints over [`http`], and the embedded
 //! llama.cpp models), [`sandbox`] and [`runner`] (untrusted code in a separate, isolated process;
 //! tests → classified outcomes; scoring out of the program's reach), [`trace`] (the profiler:
-//! units, the native hook, sampling, rendering), [`debugger`] (verdicts), [`agent`] (the fix loop,
+//! units, the native hook, sampling, rendering), [`reply`] (reading
+//! a model's reply: the program in it, JSON in prose, the debugger's verdicts), [`agent`] (the fix loop,
 //! its strategies and the repair search, and the report), then the tools built on them:
 //! [`eval`], [`check`], [`exec`], [`serve`], and [`cli`]. Every import runs down this list or
 //! within a module; `tests/import_cycles.rs` keeps sibling modules free of loops.
@@ -16,7 +17,6 @@
 pub mod agent;
 pub mod check;
 pub mod cli;
-pub mod debugger;
 pub mod eval;
 pub mod exec;
 pub mod http;
@@ -24,6 +24,7 @@ pub mod local;
 pub mod model;
 pub mod prompts;
 pub mod python;
+pub mod reply;
 pub mod runner;
 pub mod sandbox;
 pub mod serve;

@@ -4,12 +4,12 @@
 
 use super::report::CallRecord;
 use super::AgentError;
-use crate::debugger::first_wrong::{first_wrong_schema, parse_first_wrong};
-use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
-use crate::python::extract::extract_program;
 use crate::python::self_tests::strip_self_tests;
+use crate::reply::code::extract_program;
+use crate::reply::first_wrong::{first_wrong_schema, parse_first_wrong};
+use crate::reply::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
 
 /// One sample of a program request: the program (if any), what was wrong with the reply, and
 /// the calls it took (its sample, and a repair request if there was one).
@@ -232,7 +232,7 @@ impl Conversation {
 }
 
 impl Conversation {
-    /// Ask for the first wrong block only ([`crate::debugger::first_wrong`]), constrained to
+    /// Ask for the first wrong block only ([`crate::reply::first_wrong`]), constrained to
     /// `labels`. The answer comes back as one verdict "not correct" so repairs read both forms
     /// alike; a reply naming no shown block gives none, and a note.
     pub async fn ask_first_wrong(

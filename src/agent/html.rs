@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::report::{FixReport, IterationReport};
-use crate::debugger::verdicts::Verdict;
+use crate::reply::verdicts::Verdict;
 
 const STYLE: &str = "
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1d1f; padding: 0 1em; }

@@ -15,10 +15,10 @@ use super::conversation::Conversation;
 use super::strategies::ldb::{traced_failure, unit_name};
 use super::strategies::test_summary;
 use super::{ms, AgentError, Fixer};
-use crate::debugger::first_wrong::{first_wrong_schema, parse_first_wrong};
-use crate::debugger::verdicts::{parse_verdicts, verdict_schema_for};
-pub use crate::debugger::VerdictForm;
 use crate::model::JsonSchema;
+use crate::reply::first_wrong::{first_wrong_schema, parse_first_wrong};
+use crate::reply::verdicts::{parse_verdicts, verdict_schema_for};
+pub use crate::reply::VerdictForm;
 use crate::runner::TestOutcome;
 use crate::task::Task;
 

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::Strategy;
-use crate::debugger::verdicts::Verdict;
+use crate::reply::verdicts::Verdict;
 use crate::runner::TestStatus;
 use crate::trace::Level;
 

@@ -13,7 +13,7 @@ use super::report::SeedInfo;
 use super::AgentError;
 use crate::model::ChatModel;
 use crate::prompts::Prompts;
-use crate::python::extract::{defines, extract_program};
+use crate::reply::code::{defines, extract_program};
 use crate::task::Task;
 
 /// How long an external seed command may run.

@@ -214,7 +214,7 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
     let body = reply.get(start..).unwrap_or("");
     let value = serde_json::from_str::<Value>(body)
         .ok()
-        .or_else(|| crate::debugger::json_text::lenient_json(body).ok())
+        .or_else(|| crate::reply::json::lenient_json(body).ok())
         .unwrap_or(Value::Null);
     let mut out = Predicted::default();
     // The chain the schema asks for; a flat list from a backend that ignored the schema.

@@ -139,8 +139,8 @@ pub struct SearchArgs {
     pub search_temperature: f32,
     /// Search: how the ldb proposer asks for verdicts: only the first wrong block (short, which
     /// localised better with the embedded models), or one per block (full).
-    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::debugger::VerdictForm::Short)]
-    pub verdicts: crate::debugger::VerdictForm,
+    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::reply::VerdictForm::Short)]
+    pub verdicts: crate::reply::VerdictForm,
     /// Search: how --select chooses among passing candidates: the largest group that agrees on
     /// every extra input, or the most agreement input by input.
     #[arg(long, value_name = "RULE", value_enum, default_value_t = crate::agent::search::SelectRule::Groups)]

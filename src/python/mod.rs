@@ -7,7 +7,6 @@
 pub mod cfg;
 mod cfg_build;
 mod cfg_render;
-pub mod extract;
 mod headers;
 pub mod mutate;
 pub mod normalize;

@@ -41,8 +41,8 @@ use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
 use super::report::{CallRecord, FixReport, IterationReport, TestResult, Timings};
 use super::{ms, seed, unified_diff, AgentError, Fixer, Tested};
-use crate::debugger::verdicts::Verdict;
 use crate::python::normalize::program_key;
+use crate::reply::verdicts::Verdict;
 use crate::runner::{TestInput, TestStatus};
 use crate::task::Task;
 

@@ -20,7 +20,7 @@ pub struct SearchOptions {
     /// Extra inputs made for the selection.
     pub extra_inputs: usize,
     /// How the LDB proposer asks for verdicts.
-    pub verdicts: crate::debugger::VerdictForm,
+    pub verdicts: crate::reply::VerdictForm,
     /// How the program is chosen among those that pass the visible tests.
     pub select_by: SelectRule,
 }
@@ -41,7 +41,7 @@ impl Default for SearchOptions {
             // The first wrong block localised better than a verdict per block with the 0.5B
             // model (44% vs 22% of injected bugs, benchmarks/localise.rs) at a sixth of the
             // tokens.
-            verdicts: crate::debugger::VerdictForm::Short,
+            verdicts: crate::reply::VerdictForm::Short,
             select_by: SelectRule::Groups,
         }
     }

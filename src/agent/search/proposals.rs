@@ -8,7 +8,7 @@ use crate::agent::conversation::Conversation;
 use crate::agent::progress::Phase;
 use crate::agent::strategies::ldb::{traced_failure, unit_name};
 use crate::agent::{ms, seed, AgentError};
-use crate::debugger::verdicts::Verdict;
+use crate::reply::verdicts::Verdict;
 
 impl Search<'_> {
     pub(super) fn conversation(&self) -> Result<Conversation, AgentError> {
@@ -119,8 +119,8 @@ impl Search<'_> {
         conv.temperature = 0.0;
         let form = self.options.verdicts;
         let template = match form {
-            crate::debugger::VerdictForm::Full => "debug",
-            crate::debugger::VerdictForm::Short => "debug_short",
+            crate::reply::VerdictForm::Full => "debug",
+            crate::reply::VerdictForm::Short => "debug_short",
         };
         if traced.labels.is_empty() {
             // Only the full form's template says that there is no trace.
@@ -141,8 +141,8 @@ impl Search<'_> {
             judged.problem = Some("no trace, so no verdicts were asked for".into());
         } else {
             let verdict_reply = match form {
-                crate::debugger::VerdictForm::Full => 45 * traced.labels.len() as u64,
-                crate::debugger::VerdictForm::Short => 60,
+                crate::reply::VerdictForm::Full => 45 * traced.labels.len() as u64,
+                crate::reply::VerdictForm::Short => 60,
             };
             // The regeneration after the verdicts re-sends all of it: only its request and
             // reply are new.
@@ -152,11 +152,11 @@ impl Search<'_> {
             }
             self.phase(Phase::Debugging);
             let outcome = match form {
-                crate::debugger::VerdictForm::Full => {
+                crate::reply::VerdictForm::Full => {
                     conv.ask_verdicts(&*fixer.debugger, &traced.labels, &fixer.prompts)
                         .await
                 }
-                crate::debugger::VerdictForm::Short => {
+                crate::reply::VerdictForm::Short => {
                     conv.ask_first_wrong(&*fixer.debugger, &traced.labels).await
                 }
             };

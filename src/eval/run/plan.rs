@@ -220,7 +220,7 @@ impl EvalPlan {
                     o.temperature
                 );
                 // Only when not the full form, so earlier runs' headers still match.
-                if o.verdicts != crate::debugger::VerdictForm::Full {
+                if o.verdicts != crate::reply::VerdictForm::Full {
                     label.push_str(&format!(" verdicts {}", o.verdicts.name()));
                 }
                 if o.select_by != crate::agent::search::SelectRule::Groups {

@@ -16,8 +16,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use rustpython_parser::ast::{self, Constant, Expr, Stmt};
 use rustpython_parser::{lexer, Mode, Tok};
 
-use super::source::{parse_module, SourceFile, SyntaxError};
-use super::text::dedent;
+use crate::python::source::{parse_module, SourceFile, SyntaxError};
+use crate::python::text::dedent;
 
 /// A program found in a reply.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

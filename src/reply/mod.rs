@@ -1,9 +1,16 @@
-//! The debugger: verdicts about traced blocks, parsed from model replies: a verdict for every
-//! block ([`verdicts`], LDB's form) or only the first wrong one ([`first_wrong`]).
+//! Reading a model's reply. Small models rarely answer in exactly the form asked for, so every
+//! reader here is forgiving and says when it had to be:
+//! - [`code`]: the Python program in a reply (fenced, split over blocks, cut short, or bare);
+//! - [`json`]: JSON inside prose, strict or written the way small models write it;
+//! - the debugger's verdicts about traced blocks: a verdict for every block ([`verdicts`], LDB's
+//!   form, with the paper's plain-text format as a fallback) or only the first wrong one
+//!   ([`first_wrong`]).
 
+pub mod code;
 pub mod first_wrong;
-pub mod json_text;
+pub mod json;
 pub mod verdicts;
+mod verdicts_text;
 
 /// How verdicts are asked for.
 #[derive(
