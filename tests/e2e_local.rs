@@ -197,10 +197,10 @@ fn verdicts_constrained_to_the_labels_always_parse() {
     request.max_tokens = Some(300);
     request.json_schema = Some(ldb::model::JsonSchema {
         name: "block_verdicts".into(),
-        schema: ldb::debugger::verdicts::verdict_schema_for(&labels),
+        schema: ldb::reply::verdicts::verdict_schema_for(&labels),
     });
     let reply = rt.block_on(model.chat(&request)).expect("verdicts");
-    let parsed = ldb::debugger::verdicts::parse_verdicts(&reply.content, &labels)
+    let parsed = ldb::reply::verdicts::parse_verdicts(&reply.content, &labels)
         .unwrap_or_else(|e| panic!("unparseable under the grammar: {e}: {}", reply.content));
     assert_eq!(parsed.verdicts.len(), 3, "{}", reply.content);
     assert!(
@@ -393,10 +393,10 @@ fn verdicts_parse_under_the_grammar_for_random_label_sets() {
         request.max_tokens = Some(600);
         request.json_schema = Some(ldb::model::JsonSchema {
             name: "block_verdicts".into(),
-            schema: ldb::debugger::verdicts::verdict_schema_for(&labels),
+            schema: ldb::reply::verdicts::verdict_schema_for(&labels),
         });
         let reply = rt.block_on(model.chat(&request)).expect("verdicts");
-        let parsed = ldb::debugger::verdicts::parse_verdicts(&reply.content, &labels)
+        let parsed = ldb::reply::verdicts::parse_verdicts(&reply.content, &labels)
             .unwrap_or_else(|e| panic!("round {round}, {labels:?}: {e}: {}", reply.content));
         assert!(!parsed.verdicts.is_empty(), "{}", reply.content);
         assert!(

@@ -341,7 +341,7 @@ async fn ldb_and_reflexion_seed_files_work_as_they_are() {
         // Reflexion's seeds are bodies only: the prompt's signature makes them whole programs.
         let program = task["final_program"].as_str().unwrap_or_default();
         assert!(
-            ldb::python::extract::defines(program, "has_close_elements"),
+            ldb::reply::code::defines(program, "has_close_elements"),
             "{seeds}: {program}"
         );
         assert!(run.requests.is_empty(), "{seeds}: no model call was needed");

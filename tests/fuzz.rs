@@ -12,9 +12,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
-use ldb::debugger::verdicts::parse_verdicts;
-use ldb::python::extract::extract_program;
 use ldb::python::{ProgramCfg, SourceFile};
+use ldb::reply::code::extract_program;
+use ldb::reply::verdicts::parse_verdicts;
 use ldb::runner::{Runner, TestInput};
 use ldb::sandbox::{Limits, Sandbox};
 use ldb::trace::render::TraceReport;

@@ -117,7 +117,7 @@ fn only(proposer: Proposer, k: usize) -> SearchOptions {
         beam: 1,
         select: 0,
         // A verdict per block, the scripted replies' form; the short form has its own test.
-        verdicts: ldb::debugger::VerdictForm::Full,
+        verdicts: ldb::reply::VerdictForm::Full,
         ..SearchOptions::default()
     }
 }
@@ -224,7 +224,7 @@ async fn ldb_proposer_with_short_verdicts_names_one_block_and_repairs_from_it() 
         program_reply(FIXED),
     ]);
     let options = SearchOptions {
-        verdicts: ldb::debugger::VerdictForm::Short,
+        verdicts: ldb::reply::VerdictForm::Short,
         ..only(Proposer::Ldb, 1)
     };
     let run = search(&task(), options, None, no_replies(), debugger).await;

@@ -1,9 +1,7 @@
 //! Parsing the debugger model's per-block verdicts: the strict form, the many near-misses small
 //! models produce, the plain-text fallback, label bookkeeping, the schema, and garbage.
 
-use ldb::debugger::verdicts::{
-    parse_verdicts, verdict_schema, ParsedVerdicts, Verdict, VerdictError,
-};
+use ldb::reply::verdicts::{parse_verdicts, verdict_schema, ParsedVerdicts, Verdict, VerdictError};
 
 fn labels(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("BLOCK-{i}")).collect()
