@@ -5,7 +5,11 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 fn ldb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
+    ldb_at(Path::new(env!("CARGO_BIN_EXE_ldb")), args, cwd)
+}
+
+fn ldb_at(exe: &Path, args: &[&str], cwd: &Path) -> Output {
+    Command::new(exe)
         .args(args)
         .current_dir(cwd)
         .env_remove("LDB_DATA_DIR")
@@ -17,43 +21,41 @@ fn ldb(args: &[&str], cwd: &Path) -> Output {
         .expect("run ldb")
 }
 
-#[test]
-fn humaneval_runs_with_no_data_dir() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // A right program for HumanEval/0 and a wrong one for HumanEval/1.
+/// A right program for HumanEval/0 and a wrong one for HumanEval/1, as a seed file in `dir`.
+fn write_seeds(dir: &Path) {
     let seeds = [
         serde_json::json!({"task_id": "HumanEval/0", "solution": "def has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"}),
         serde_json::json!({"task_id": "HumanEval/1", "solution": "def separate_paren_groups(paren_string):\n    return []\n"}),
     ];
     let text: String = seeds.iter().map(|s| format!("{s}\n")).collect();
-    std::fs::write(dir.path().join("seeds.jsonl"), text).expect("seeds");
-    let out = ldb(
-        &[
-            "eval",
-            "--dataset",
-            "humaneval",
-            "--strategy",
-            "none",
-            "--seeds",
-            "seeds.jsonl",
-            "--tasks",
-            "HumanEval/0,HumanEval/1",
-            "--out",
-            "run",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    let text = std::fs::read_to_string(dir.path().join("run/none.jsonl")).expect("results");
+    std::fs::write(dir.join("seeds.jsonl"), text).expect("seeds");
+}
+
+const EVAL_TWO: &[&str] = &[
+    "eval",
+    "--dataset",
+    "humaneval",
+    "--strategy",
+    "none",
+    "--seeds",
+    "seeds.jsonl",
+    "--tasks",
+    "HumanEval/0,HumanEval/1",
+    "--out",
+    "run",
+    "--quiet",
+];
+
+/// (task id, passes the hidden tests) of each record of `run/none.jsonl`, by task id.
+fn hidden_passes(dir: &Path) -> Vec<(String, bool)> {
+    let text = std::fs::read_to_string(dir.join("run/none.jsonl")).expect("results");
     let mut records: Vec<serde_json::Value> = text
         .lines()
         .skip(1)
         .map(|l| serde_json::from_str(l).expect("record"))
         .collect();
     records.sort_by_key(|r| r["task_id"].as_str().unwrap_or_default().to_string());
-    let passes: Vec<(String, bool)> = records
+    records
         .iter()
         .map(|r| {
             (
@@ -61,9 +63,19 @@ fn humaneval_runs_with_no_data_dir() {
                 r["final_hidden_pass"].as_bool().unwrap_or(false),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn humaneval_runs_with_no_data_dir() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_seeds(dir.path());
+    let out = ldb(EVAL_TWO, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("run/none.jsonl")).expect("results");
     assert_eq!(
-        passes,
+        hidden_passes(dir.path()),
         vec![
             ("HumanEval/0".to_string(), true),
             ("HumanEval/1".to_string(), false)
@@ -74,7 +86,6 @@ fn humaneval_runs_with_no_data_dir() {
         .next()
         .unwrap_or_default()
         .contains(r#""dataset":"humaneval""#));
-
     // The run as a page: the comparison, the chart inline, a row per task.
     let out = ldb(&["eval", "report", "run", "--html", "run.html"], dir.path());
     assert!(
@@ -137,5 +148,33 @@ fn what_is_not_built_in_says_where_its_files_go() {
     assert!(
         stderr.contains("DIR/ldb/transcoder/dataset/probs.jsonl"),
         "{stderr}"
+    );
+}
+
+/// The sandbox covers /tmp with an empty tmpfs, and scoring starts the program's process from
+/// the ldb binary: a binary under /tmp must still be found (it was not, and every program
+/// failed its hidden tests without a word).
+#[test]
+fn scoring_works_when_ldb_lives_under_tmp() {
+    let bin_dir = tempfile::Builder::new()
+        .prefix("ldb-bin")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let exe = bin_dir.path().join("ldb");
+    std::fs::copy(env!("CARGO_BIN_EXE_ldb"), &exe).expect("copy ldb");
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_seeds(dir.path());
+    let out = ldb_at(&exe, EVAL_TWO, dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        hidden_passes(dir.path()),
+        vec![
+            ("HumanEval/0".to_string(), true),
+            ("HumanEval/1".to_string(), false)
+        ]
     );
 }

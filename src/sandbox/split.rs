@@ -32,8 +32,42 @@ struct ServeRequest {
     module: Option<String>,
 }
 
+/// The running `ldb` binary, opened before the private file system covers the scratch places
+/// with empty tmpfs mounts: an `ldb` installed under `/tmp` would be gone by the time the
+/// program's process is started from it.
+pub struct SelfExe(Option<OwnedFd>);
+
+impl SelfExe {
+    pub fn open() -> SelfExe {
+        let Ok(file) = File::open("/proc/self/exe") else {
+            return SelfExe(None);
+        };
+        // Above the descriptors `place_fds` puts in place (3 and 4), so it cannot replace it.
+        // SAFETY: fcntl on a descriptor this process owns; a non-negative result is a new one.
+        let fd = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 20) };
+        if fd < 0 {
+            return SelfExe(None);
+        }
+        // SAFETY: `fd` was just created and nothing else owns it.
+        SelfExe(Some(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// A path that starts the binary: through the open descriptor (the child resolves it before
+    /// exec closes it), else where the binary was found at start.
+    fn path(&self) -> Result<std::path::PathBuf, String> {
+        match &self.0 {
+            Some(fd) => Ok(format!("/proc/self/fd/{}", fd.as_raw_fd()).into()),
+            None => std::env::current_exe().map_err(|e| format!("locating ldb: {e}")),
+        }
+    }
+}
+
 /// The checker's side: start the program's process, run the test against it, report.
-pub fn checked_run(req: &WorkerRequest, isolation: Isolation) -> Result<WorkerResponse, String> {
+pub fn checked_run(
+    req: &WorkerRequest,
+    isolation: Isolation,
+    self_exe: &SelfExe,
+) -> Result<WorkerResponse, String> {
     // SAFETY: prctl on this process only.
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
         return Err(format!(
@@ -41,7 +75,7 @@ pub fn checked_run(req: &WorkerRequest, isolation: Isolation) -> Result<WorkerRe
             std::io::Error::last_os_error()
         ));
     }
-    let exe = std::env::current_exe().map_err(|e| format!("locating ldb: {e}"))?;
+    let exe = self_exe.path()?;
     let (ours, theirs) = socket_pair()?;
     let (req_read, req_write) = super::os_pipe().map_err(|e| format!("pipe: {e}"))?;
     let child_fds = [req_read.as_raw_fd(), theirs.as_raw_fd()];

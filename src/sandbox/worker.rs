@@ -54,15 +54,17 @@ fn run() -> Result<(), String> {
     let req: WorkerRequest =
         serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
 
+    let scoring = req.strict && req.trace.is_none();
+    let self_exe = scoring.then(super::split::SelfExe::open);
     let isolation = super::isolate::enter(&req.limits, &req.workdir);
     // SAFETY: getpid has no preconditions.
     let harness_pid = unsafe { libc::getpid() };
     if let Some(trace) = req.trace.clone() {
         hook::configure(trace, PROGRAM_FILENAME, started);
     }
-    let response = if req.strict && req.trace.is_none() {
+    let response = if let Some(self_exe) = &self_exe {
         // Scoring: the program runs in a process of its own and only computes.
-        super::split::checked_run(&req, isolation)?
+        super::split::checked_run(&req, isolation, self_exe)?
     } else {
         Python::attach(|py| run_harness(py, &req, isolation))
             .map_err(|e| format!("python harness failed: {e}"))?
