@@ -96,7 +96,12 @@ fn run() -> Result<(), String> {
     let fixer = Fixer {
         generator: model.clone(),
         debugger: model.clone(),
-        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        // LDB_BIN: a pinned copy of ldb, so a rebuild during a long run does not swap the
+        // sandbox's binary under it.
+        runner: Runner::new(Sandbox::new(
+            std::env::var("LDB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ldb").to_string()),
+            Limits::default(),
+        )),
         prompts: Prompts::new().map_err(|e| e.to_string())?,
         options: FixOptions {
             strategy: Strategy::Ldb,

@@ -7,7 +7,16 @@ scripts/setup.sh
 # The official OpenAI client, for the test that talks to `ldb serve`.
 python3 -c "import openai" 2>/dev/null || python3 -m pip install -q openai \
   || python3 -m pip install -q --break-system-packages openai
-cargo run --quiet --bin ldb -- model pull qwen2.5-coder-0.5b >/dev/null
+# Build the tests first, and pull the model with the `ldb` they built: `cargo run` would build
+# ldb again without the test-only dependencies' features, llama.cpp included.
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --no-run "$@"
+else
+  cargo test --no-run "$@"
+fi
+target_dir=$(cargo metadata --no-deps --format-version 1 \
+  | python3 -c "import json, sys; print(json.load(sys.stdin)['target_directory'])")
+"$target_dir/debug/ldb" model pull qwen2.5-coder-0.5b >/dev/null
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --no-fail-fast --run-ignored all "$@"
 else

@@ -14,6 +14,9 @@
 //! [`eval`], [`check`], [`exec`], [`serve`], and [`cli`]. Every import runs down this list or
 //! within a module; `tests/import_cycles.rs` keeps sibling modules free of loops.
 
+// Library and binary code returns errors instead of panicking; only tests may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod agent;
 pub mod check;
 pub mod cli;

@@ -1,5 +1,8 @@
 //! The `ldb` command. `ldb __worker` is the sandbox worker (the same binary, re-executed).
 
+// Library and binary code returns errors instead of panicking; only tests may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use clap::Parser;
 
 fn main() {
