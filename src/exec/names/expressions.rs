@@ -1,0 +1,135 @@
+//! The walk over expressions: names read, walrus bindings, comprehension scopes, and the
+//! attributes read from each name.
+
+use rustpython_parser::ast::{self, Expr};
+
+use super::{offset, FunctionBody, ScopeKind, Walker};
+
+impl Walker {
+    pub(super) fn exprs(&mut self, exprs: &[Expr], scope: usize) {
+        for e in exprs {
+            self.expr(e, scope);
+        }
+    }
+
+    pub(super) fn comprehension(
+        &mut self,
+        generators: &[ast::Comprehension],
+        results: &[&Expr],
+        scope: usize,
+    ) {
+        // The first iterable is evaluated outside; everything else inside the comprehension.
+        let inner = self.new_scope(ScopeKind::Function, scope);
+        if let Some(s) = self.scopes.get_mut(inner) {
+            s.comprehension = true;
+        }
+        for (i, g) in generators.iter().enumerate() {
+            self.expr(&g.iter, if i == 0 { scope } else { inner });
+            self.target(&g.target, inner);
+            for cond in &g.ifs {
+                self.expr(cond, inner);
+            }
+        }
+        for r in results {
+            self.expr(r, inner);
+        }
+    }
+
+    pub(super) fn expr(&mut self, expr: &Expr, scope: usize) {
+        match expr {
+            Expr::Name(n) => self.use_name(scope, n.id.as_str(), offset(n.range)),
+            Expr::BoolOp(b) => self.exprs(&b.values, scope),
+            Expr::NamedExpr(n) => {
+                self.expr(&n.value, scope);
+                // A walrus in a comprehension binds in the enclosing function.
+                let mut target_scope = scope;
+                while let Some(s) = self.scopes.get(target_scope).filter(|s| s.comprehension) {
+                    match s.parent {
+                        Some(p) => target_scope = p,
+                        None => break,
+                    }
+                }
+                self.target(&n.target, target_scope);
+            }
+            Expr::BinOp(b) => {
+                self.expr(&b.left, scope);
+                self.expr(&b.right, scope);
+            }
+            Expr::UnaryOp(u) => self.expr(&u.operand, scope),
+            Expr::Lambda(l) => {
+                self.function(scope, &l.args, FunctionBody::Expr(&l.body), offset(l.range))
+            }
+            Expr::IfExp(i) => {
+                self.expr(&i.test, scope);
+                self.expr(&i.body, scope);
+                self.expr(&i.orelse, scope);
+            }
+            Expr::Dict(d) => {
+                for k in d.keys.iter().flatten() {
+                    self.expr(k, scope);
+                }
+                self.exprs(&d.values, scope);
+            }
+            Expr::Set(s) => self.exprs(&s.elts, scope),
+            Expr::ListComp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
+            Expr::SetComp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
+            Expr::GeneratorExp(c) => self.comprehension(&c.generators, &[&c.elt], scope),
+            Expr::DictComp(c) => self.comprehension(&c.generators, &[&c.key, &c.value], scope),
+            Expr::Await(a) => self.expr(&a.value, scope),
+            Expr::Yield(y) => {
+                if let Some(v) = &y.value {
+                    self.expr(v, scope);
+                }
+            }
+            Expr::YieldFrom(y) => self.expr(&y.value, scope),
+            Expr::Compare(c) => {
+                self.expr(&c.left, scope);
+                self.exprs(&c.comparators, scope);
+            }
+            Expr::Call(c) => {
+                match &*c.func {
+                    Expr::Attribute(a) => self.attribute(a, scope, true),
+                    func => self.expr(func, scope),
+                }
+                self.exprs(&c.args, scope);
+                for k in &c.keywords {
+                    self.expr(&k.value, scope);
+                }
+            }
+            Expr::FormattedValue(f) => {
+                self.expr(&f.value, scope);
+                if let Some(spec) = &f.format_spec {
+                    self.expr(spec, scope);
+                }
+            }
+            Expr::JoinedStr(j) => self.exprs(&j.values, scope),
+            Expr::Constant(_) => {}
+            Expr::Attribute(a) => self.attribute(a, scope, false),
+            Expr::Subscript(s) => {
+                self.expr(&s.value, scope);
+                self.expr(&s.slice, scope);
+            }
+            Expr::Starred(s) => self.expr(&s.value, scope),
+            Expr::List(l) => self.exprs(&l.elts, scope),
+            Expr::Tuple(t) => self.exprs(&t.elts, scope),
+            Expr::Slice(s) => {
+                for part in [&s.lower, &s.upper, &s.step].into_iter().flatten() {
+                    self.expr(part, scope);
+                }
+            }
+        }
+    }
+
+    pub(super) fn attribute(&mut self, a: &ast::ExprAttribute, scope: usize, called: bool) {
+        self.expr(&a.value, scope);
+        // A plain name as the base was just recorded as the last use.
+        if let (Expr::Name(_), Some(base)) = (&*a.value, self.uses.len().checked_sub(1)) {
+            let attr = if called {
+                format!("{}()", a.attr)
+            } else {
+                a.attr.to_string()
+            };
+            self.attributes.push((base, attr));
+        }
+    }
+}

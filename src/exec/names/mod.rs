@@ -1,0 +1,337 @@
+//! Undefined names: what a snippet uses but never defines, found from the parser's AST.
+//!
+//! Scopes follow Python's rules: a name used in a function resolves in that function, then in
+//! enclosing functions (class bodies are skipped), then in the module, then in the builtins.
+//! Bindings are everything that makes a name exist at run time: assignments, `for`/`with`/
+//! `except ... as` targets, imports, `def`/`class`, parameters, walrus targets, match captures;
+//! `global`/`nonlocal` redirect them. An augmented assignment (`n += 1`) needs the name to
+//! exist already, so it is a use and not a definition. At module level a name whose every
+//! binding comes after its first use is undefined too (the run reaches the use first).
+//!
+//! For each undefined name the attributes and methods the snippet reads from it are listed as
+//! well (`self.mode`, `node.children`, `p.init()`), which is what a prefix has to provide.
+//!
+//! Parts: `statements` and `expressions` (the walk), `builtins` (the names every module has).
+
+mod builtins;
+mod expressions;
+mod statements;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use rustpython_parser::ast::{self, Expr, Stmt};
+use serde::Serialize;
+
+use crate::python::source::{parse_module, SourceFile, SyntaxError};
+
+use builtins::BUILTINS;
+
+/// Names a snippet needs from outside, in the order of their first use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Undefined {
+    pub names: Vec<UndefinedName>,
+    /// `name.attr` (read) and `name.method()` (called) for every undefined `name`, sorted.
+    pub attributes: Vec<String>,
+    /// The snippet has `from X import *`: any name might come from there, so names used at
+    /// module level are not reported.
+    pub star_import: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UndefinedName {
+    pub name: String,
+    /// Snippet line of the first use.
+    pub line: u32,
+}
+
+impl Undefined {
+    pub fn name_list(&self) -> Vec<String> {
+        self.names.iter().map(|n| n.name.clone()).collect()
+    }
+}
+
+/// The undefined names of `src`, or the syntax error that stops parsing it.
+pub fn undefined_names(src: &SourceFile) -> Result<Undefined, SyntaxError> {
+    let suite = parse_module(src)?;
+    let mut walker = Walker::default();
+    walker.scopes.push(Scope::new(ScopeKind::Module, None));
+    walker.stmts(&suite, 0);
+    Ok(walker.resolve(src))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScopeKind {
+    Module,
+    Function,
+    Class,
+}
+
+#[derive(Debug)]
+struct Scope {
+    kind: ScopeKind,
+    parent: Option<usize>,
+    /// A comprehension's scope (a walrus inside binds in the enclosing one).
+    comprehension: bool,
+    /// Name → offset of its first binding.
+    bound: HashMap<String, u32>,
+    globals: HashSet<String>,
+    nonlocals: HashSet<String>,
+}
+
+impl Scope {
+    fn new(kind: ScopeKind, parent: Option<usize>) -> Self {
+        Scope {
+            kind,
+            parent,
+            comprehension: false,
+            bound: HashMap::new(),
+            globals: HashSet::new(),
+            nonlocals: HashSet::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Use {
+    name: String,
+    scope: usize,
+    offset: u32,
+}
+
+#[derive(Default)]
+struct Walker {
+    scopes: Vec<Scope>,
+    uses: Vec<Use>,
+    /// For every `name.attr` read: the use of `name` (index into `uses`) and `attr` (`attr()`
+    /// when called).
+    attributes: Vec<(usize, String)>,
+    star_import: bool,
+}
+
+fn offset(range: ast::text_size::TextRange) -> u32 {
+    u32::from(range.start())
+}
+
+impl Walker {
+    fn bind(&mut self, scope: usize, name: &str, at: u32) {
+        let Some(s) = self.scopes.get(scope) else {
+            return;
+        };
+        // `global`/`nonlocal` send the binding to another scope.
+        let target = if s.globals.contains(name) {
+            0
+        } else if s.nonlocals.contains(name) {
+            self.enclosing_function(scope).unwrap_or(scope)
+        } else {
+            scope
+        };
+        if let Some(t) = self.scopes.get_mut(target) {
+            let first = t.bound.entry(name.to_string()).or_insert(at);
+            *first = (*first).min(at);
+        }
+    }
+
+    fn enclosing_function(&self, scope: usize) -> Option<usize> {
+        let mut next = self.scopes.get(scope)?.parent;
+        while let Some(i) = next {
+            let s = self.scopes.get(i)?;
+            if s.kind == ScopeKind::Function {
+                return Some(i);
+            }
+            next = s.parent;
+        }
+        None
+    }
+
+    fn new_scope(&mut self, kind: ScopeKind, parent: usize) -> usize {
+        self.scopes.push(Scope::new(kind, Some(parent)));
+        self.scopes.len() - 1
+    }
+
+    fn use_name(&mut self, scope: usize, name: &str, at: u32) {
+        self.uses.push(Use {
+            name: name.to_string(),
+            scope,
+            offset: at,
+        });
+    }
+
+    fn stmts(&mut self, body: &[Stmt], scope: usize) {
+        // Declarations apply to the whole scope, wherever they appear in it.
+        for stmt in body {
+            self.declarations(stmt, scope);
+        }
+        for stmt in body {
+            self.stmt(stmt, scope);
+        }
+    }
+}
+
+impl Walker {
+    /// Where `name`, used in `scope`, is bound: the scope, or `None` (builtin or undefined).
+    fn lookup(&self, name: &str, scope: usize) -> Option<usize> {
+        let s = self.scopes.get(scope)?;
+        if s.globals.contains(name) {
+            return self.scopes.first()?.bound.contains_key(name).then_some(0);
+        }
+        if s.bound.contains_key(name) {
+            return Some(scope);
+        }
+        // Enclosing class bodies are not visible from functions inside them.
+        let mut next = s.parent;
+        while let Some(i) = next {
+            let p = self.scopes.get(i)?;
+            if (p.kind != ScopeKind::Class || i == 0) && p.bound.contains_key(name) {
+                return Some(i);
+            }
+            next = p.parent;
+        }
+        None
+    }
+
+    /// Whether use `u` finds no definition when it runs.
+    fn is_undefined(&self, u: &Use) -> bool {
+        if BUILTINS.contains(&u.name.as_str()) {
+            return false;
+        }
+        match self.lookup(&u.name, u.scope) {
+            None => !self.star_import,
+            // At module level, a use before every binding is reached first.
+            Some(0) if u.scope == 0 => self
+                .scopes
+                .first()
+                .and_then(|m| m.bound.get(&u.name))
+                .is_some_and(|&first| first > u.offset && !self.star_import),
+            Some(_) => false,
+        }
+    }
+
+    fn resolve(self, src: &SourceFile) -> Undefined {
+        let mut names: Vec<UndefinedName> = Vec::new();
+        let mut seen = HashSet::new();
+        let undefined: Vec<bool> = self.uses.iter().map(|u| self.is_undefined(u)).collect();
+        for (u, &undef) in self.uses.iter().zip(&undefined) {
+            if undef && seen.insert(u.name.clone()) {
+                names.push(UndefinedName {
+                    name: u.name.clone(),
+                    line: src.line_of_offset(u.offset),
+                });
+            }
+        }
+        let attributes: BTreeSet<String> = self
+            .attributes
+            .iter()
+            .filter(|(use_index, _)| undefined.get(*use_index).copied().unwrap_or(false))
+            .filter_map(|(use_index, attr)| {
+                let base = &self.uses.get(*use_index)?.name;
+                Some(format!("{base}.{attr}"))
+            })
+            .collect();
+        Undefined {
+            names,
+            attributes: attributes.into_iter().collect(),
+            star_import: self.star_import,
+        }
+    }
+}
+
+enum FunctionBody<'a> {
+    Stmts(&'a [Stmt]),
+    Expr(&'a Expr),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn undefined(code: &str) -> Vec<String> {
+        undefined_names(&SourceFile::new(code))
+            .expect("parses")
+            .name_list()
+    }
+
+    #[test]
+    fn free_names_in_order_of_first_use() {
+        assert_eq!(undefined("a = b + foo()\nprint(a, c)\n"), ["b", "foo", "c"]);
+    }
+
+    #[test]
+    fn bindings_of_every_kind_define_names() {
+        let code = "\
+import os.path
+import numpy as np
+from json import loads as parse, dumps
+def f(x, *args, y=1, **kw):
+    return x + y + len(args) + len(kw) + g
+class C:
+    attr = 1
+    def m(self):
+        return attr
+for i, (j, *rest) in enumerate([]):
+    pass
+with open('f') as fh:
+    pass
+try:
+    pass
+except ValueError as err:
+    print(err)
+if (n := 3) > 2:
+    print(n)
+squares = [k * k for k in range(3) if k]
+match squares:
+    case [first, *others]:
+        print(first, others)
+    case {'a': va, **extra}:
+        print(va, extra)
+lam = lambda q: q + z
+print(os, np, parse, dumps, f, C, i, j, rest, fh, squares, lam)
+";
+        // `g` and `z` are free; `attr` is not visible from a method.
+        assert_eq!(undefined(code), ["g", "attr", "z"]);
+    }
+
+    #[test]
+    fn augmented_assignment_and_use_before_binding_are_undefined() {
+        assert_eq!(undefined("total += 1\n"), ["total"]);
+        assert_eq!(undefined("print(x)\nx = 1\n"), ["x"]);
+        // Inside a function the order of definitions does not matter.
+        assert!(undefined("def f():\n    return x\nx = 1\nf()\n").is_empty());
+    }
+
+    #[test]
+    fn global_and_nonlocal_send_bindings_up() {
+        let code = "def f():\n    global counter\n    counter = 1\nf()\nprint(counter)\n";
+        assert!(undefined(code).is_empty());
+        let code = "def f():\n    v = 0\n    def g():\n        nonlocal v\n        v = 2\n    g()\n    return v\n";
+        assert!(undefined(code).is_empty());
+    }
+
+    #[test]
+    fn attributes_and_methods_of_undefined_names_are_listed() {
+        let found = undefined_names(&SourceFile::new(
+            "if self.user_type:\n    r = get_func(self.name)\n    y = d.year - p.init()\nok = {}.get('a')\n",
+        ))
+        .expect("parses");
+        assert_eq!(found.name_list(), ["self", "get_func", "d", "p"]);
+        assert_eq!(
+            found.attributes,
+            ["d.year", "p.init()", "self.name", "self.user_type"]
+        );
+    }
+
+    #[test]
+    fn builtins_are_defined_and_star_imports_silence_module_names() {
+        assert!(undefined("print(len(range(3)), __name__)\n").is_empty());
+        let found = undefined_names(&SourceFile::new("from tkinter import *\nroot = Tk()\n"))
+            .expect("parses");
+        assert!(found.names.is_empty());
+        assert!(found.star_import);
+    }
+
+    #[test]
+    fn a_comprehension_walrus_binds_outside() {
+        assert!(undefined("ys = [last := x for x in range(3)]\nprint(last)\n").is_empty());
+        // The first iterable is evaluated outside the comprehension.
+        assert_eq!(undefined("ys = [x for x in xs]\n"), ["xs"]);
+    }
+}
