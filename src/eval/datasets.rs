@@ -20,15 +20,13 @@
 //! visible tests never call (19 MBPP tasks), so their visible test keeps testing the function
 //! actually under test.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-use serde_json::{Map, Value};
 
 use super::score::Harness;
 use super::EvalError;
+use crate::task::evalplus::{is_evalplus_file, load_evalplus};
 use crate::task::{
-    called_names, docstring_asserts, is_builtin_wrapper, load_ldb_layout, load_tasks, Task,
+    called_names, is_builtin_wrapper, load_ldb_layout, load_tasks, read_given_tests, Task,
 };
 
 /// The benchmarks `--dataset` names.
@@ -347,7 +345,7 @@ fn load_named(dataset: Dataset, dir: &Path) -> Result<LoadedDataset, EvalError> 
                 if let Some(ldb) = find_ldb_files(dir, "humaneval").and_then(|f| f.tests) {
                     let given = read_given_tests(&ldb)?;
                     for task in &mut tasks {
-                        if let Some(tests) = given.get(&task.task_id) {
+                        if let Some((_, tests)) = given.get(&task.task_id) {
                             task.visible_tests = tests.clone();
                         }
                     }
@@ -401,7 +399,7 @@ fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
             setup_fixes: Vec::new(),
         });
     }
-    if first_record(path)?.as_ref().is_some_and(is_evalplus) {
+    if is_evalplus_file(path)? {
         return Ok(LoadedDataset {
             label,
             dataset: None,
@@ -530,157 +528,6 @@ fn find_evalplus_file(dir: &Path, prefix: &str) -> Option<PathBuf> {
             found.sort();
             found.pop()
         })
-}
-
-/// A JSON object and the line it was on.
-type NumberedRecord = (usize, Map<String, Value>);
-
-/// JSON objects of a `.jsonl` file with their line numbers.
-fn read_jsonl(path: &Path) -> Result<Vec<NumberedRecord>, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvalError::io(path, e))?;
-    let mut records = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(object)) => records.push((i + 1, object)),
-            Ok(_) => {
-                return Err(EvalError::input(
-                    format!("{} line {}: expected a JSON object", path.display(), i + 1),
-                    "each line of a .jsonl file is one record",
-                ))
-            }
-            Err(e) => {
-                return Err(EvalError::input(
-                    format!("{} line {}: bad JSON: {e}", path.display(), i + 1),
-                    if path.extension().is_some_and(|x| x == "gz") {
-                        "the file is compressed: gunzip it first"
-                    } else {
-                        "each line of a .jsonl file is one JSON record"
-                    },
-                ))
-            }
-        }
-    }
-    Ok(records)
-}
-
-/// The first record of a `.jsonl` file, if it starts with one.
-fn first_record(path: &Path) -> Result<Option<Map<String, Value>>, EvalError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvalError::io(path, e))?;
-    let first = text.lines().find(|l| !l.trim().is_empty());
-    Ok(first.and_then(|l| match serde_json::from_str::<Value>(l) {
-        Ok(Value::Object(o)) => Some(o),
-        _ => None,
-    }))
-}
-
-fn read_given_tests(path: &Path) -> Result<HashMap<String, Vec<String>>, EvalError> {
-    let mut given = HashMap::new();
-    for (_, record) in read_jsonl(path)? {
-        let id = record.get("task_id").and_then(Value::as_str);
-        let tests = record.get("given_tests").and_then(Value::as_array);
-        if let (Some(id), Some(tests)) = (id, tests) {
-            let tests: Vec<String> = tests
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            given.insert(id.to_string(), tests);
-        }
-    }
-    Ok(given)
-}
-
-/// EvalPlus records carry the test inputs (`base_input`, `plus_input`).
-fn is_evalplus(record: &Map<String, Value>) -> bool {
-    record.contains_key("plus_input") || record.contains_key("base_input")
-}
-
-/// Loads an EvalPlus release (HumanEval+ or MBPP+): hidden tests are its `test` (the extended
-/// tests) with the `check` call; visible tests are the docstring examples (HumanEval+) or the
-/// first base test (MBPP+). `canonical_solution` and the raw inputs are never read.
-pub fn load_evalplus(path: &Path) -> Result<Vec<Task>, EvalError> {
-    let mut tasks = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (line, record) in read_jsonl(path)? {
-        let task = evalplus_task(&record).map_err(|problem| {
-            EvalError::input(
-                format!("{} line {line}: {problem}", path.display()),
-                "EvalPlus records need task_id, prompt, entry_point and test (releases from \
-                 HumanEval+ v0.1.10 / MBPP+ v0.2.0 on ship `test`)",
-            )
-        })?;
-        if !seen.insert(task.task_id.clone()) {
-            return Err(EvalError::input(
-                format!(
-                    "{} line {line}: duplicate task id `{}`",
-                    path.display(),
-                    task.task_id
-                ),
-                "every task id in a file must be unique",
-            ));
-        }
-        tasks.push(task);
-    }
-    if tasks.is_empty() {
-        return Err(EvalError::input(
-            format!("{} holds no records", path.display()),
-            "check the file",
-        ));
-    }
-    Ok(tasks)
-}
-
-fn evalplus_task(record: &Map<String, Value>) -> Result<Task, String> {
-    let text = |field: &str| -> Result<String, String> {
-        match record.get(field) {
-            Some(Value::String(s)) => Ok(s.clone()),
-            Some(_) => Err(format!("field `{field}` is not a string")),
-            None => Err(format!("missing field `{field}`")),
-        }
-    };
-    let task_id = text("task_id")?;
-    let prompt = text("prompt")?;
-    // The HumanEval loader turns these four fields into a task with runnable hidden tests.
-    let base = serde_json::json!({
-        "task_id": task_id,
-        "prompt": prompt,
-        "entry_point": text("entry_point")?,
-        "test": text("test")?,
-    });
-    let mut task = Task::from_record(&base).map_err(|p| p.to_string())?;
-    let mbpp = task_id.starts_with("Mbpp/") || record.contains_key("test_list");
-    if mbpp {
-        let first = record
-            .get("test_list")
-            .and_then(Value::as_array)
-            .and_then(|l| l.first())
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| {
-                prompt
-                    .lines()
-                    .map(str::trim)
-                    .find(|l| l.starts_with("assert "))
-                    .map(str::to_string)
-            })
-            .ok_or("no base test: neither `test_list` nor an assert in the prompt")?;
-        let imports: Vec<&str> = record
-            .get("test_imports")
-            .and_then(Value::as_array)
-            .map(|l| l.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        task.visible_tests = vec![if imports.is_empty() {
-            first
-        } else {
-            format!("{}\n{first}", imports.join("\n"))
-        }];
-    } else {
-        task.visible_tests = docstring_asserts(&prompt);
-    }
-    Ok(task)
 }
 
 /// For tasks whose visible tests never call the entry point (LDB's MBPP names the first

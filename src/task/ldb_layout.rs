@@ -102,7 +102,10 @@ pub fn load_ldb_layout(probs: &Path, tests: Option<&Path>) -> Result<Vec<Task>, 
     Ok(tasks.into_iter().map(|(_, task)| task).collect())
 }
 
-fn read_given_tests(path: &Path) -> Result<HashMap<String, (Location, Vec<String>)>, TaskError> {
+/// The visible tests of LDB's `tests.jsonl` (`given_tests`) by task id, with where each was.
+pub(crate) fn read_given_tests(
+    path: &Path,
+) -> Result<HashMap<String, (Location, Vec<String>)>, TaskError> {
     let mut given: HashMap<String, (Location, Vec<String>)> = HashMap::new();
     for record in read_records(path)? {
         let at =

@@ -8,15 +8,17 @@
 //! [`load_tasks`] reads a `.json` file (one task object or an array) or a `.jsonl` file (one record
 //! per line) and recognises each record's format on its own (see [`RecordFormat`]): ldb's own,
 //! HumanEval, original or sanitized MBPP, and LDB's `probs.jsonl`/`tests.jsonl` layout.
-//! [`load_ldb_layout`] joins LDB's two files; [`load_seeds`] reads seed programs.
+//! [`load_ldb_layout`] joins LDB's two files; [`evalplus`] reads EvalPlus releases;
+//! [`load_seeds`] reads seed programs.
 //! Every failure is a [`TaskError`] naming file, line or record, field, problem and fix.
 //!
 //! Module map: `records` (file → JSON objects), `fields` (typed field access), one module per
-//! format (`ours`, `humaneval`, `mbpp`, `ldb_layout`), `doctest` (docstring examples → asserts),
+//! format (`ours`, `humaneval`, `mbpp`, `ldb_layout`, `evalplus`), `doctest` (docstring examples → asserts),
 //! `validate` (content rules), `seeds`, `error`.
 
 mod doctest;
 mod error;
+pub mod evalplus;
 mod fields;
 pub mod file_input;
 mod humaneval;
@@ -36,6 +38,7 @@ use serde_json::{Map, Value};
 pub use doctest::docstring_asserts;
 pub use error::{ErrorKind, FieldProblem, Location, TaskError};
 pub use ldb_layout::load_ldb_layout;
+pub(crate) use ldb_layout::read_given_tests;
 pub(crate) use mbpp::{called_names, is_builtin_wrapper};
 pub use seeds::load_seeds;
 pub use validate::is_python_identifier;
