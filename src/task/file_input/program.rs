@@ -1,0 +1,237 @@
+//! What the program file offers a task: its functions and their signatures, its docstrings, and
+//! which function the tests call (the entry).
+
+use std::collections::BTreeSet;
+
+use rustpython_parser::ast::{self, Ranged};
+
+use super::collect::is_test_name;
+use super::{FileInput, FileInputError};
+use crate::python::source::{parse_module, SourceFile};
+
+/// What the program defines at top level, when it parses.
+#[derive(Debug, Default)]
+pub(super) struct ProgramFacts {
+    pub(super) parsed: bool,
+    /// Top-level functions, in order.
+    pub(super) functions: Vec<String>,
+    /// Top-level functions and classes, and names assigned or imported at top level.
+    pub(super) names: BTreeSet<String>,
+    pub(super) module_doc: Option<String>,
+    /// For each top-level function: its name, its header's line range and its docstring's end
+    /// line (1-based, inclusive).
+    pub(super) headers: Vec<(String, u32, u32, Option<u32>)>,
+}
+
+impl ProgramFacts {
+    pub(super) fn read(text: &str) -> ProgramFacts {
+        let src = SourceFile::new(text);
+        let Ok(suite) = parse_module(&src) else {
+            return ProgramFacts::default();
+        };
+        let mut facts = ProgramFacts {
+            parsed: true,
+            ..Default::default()
+        };
+        facts.module_doc = suite.first().and_then(docstring);
+        for stmt in &suite {
+            for name in bound_names(stmt) {
+                facts.names.insert(name);
+            }
+            let (name, body, decorators) = match stmt {
+                ast::Stmt::FunctionDef(f) => (f.name.as_str(), &f.body, &f.decorator_list),
+                ast::Stmt::AsyncFunctionDef(f) => (f.name.as_str(), &f.body, &f.decorator_list),
+                _ => continue,
+            };
+            facts.functions.push(name.to_string());
+            let start = decorators
+                .iter()
+                .map(|d| usize::from(d.range().start()))
+                .chain([usize::from(stmt.range().start())])
+                .min()
+                .unwrap_or(0);
+            let first_line = src.line_of_offset(to_u32(start));
+            let body_line = body.first().map_or(first_line, |b| {
+                src.line_of_offset(to_u32(b.range().start().into()))
+            });
+            let header_end = body_line.saturating_sub(1).max(first_line);
+            let doc_end = body.first().filter(|b| docstring(b).is_some()).map(|b| {
+                src.line_of_offset(to_u32(usize::from(b.range().end()).saturating_sub(1)))
+            });
+            facts
+                .headers
+                .push((name.to_string(), first_line, header_end, doc_end));
+        }
+        facts
+    }
+
+    /// The function's header and docstring, as HumanEval writes a task.
+    pub(super) fn described(&self, text: &str, entry: &str) -> Option<String> {
+        let (_, first, _, doc_end) = self.headers.iter().find(|h| h.0 == entry)?;
+        Some(lines(text, *first, (*doc_end)?))
+    }
+
+    pub(super) fn signature(&self, text: &str, entry: &str) -> Option<String> {
+        let (_, first, header_end, _) = self.headers.iter().find(|h| h.0 == entry)?;
+        Some(lines(text, *first, *header_end))
+    }
+}
+
+pub(super) fn lines(text: &str, first: u32, last: u32) -> String {
+    let mut out: String = text
+        .lines()
+        .skip(first.saturating_sub(1) as usize)
+        .take((last + 1).saturating_sub(first) as usize)
+        .collect::<Vec<_>>()
+        .join("\n");
+    out.push('\n');
+    out
+}
+
+pub(super) fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The text of a docstring statement.
+pub(super) fn docstring(stmt: &ast::Stmt) -> Option<String> {
+    let ast::Stmt::Expr(e) = stmt else {
+        return None;
+    };
+    match e.value.as_ref() {
+        ast::Expr::Constant(c) => match &c.value {
+            ast::Constant::Str(s) => {
+                let s = s.trim();
+                (!s.is_empty()).then(|| s.to_string())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Names a top-level statement binds.
+pub(super) fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
+    let mut out = Vec::new();
+    match stmt {
+        ast::Stmt::FunctionDef(f) => out.push(f.name.to_string()),
+        ast::Stmt::AsyncFunctionDef(f) => out.push(f.name.to_string()),
+        ast::Stmt::ClassDef(c) => out.push(c.name.to_string()),
+        ast::Stmt::Import(i) => {
+            for a in &i.names {
+                let bound = a.asname.as_ref().unwrap_or(&a.name);
+                out.push(bound.split('.').next().unwrap_or_default().to_string());
+            }
+        }
+        ast::Stmt::ImportFrom(i) => {
+            for a in &i.names {
+                if a.name.as_str() != "*" {
+                    out.push(a.asname.as_ref().unwrap_or(&a.name).to_string());
+                }
+            }
+        }
+        ast::Stmt::Assign(a) => {
+            for t in &a.targets {
+                target_names(t, &mut out);
+            }
+        }
+        ast::Stmt::AnnAssign(a) => target_names(&a.target, &mut out),
+        ast::Stmt::AugAssign(a) => target_names(&a.target, &mut out),
+        _ => {}
+    }
+    out
+}
+
+pub(super) fn target_names(expr: &ast::Expr, out: &mut Vec<String>) {
+    match expr {
+        ast::Expr::Name(n) => out.push(n.id.to_string()),
+        ast::Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
+        ast::Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
+        ast::Expr::Starred(s) => target_names(&s.value, out),
+        _ => {}
+    }
+}
+
+/// The function the tests exercise: `--entry`, else the one program function the tests call,
+/// else the program's only function. `None` for a program tested only through stdin/stdout.
+pub(super) fn choose_entry(
+    input: &FileInput,
+    program: &ProgramFacts,
+    tests: &[String],
+) -> Result<Option<String>, FileInputError> {
+    let path = &input.program_path;
+    if let Some(entry) = input.entry.as_deref().map(str::trim) {
+        if !crate::task::is_python_identifier(entry) {
+            return Err(FileInputError::new(
+                path,
+                format!("--entry `{entry}` is not a Python function name"),
+                "pass the bare name, e.g. --entry f",
+            ));
+        }
+        if program.parsed && !program.names.contains(entry) {
+            return Err(FileInputError::new(
+                path,
+                format!("--entry `{entry}`: the program defines no `{entry}`"),
+                defined_hint(program),
+            ));
+        }
+        return Ok(Some(entry.to_string()));
+    }
+    if tests.is_empty() {
+        return Ok(None);
+    }
+    let mut called: Vec<String> = Vec::new();
+    for test in tests {
+        for name in crate::task::called_names(test) {
+            let defined = if program.parsed {
+                program.names.contains(&name)
+            } else {
+                !crate::task::is_builtin_wrapper(&name)
+            };
+            if defined && !called.contains(&name) && !is_test_name(&name) {
+                called.push(name);
+            }
+        }
+    }
+    let called_functions: Vec<&String> = called
+        .iter()
+        .filter(|n| !program.parsed || program.functions.contains(n))
+        .collect();
+    match (called_functions.as_slice(), program.functions.as_slice()) {
+        ([one], _) => Ok(Some((*one).clone())),
+        ([], [only]) => Ok(Some(only.clone())),
+        ([], []) if !program.parsed => Err(FileInputError::new(
+            path,
+            "the program does not parse, so the function under test cannot be found",
+            "pass --entry NAME (the function the tests call)",
+        )),
+        ([], _) if program.functions.is_empty() => Err(FileInputError::new(
+            path,
+            "defines no function for the tests to call",
+            "for a program that reads stdin and prints, use --io-test INPUT EXPECTED_OUTPUT",
+        )),
+        (several, _) => Err(FileInputError::new(
+            path,
+            format!(
+                "the tests call several of its functions ({})",
+                if several.is_empty() {
+                    program.functions.join(", ")
+                } else {
+                    several
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+            "say which one is under test with --entry NAME",
+        )),
+    }
+}
+
+pub(super) fn defined_hint(program: &ProgramFacts) -> String {
+    if program.functions.is_empty() {
+        "the program defines no top-level function; check the file".to_string()
+    } else {
+        format!("its top-level functions: {}", program.functions.join(", "))
+    }
+}
