@@ -149,7 +149,18 @@ fn run() -> Result<(), String> {
                 .ok()
         };
         // The reference must pass its visible tests, or no failure can be blamed on a mutant.
-        if !passes(&program).is_some_and(|o| o.iter().all(|t| t.passed())) {
+        // A sandbox that cannot run it at all stops the run instead of skipping every task.
+        let reference = runner
+            .run_all(&program, &tests)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                format!(
+                    "{}: the sandbox cannot run the reference: {e}",
+                    task.task_id
+                )
+            })?;
+        if !reference.iter().all(|t| t.passed()) {
             continue;
         }
         let mut candidates = mutants(&program, first_line);

@@ -117,8 +117,11 @@ pub struct Sandbox {
 impl Sandbox {
     /// `worker_exe` is an `ldb` binary (normally `std::env::current_exe()`).
     pub fn new(worker_exe: impl Into<PathBuf>, limits: Limits) -> Self {
+        let worker_exe: PathBuf = worker_exe.into();
+        // The worker starts in the run's work dir: a relative path would not be found there.
+        let worker_exe = std::path::absolute(&worker_exe).unwrap_or(worker_exe);
         Sandbox {
-            worker_exe: worker_exe.into(),
+            worker_exe,
             limits,
             temp_root: std::env::temp_dir(),
         }
