@@ -22,13 +22,23 @@
 //! ```
 //!
 //! Other top-level tables belong to other parts of ldb and are left alone here.
+//!
+//! Parts: `file` (the config file), `env` (environment variables and default paths).
+
+mod env;
+mod file;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-
 use std::time::Duration;
 
 use super::ModelError;
+
+use env::env_var;
+use file::{check_base_url, FileConfig};
+
+pub use crate::http::RetryPolicy;
+pub use env::{config_path, default_cache_dir, default_config_path, process_env};
 
 /// The endpoint used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -37,8 +47,6 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// Per-request timeout unless configured.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-pub use crate::http::RetryPolicy;
 
 /// Everything needed to talk to one OpenAI-compatible endpoint.
 #[derive(Clone, PartialEq)]
@@ -122,260 +130,6 @@ struct Section {
     headers: Vec<(String, String)>,
     cache: Option<bool>,
     cache_dir: Option<PathBuf>,
-}
-
-/// The parts of a config file this module reads.
-#[derive(Debug, Clone, Default)]
-struct FileConfig {
-    path: PathBuf,
-    model: Section,
-    profiles: Vec<(String, Section)>,
-}
-
-impl FileConfig {
-    fn read(path: &Path) -> Result<FileConfig, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ModelError::Config(format!(
-                "cannot read config file {}: {e}; fix the path given by --config / LDB_CONFIG",
-                path.display()
-            ))
-        })?;
-        FileConfig::parse(path, &text)
-    }
-
-    fn parse(path: &Path, text: &str) -> Result<FileConfig, ModelError> {
-        let document = toml::Deserializer::parse(text).map_err(|e| {
-            ModelError::Config(format!(
-                "config file {} is not valid TOML: {}",
-                path.display(),
-                e.to_string().trim_end()
-            ))
-        })?;
-        let raw: RawFile = serde_path_to_error::deserialize(document).map_err(|e| {
-            let key = e.path().to_string();
-            let name = key.rsplit('.').next().unwrap_or(&key).to_string();
-            ModelError::Config(format!(
-                "config file {}: key `{key}`: {}; fix: {}",
-                path.display(),
-                e.inner().message(),
-                example(&name)
-            ))
-        })?;
-        let base_dir = path.parent().unwrap_or(Path::new("."));
-        let mut file = FileConfig {
-            path: path.to_path_buf(),
-            ..FileConfig::default()
-        };
-        if let Some(section) = raw.model {
-            file.model = check_section(path, base_dir, "model", section)?;
-        }
-        for (name, section) in raw.profiles {
-            let prefix = format!("profiles.{name}");
-            file.profiles
-                .push((name, check_section(path, base_dir, &prefix, section)?));
-        }
-        Ok(file)
-    }
-
-    fn profile(&self, name: &str) -> Result<&Section, ModelError> {
-        self.profiles
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, s)| s)
-            .ok_or_else(|| {
-                let known: Vec<&str> = self.profiles.iter().map(|(n, _)| n.as_str()).collect();
-                let known = if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                };
-                ModelError::Config(format!(
-                    "profile `{name}` is not defined in config file {} (defined: {known}); add a \
-                     [profiles.{name}] table or choose another --profile",
-                    self.path.display()
-                ))
-            })
-    }
-}
-
-fn bad_key(path: &Path, key: &str, expected: &str, example: &str) -> ModelError {
-    ModelError::Config(format!(
-        "config file {}: key `{key}` must be {expected}; fix: e.g. `{example}`",
-        path.display()
-    ))
-}
-
-/// The tables of a config file this module reads; other tables (`[sandbox]`, ...) belong to
-/// other parts of ldb.
-#[derive(Debug, Default, serde::Deserialize)]
-struct RawFile {
-    #[serde(default)]
-    model: Option<RawSection>,
-    #[serde(default)]
-    profiles: std::collections::BTreeMap<String, RawSection>,
-}
-
-/// `[model]` or `[profiles.NAME]` as written: an unknown key is an error that names it and the
-/// known ones.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSection {
-    base_url: Option<String>,
-    model: Option<String>,
-    api_key: Option<String>,
-    api_key_env: Option<String>,
-    timeout_secs: Option<f64>,
-    max_retries: Option<i64>,
-    #[serde(default)]
-    headers: std::collections::BTreeMap<String, String>,
-    cache: Option<bool>,
-    cache_dir: Option<String>,
-}
-
-/// How a key is written, for the `fix:` of an error about it.
-fn example(key: &str) -> String {
-    match key {
-        "base_url" => "e.g. `base_url = \"http://127.0.0.1:8080/v1\"`".into(),
-        "model" | "api_key" | "api_key_env" => format!("e.g. `{key} = \"...\"`"),
-        "timeout_secs" => "e.g. `timeout_secs = 120`".into(),
-        "max_retries" => "e.g. `max_retries = 4`".into(),
-        "headers" => "e.g. `[model.headers]` with `\"X-Title\" = \"ldb\"`".into(),
-        "cache" => "e.g. `cache = true`".into(),
-        "cache_dir" => "e.g. `cache_dir = \"~/.cache/ldb/responses\"`".into(),
-        "profiles" => "e.g. `[profiles.NAME]`".into(),
-        _ => "remove it, or rename it to one of the keys named above".into(),
-    }
-}
-
-/// The checks types cannot express: non-empty strings, a usable URL, ranges.
-fn check_section(
-    path: &Path,
-    base_dir: &Path,
-    prefix: &str,
-    raw: RawSection,
-) -> Result<Section, ModelError> {
-    let text = |key: &str, value: Option<String>| -> Result<Option<String>, ModelError> {
-        match value {
-            None => Ok(None),
-            Some(v) if !v.trim().is_empty() => Ok(Some(v.trim().to_string())),
-            Some(_) => Err(bad_key(
-                path,
-                &format!("{prefix}.{key}"),
-                "a non-empty string",
-                &format!("{key} = \"...\""),
-            )),
-        }
-    };
-    let mut s = Section::default();
-    if let Some(v) = text("base_url", raw.base_url)? {
-        check_base_url(&v).map_err(|why| {
-            ModelError::Config(format!(
-                "config file {}: key `{prefix}.base_url`: {why}; fix: e.g. `base_url = \
-                 \"http://127.0.0.1:8080/v1\"`",
-                path.display()
-            ))
-        })?;
-        s.base_url = Some(v);
-    }
-    s.model = text("model", raw.model)?;
-    s.api_key = text("api_key", raw.api_key)?;
-    s.api_key_env = text("api_key_env", raw.api_key_env)?;
-    if let Some(secs) = raw.timeout_secs {
-        if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
-            return Err(bad_key(
-                path,
-                &format!("{prefix}.timeout_secs"),
-                "a positive number of seconds",
-                "timeout_secs = 120",
-            ));
-        }
-        s.timeout = Some(Duration::from_secs_f64(secs));
-    }
-    if let Some(n) = raw.max_retries {
-        if !(0..=100).contains(&n) {
-            return Err(bad_key(
-                path,
-                &format!("{prefix}.max_retries"),
-                "an integer from 0 to 100",
-                "max_retries = 4",
-            ));
-        }
-        s.max_retries = Some(n as u32);
-    }
-    s.headers = raw.headers.into_iter().collect();
-    s.cache = raw.cache;
-    if let Some(dir) = text("cache_dir", raw.cache_dir)? {
-        s.cache_dir = Some(resolve_path(base_dir, &dir));
-    }
-    if s.api_key.is_some() && s.api_key_env.is_some() {
-        return Err(ModelError::Config(format!(
-            "config file {}: keys `{prefix}.api_key` and `{prefix}.api_key_env` are both set; fix: \
-             keep only one",
-            path.display()
-        )));
-    }
-    Ok(s)
-}
-
-/// `~/x` → home, relative → relative to the config file's directory.
-fn resolve_path(base_dir: &Path, raw: &str) -> PathBuf {
-    if let Some(rest) = raw.strip_prefix("~/") {
-        if let Some(home) = dirs::home_dir() {
-            return home.join(rest);
-        }
-    }
-    let p = PathBuf::from(raw);
-    if p.is_absolute() {
-        p
-    } else {
-        base_dir.join(p)
-    }
-}
-
-/// Why `url` cannot be a base URL, if it cannot.
-fn check_base_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
-    match parsed.scheme() {
-        "http" | "https" => Ok(()),
-        other => Err(format!("scheme `{other}` is not http or https")),
-    }
-}
-
-/// The environment as ldb reads it: unset and empty variables are both "not set".
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-fn env_var(env: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
-    env(name)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
-
-/// `<config dir>/ldb/config.toml`, where the platform has a config dir.
-pub fn default_config_path() -> Option<PathBuf> {
-    dirs::config_dir().map(|d| d.join("ldb").join("config.toml"))
-}
-
-/// `<cache dir>/ldb/responses`, where the platform has a cache dir.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    dirs::cache_dir().map(|d| d.join("ldb").join("responses"))
-}
-
-/// Which config file to read: `--config` if given, else `LDB_CONFIG`, else the default path if
-/// that file exists. An explicitly named file that is missing is an error later, when read; a
-/// missing default file just means "no file".
-pub fn config_path(
-    explicit: Option<&Path>,
-    env: &impl Fn(&str) -> Option<String>,
-) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_path_buf());
-    }
-    if let Some(p) = env_var(env, "LDB_CONFIG") {
-        return Some(PathBuf::from(p));
-    }
-    default_config_path().filter(|p| p.is_file())
 }
 
 /// The config sections that apply, most specific first.
