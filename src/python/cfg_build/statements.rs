@@ -1,285 +1,22 @@
-//! Building the CFG: walk each scope's statements once, in source order, cutting blocks.
-//!
-//! Blocks are opened lazily: a statement goes into the open block, or into a new block that
-//! first receives every pending edge (the "dangling" exits of whatever came before). So no
-//! block is ever empty, blocks are numbered in source order, and code after `return`/`break`
-//! lands in a block with no predecessors. A stack of frames (loops, `try`s) resolves
-//! `break`/`continue`/`return` and exceptions, routing them through `finally` where needed.
+//! Each statement kind's blocks and edges: `if`/`elif` chains, loops with `else`, `match`, and
+//! `try` with its handlers, `else` and `finally`.
 
 use std::collections::HashSet;
 
-use petgraph::graph::{DiGraph, NodeIndex};
 use rustpython_parser::ast;
 
-use super::cfg::{Block, BlockKind, EdgeKind, ProgramCfg, ScopeCfg, ScopeKind, StmtLines};
-use super::headers::LineMap;
-use super::source::SourceFile;
-use super::tokens::TokenIndex;
-
-/// Build every scope of a parsed module.
-pub(crate) fn build_program(
-    src: &SourceFile,
-    tokens: &TokenIndex,
-    suite: &[ast::Stmt],
-) -> ProgramCfg {
-    let mut program = ProgramBuilder {
-        lines: LineMap { src, tokens },
-        scopes: Vec::new(),
-    };
-    let module = ScopeHead {
-        name: "<module>".to_owned(),
-        qualname: "<module>".to_owned(),
-        kind: ScopeKind::Module,
-        parent: None,
-        def_lines: (1, 1),
-    };
-    program.build_scope(module, suite);
-    ProgramCfg {
-        scopes: program.scopes,
-        line_count: src.line_count(),
-    }
-}
-
-/// Identity of a scope, known before its body is built.
-struct ScopeHead {
-    name: String,
-    qualname: String,
-    kind: ScopeKind,
-    parent: Option<usize>,
-    def_lines: (u32, u32),
-}
-
-struct ProgramBuilder<'a> {
-    lines: LineMap<'a>,
-    scopes: Vec<ScopeCfg>,
-}
-
-impl ProgramBuilder<'_> {
-    /// Build a scope and, recursively, the scopes nested in it; returns its index.
-    fn build_scope(&mut self, head: ScopeHead, body: &[ast::Stmt]) -> usize {
-        // Reserve the slot first so that scopes are numbered in source (pre-)order.
-        let index = self.scopes.len();
-        self.scopes.push(placeholder());
-        let mut scope = ScopeBuilder::new(index, head.kind, head.qualname.clone());
-        scope.body(self, body);
-        let cfg = scope.finish(head);
-        if let Some(slot) = self.scopes.get_mut(index) {
-            *slot = cfg;
-        }
-        index
-    }
-}
-
-fn placeholder() -> ScopeCfg {
-    let mut graph = DiGraph::new();
-    let exit = graph.add_node(Block {
-        number: 0,
-        kind: BlockKind::Exit,
-        stmts: Vec::new(),
-    });
-    ScopeCfg {
-        name: String::new(),
-        qualname: String::new(),
-        kind: ScopeKind::Module,
-        parent: None,
-        def_lines: (1, 1),
-        graph,
-        entry: exit,
-        exit,
-    }
-}
-
-/// Edge target while building: a block by number, or the scope's exit (numbered last).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Target {
-    Block(usize),
-    Exit,
-}
-
-/// A non-local jump that may have to pass through `finally` blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Jump {
-    Return,
-    Break,
-    Continue,
-}
-
-impl Jump {
-    fn edge(self) -> EdgeKind {
-        match self {
-            Jump::Return => EdgeKind::Return,
-            Jump::Break => EdgeKind::Break,
-            Jump::Continue => EdgeKind::LoopBack,
-        }
-    }
-}
-
-/// Open constructs around the statement being built, innermost last.
-enum Frame {
-    Loop {
-        header: usize,
-        breaks: Vec<(usize, EdgeKind)>,
-    },
-    Try {
-        has_finally: bool,
-        /// Jumps out of the protected part, to be routed through the `finally`.
-        jumps: Vec<(usize, Jump)>,
-        /// Blocks created in the part being built (body, then handlers + else).
-        region: Vec<usize>,
-    },
-}
-
-struct ScopeBuilder {
-    index: usize,
-    kind: ScopeKind,
-    qualname: String,
-    blocks: Vec<Vec<StmtLines>>,
-    edges: Vec<(usize, Target, EdgeKind)>,
-    edge_set: HashSet<(usize, Target, EdgeKind)>,
-    /// The block still accepting statements; when set, `pending` is empty.
-    current: Option<usize>,
-    /// Edges waiting for the next block to be created.
-    pending: Vec<(usize, EdgeKind)>,
-    frames: Vec<Frame>,
-    /// Blocks ending in an explicit `raise` inside a `try` (resolved when the `try` closes).
-    raise_blocks: HashSet<usize>,
-}
+use super::{Frame, Jump, ProgramBuilder, ScopeBuilder, ScopeHead, Target};
+use crate::python::cfg::{EdgeKind, ScopeKind, StmtLines};
+use crate::python::source::SourceFile;
 
 impl ScopeBuilder {
-    fn new(index: usize, kind: ScopeKind, qualname: String) -> Self {
-        Self {
-            index,
-            kind,
-            qualname,
-            blocks: Vec::new(),
-            edges: Vec::new(),
-            edge_set: HashSet::new(),
-            current: None,
-            pending: Vec::new(),
-            frames: Vec::new(),
-            raise_blocks: HashSet::new(),
-        }
-    }
-
-    // ---- block and edge primitives ----
-
-    fn edge(&mut self, from: usize, to: Target, kind: EdgeKind) {
-        if self.edge_set.insert((from, to, kind)) {
-            self.edges.push((from, to, kind));
-        }
-    }
-
-    /// The open block, creating it (and attaching pending edges) if there is none.
-    fn open(&mut self) -> usize {
-        if let Some(b) = self.current {
-            return b;
-        }
-        let b = self.blocks.len();
-        self.blocks.push(Vec::new());
-        for (from, kind) in std::mem::take(&mut self.pending) {
-            self.edge(from, Target::Block(b), kind);
-        }
-        // The innermost `try` records the blocks of the part being built.
-        if let Some(region) = self.frames.iter_mut().rev().find_map(|f| match f {
-            Frame::Try { region, .. } => Some(region),
-            Frame::Loop { .. } => None,
-        }) {
-            region.push(b);
-        }
-        self.current = Some(b);
-        b
-    }
-
-    /// Append a statement to the open block; returns the block.
-    fn push(&mut self, stmt: StmtLines) -> usize {
-        let b = self.open();
-        if let Some(stmts) = self.blocks.get_mut(b) {
-            stmts.push(stmt);
-        }
-        b
-    }
-
-    /// Append a statement that ends its block (branch headers, jumps); returns the block.
-    fn push_last(&mut self, stmt: StmtLines) -> usize {
-        let b = self.push(stmt);
-        self.current = None;
-        b
-    }
-
-    /// End the open block: its fall-through joins the pending edges, which are returned.
-    fn close(&mut self) -> Vec<(usize, EdgeKind)> {
-        if let Some(b) = self.current.take() {
-            self.pending.push((b, EdgeKind::Next));
-        }
-        std::mem::take(&mut self.pending)
-    }
-
-    /// Make `edges` the pending edges (no block may be open).
-    fn resume(&mut self, edges: Vec<(usize, EdgeKind)>) {
-        self.current = None;
-        self.pending = edges;
-    }
-
-    fn in_try(&self) -> bool {
-        self.frames.iter().any(|f| matches!(f, Frame::Try { .. }))
-    }
-
-    /// Resolve a `return`/`break`/`continue` leaving block `from`.
-    fn jump(&mut self, from: usize, jump: Jump) {
-        let mut target = (Target::Exit, jump.edge());
-        for frame in self.frames.iter_mut().rev() {
-            match frame {
-                Frame::Loop { breaks, .. } if jump == Jump::Break => {
-                    breaks.push((from, EdgeKind::Break));
-                    return;
-                }
-                Frame::Loop { header, .. } if jump == Jump::Continue => {
-                    target = (Target::Block(*header), EdgeKind::LoopBack);
-                    break;
-                }
-                Frame::Try {
-                    has_finally: true,
-                    jumps,
-                    ..
-                } => {
-                    jumps.push((from, jump));
-                    return;
-                }
-                Frame::Loop { .. } | Frame::Try { .. } => {}
-            }
-        }
-        // `return` leaves the scope; a stray `break`/`continue` (rejected by CPython) too.
-        self.edge(from, target.0, target.1);
-    }
-
-    /// Exceptions escaping a `try` without `finally`: to the enclosing `try`, or out of the
-    /// scope for blocks that raise explicitly (implicit exceptions get no edge).
-    fn propagate(&mut self, escaping: Vec<usize>) {
-        let outer = self.frames.iter_mut().rev().find_map(|f| match f {
-            Frame::Try { region, .. } => Some(region),
-            Frame::Loop { .. } => None,
-        });
-        match outer {
-            Some(region) => region.extend(escaping),
-            None => {
-                for b in escaping {
-                    if self.raise_blocks.contains(&b) {
-                        self.edge(b, Target::Exit, EdgeKind::Raise);
-                    }
-                }
-            }
-        }
-    }
-
-    // ---- statements ----
-
-    fn body(&mut self, program: &mut ProgramBuilder, stmts: &[ast::Stmt]) {
+    pub(super) fn body(&mut self, program: &mut ProgramBuilder, stmts: &[ast::Stmt]) {
         for stmt in stmts {
             self.stmt(program, stmt);
         }
     }
 
-    fn stmt(&mut self, program: &mut ProgramBuilder, stmt: &ast::Stmt) {
+    pub(super) fn stmt(&mut self, program: &mut ProgramBuilder, stmt: &ast::Stmt) {
         use ast::Stmt as S;
         let lines = program.lines.stmt(stmt, false);
         match stmt {
@@ -357,7 +94,7 @@ impl ScopeBuilder {
         }
     }
 
-    fn nested(
+    pub(super) fn nested(
         &mut self,
         program: &mut ProgramBuilder,
         name: &ast::Identifier,
@@ -385,7 +122,12 @@ impl ScopeBuilder {
 
     /// `if`/`elif`/`else`: the test ends the block; each branch starts a new one. An `elif`
     /// chain is walked in a loop, not by recursion, since chains can be long.
-    fn if_stmt(&mut self, program: &mut ProgramBuilder, first: &ast::StmtIf, lines: StmtLines) {
+    pub(super) fn if_stmt(
+        &mut self,
+        program: &mut ProgramBuilder,
+        first: &ast::StmtIf,
+        lines: StmtLines,
+    ) {
         let mut exits = Vec::new();
         let (mut s, mut lines) = (first, lines);
         loop {
@@ -414,7 +156,7 @@ impl ScopeBuilder {
     }
 
     /// `for`/`while`: the header is its own block, the target of loop-back edges.
-    fn loop_stmt(
+    pub(super) fn loop_stmt(
         &mut self,
         program: &mut ProgramBuilder,
         lines: StmtLines,
@@ -456,7 +198,12 @@ impl ScopeBuilder {
     }
 
     /// `match`: the subject ends the block; each `case` tests in its own block.
-    fn match_stmt(&mut self, program: &mut ProgramBuilder, s: &ast::StmtMatch, lines: StmtLines) {
+    pub(super) fn match_stmt(
+        &mut self,
+        program: &mut ProgramBuilder,
+        s: &ast::StmtMatch,
+        lines: StmtLines,
+    ) {
         let subject = self.push_last(lines);
         let mut next = vec![(subject, EdgeKind::Next)];
         let mut exits = Vec::new();
@@ -478,7 +225,7 @@ impl ScopeBuilder {
 
     /// `try`: the body is a region whose every block may jump to each handler; `finally`
     /// collects normal exits, escaping exceptions and jumps, then passes them on.
-    fn try_stmt(
+    pub(super) fn try_stmt(
         &mut self,
         program: &mut ProgramBuilder,
         lines: StmtLines,
@@ -569,74 +316,16 @@ impl ScopeBuilder {
         }
         self.resume(finally_exits);
     }
-
-    /// Take the block list of the innermost `try` frame.
-    fn take_region(&mut self) -> Vec<usize> {
-        self.frames
-            .iter_mut()
-            .rev()
-            .find_map(|f| match f {
-                Frame::Try { region, .. } => Some(std::mem::take(region)),
-                Frame::Loop { .. } => None,
-            })
-            .unwrap_or_default()
-    }
-
-    // ---- assembly ----
-
-    fn finish(mut self, head: ScopeHead) -> ScopeCfg {
-        for (from, kind) in self.close() {
-            self.edge(from, Target::Exit, kind);
-        }
-        let mut graph = DiGraph::with_capacity(self.blocks.len() + 1, self.edges.len());
-        for (number, stmts) in self.blocks.into_iter().enumerate() {
-            graph.add_node(Block {
-                number,
-                kind: BlockKind::Code,
-                stmts,
-            });
-        }
-        let exit_number = graph.node_count();
-        let exit = graph.add_node(Block {
-            number: exit_number,
-            kind: BlockKind::Exit,
-            stmts: Vec::new(),
-        });
-        let node = |t: Target| match t {
-            Target::Block(b) => NodeIndex::new(b),
-            Target::Exit => exit,
-        };
-        let mut edges = self.edges;
-        edges.sort_unstable_by_key(|&(from, to, kind)| (from, node(to).index(), kind));
-        for (from, to, kind) in edges {
-            graph.add_edge(NodeIndex::new(from), node(to), kind);
-        }
-        let entry = if exit_number > 0 {
-            NodeIndex::new(0)
-        } else {
-            exit
-        };
-        ScopeCfg {
-            name: head.name,
-            qualname: head.qualname,
-            kind: head.kind,
-            parent: head.parent,
-            def_lines: head.def_lines,
-            graph,
-            entry,
-            exit,
-        }
-    }
 }
 
 /// Whether an `if` node nested in `orelse` was written `elif` (not `else:` + `if`).
-fn is_elif(src: &SourceFile, s: &ast::StmtIf) -> bool {
+pub(super) fn is_elif(src: &SourceFile, s: &ast::StmtIf) -> bool {
     let start = usize::try_from(u32::from(s.range.start())).unwrap_or(usize::MAX);
     src.text().get(start..start.saturating_add(4)) == Some("elif")
 }
 
 /// `while True:` / `while 1:` style tests: literal constants that are true.
-fn is_always_true(test: &ast::Expr) -> bool {
+pub(super) fn is_always_true(test: &ast::Expr) -> bool {
     match test {
         ast::Expr::Constant(c) => match &c.value {
             ast::Constant::Bool(b) => *b,
@@ -649,7 +338,7 @@ fn is_always_true(test: &ast::Expr) -> bool {
 }
 
 /// Patterns that always match: `_`, a capture name, or an or-pattern containing one.
-fn is_irrefutable(p: &ast::Pattern) -> bool {
+pub(super) fn is_irrefutable(p: &ast::Pattern) -> bool {
     match p {
         ast::Pattern::MatchAs(a) => a.pattern.as_deref().is_none_or(is_irrefutable),
         ast::Pattern::MatchOr(o) => o.patterns.iter().any(is_irrefutable),
@@ -658,18 +347,11 @@ fn is_irrefutable(p: &ast::Pattern) -> bool {
 }
 
 /// `except:` and `except BaseException:` catch everything, so nothing escapes past them.
-fn is_catch_all(h: &ast::ExceptHandler) -> bool {
+pub(super) fn is_catch_all(h: &ast::ExceptHandler) -> bool {
     let ast::ExceptHandler::ExceptHandler(h) = h;
     match h.type_.as_deref() {
         None => true,
         Some(ast::Expr::Name(n)) => n.id.as_str() == "BaseException",
         Some(_) => false,
-    }
-}
-impl ProgramCfg {
-    /// Parse `src` and build the CFG of every scope.
-    pub fn build(src: &SourceFile) -> Result<ProgramCfg, super::source::SyntaxError> {
-        let (suite, tokens) = super::source::parse_with_tokens(src)?;
-        Ok(build_program(src, &tokens, &suite))
     }
 }
