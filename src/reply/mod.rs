@@ -10,7 +10,6 @@ pub mod code;
 pub mod first_wrong;
 pub mod json;
 pub mod verdicts;
-mod verdicts_text;
 
 /// How verdicts are asked for.
 #[derive(

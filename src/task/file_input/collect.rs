@@ -9,7 +9,7 @@ use rustpython_parser::ast::{self, Ranged};
 use rustpython_parser::lexer::lex;
 use rustpython_parser::{Mode, Tok};
 
-use super::program::{bound_names, docstring, lines, ProgramFacts};
+use super::program::{bound_names, docstring, is_test_name, lines, ProgramFacts};
 use super::FileInputError;
 use crate::python::source::{parse_module, SourceFile};
 use crate::python::text::dedent;
@@ -201,10 +201,6 @@ pub(super) fn collect_tests(
     imports.sort();
     imports.dedup();
     Ok(Collected { tests, imports })
-}
-
-pub(super) fn is_test_name(name: &str) -> bool {
-    name.starts_with("test")
 }
 
 pub(super) fn has_parameters(args: &ast::Arguments) -> bool {

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 
 use rustpython_parser::ast::{self, Ranged};
 
-use super::collect::is_test_name;
 use super::{FileInput, FileInputError};
 use crate::python::source::{parse_module, SourceFile};
 
@@ -234,4 +233,9 @@ pub(super) fn defined_hint(program: &ProgramFacts) -> String {
     } else {
         format!("its top-level functions: {}", program.functions.join(", "))
     }
+}
+
+/// pytest's rule for test functions and methods.
+pub(super) fn is_test_name(name: &str) -> bool {
+    name.starts_with("test")
 }

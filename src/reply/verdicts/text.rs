@@ -1,7 +1,7 @@
 //! Verdicts in the paper's plain-text format (`[BLOCK-3] ... correct: False ...`), read when a
 //! reply holds no usable JSON, and the label spelling both readers share.
 
-use super::verdicts::{word_truth, Labels, Verdict};
+use super::{word_truth, Labels, Verdict};
 
 /// Split a label into its upper-cased word and number: `block_3` → ("BLOCK", 3), `3` → ("", 3).
 /// Only separators may sit between them, and nothing but a closing mark may follow.

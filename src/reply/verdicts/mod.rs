@@ -8,13 +8,15 @@
 //! format (`[BLOCK-3] ... correct: False ...`). Labels are normalised to the form the prompt used.
 //! Anything that needed repair sets [`ParsedVerdicts::lenient`], so callers can count it.
 
+mod text;
+
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::json::{json_spans, lenient_json};
-use super::verdicts_text::{split_label, text_verdicts};
+use text::{split_label, text_verdicts};
 
 /// A judgement of one traced block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
