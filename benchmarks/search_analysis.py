@@ -109,6 +109,44 @@ def main(dirs):
     print(f"| chosen (largest group of identical behaviour) | {sel['chosen']} |")
     print(f"| highest input-by-input agreement | {sel['agreement']} |")
     print(f"| any candidate (an oracle's bound) | {sel['any']} |")
+    for d in map(Path, dirs):
+        endings(d)
+
+
+def endings(d):
+    """How each debugged task ended, per strategy: with a program that passes the visible tests
+    (fixed when it also passes the hidden ones), or with the budget spent and none found."""
+    by = {name: {r["task_id"]: r for r in records(d / f"{name}.jsonl")}
+          for name in ("resample", "search")}
+    if not by["resample"] or not by["search"]:
+        return
+    print()
+    print(f"How debugged tasks ended ({d.name}):")
+    print("| strategy | ended at a visible pass | of which fixed | no visible pass (budget spent) "
+          "| of which fixed |")
+    print("|---|---:|---:|---:|---:|")
+    for name, recs in by.items():
+        vis = [r for r in recs.values() if r["debugged"] and r["final_visible_pass"]]
+        rest = [r for r in recs.values() if r["debugged"] and not r["final_visible_pass"]]
+        fixed = lambda rs: sum((not r["seed_hidden_pass"]) and r["final_hidden_pass"] for r in rs)
+        print(f"| {name} | {len(vis)} | {fixed(vis)} | {len(rest)} | {fixed(rest)} |")
+    only = []
+    for tid, s in by["search"].items():
+        r = by["resample"].get(tid)
+        if r is None:
+            continue
+        fs = (not s["seed_hidden_pass"]) and s["final_hidden_pass"]
+        fr = (not r["seed_hidden_pass"]) and r["final_hidden_pass"]
+        if fs != fr:
+            def how(x):
+                return "visible pass" if x["final_visible_pass"] else "no visible pass"
+            only.append((tid, "search" if fs else "resample", how(s), how(r)))
+    if only:
+        print()
+        print("| task | fixed only by | search ended with | resample ended with |")
+        print("|---|---|---|---|")
+        for row in sorted(only, key=lambda t: (t[0].split("/")[0], int(t[0].split("/")[-1]))):
+            print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
