@@ -12,7 +12,7 @@ use ldb::model::config::{endpoint_configured, ModelConfig, ModelFlags, RetryPoli
 use ldb::model::meter::{MeteredModel, UsageMeter};
 use ldb::model::openai::OpenAiModel;
 use ldb::model::scripted::ScriptedModel;
-use ldb::model::{ChatModel, ChatRequest, JsonSchema, Message, ModelError, Usage};
+use ldb::model::{ChatModel, ChatRequest, ConfigError, JsonSchema, Message, ModelError, Usage};
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
@@ -805,16 +805,18 @@ fn a_custom_endpoint_needs_a_model() {
     };
     let err = ModelConfig::resolve(&flags, None, &env_of(&[])).unwrap_err();
     assert!(
-        matches!(err, ModelError::Config(ref m) if m.contains("--model")),
+        matches!(err, ModelError::Config(ConfigError::NoModel { .. })),
         "{err}"
     );
+    assert!(err.to_string().contains("--model"), "{err}");
 }
 
 fn config_error(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let file = write_config(dir.path(), text);
     match ModelConfig::resolve(&ModelFlags::default(), Some(&file), &env_of(&[])) {
-        Err(ModelError::Config(m)) => {
+        Err(ModelError::Config(e)) => {
+            let m = e.to_string();
             assert!(m.contains(&file.display().to_string()), "no file in: {m}");
             m
         }

@@ -165,7 +165,7 @@ mod tests {
                 "--base-url",
             ),
             (
-                ModelError::Config(text()).into(),
+                ModelError::Config(crate::model::ConfigError::Timeout).into(),
                 ErrorClass::BackendConfig,
                 ExitStatus::Backend,
                 "config file",

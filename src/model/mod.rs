@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod config;
+pub use config::ConfigError;
 pub mod meter;
 pub mod openai;
 pub mod scripted;
@@ -202,7 +203,7 @@ pub enum ModelError {
     #[error("cannot reach the model endpoint {endpoint}: {message}")]
     Connection { endpoint: String, message: String },
     #[error("model configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     #[error("local model: {0}")]
     Local(String),
 }

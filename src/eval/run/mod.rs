@@ -370,9 +370,7 @@ impl crate::model::ChatModel for NoModel {
         &self,
         _request: &crate::model::ChatRequest,
     ) -> Result<crate::model::ChatResponse, crate::model::ModelError> {
-        Err(crate::model::ModelError::Config(
-            "this run was started without a model, but a task needed one".into(),
-        ))
+        Err(crate::model::ConfigError::NoModelForRun.into())
     }
 
     fn name(&self) -> String {

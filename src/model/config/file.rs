@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::Section;
+use super::{ConfigError, Section};
 use crate::model::ModelError;
 
 /// The parts of a config file this module reads.
@@ -18,31 +18,30 @@ pub(super) struct FileConfig {
 impl FileConfig {
     pub(super) fn read(path: &Path) -> Result<FileConfig, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            ModelError::Config(format!(
-                "cannot read config file {}: {e}; fix the path given by --config / LDB_CONFIG",
-                path.display()
-            ))
+            ModelError::from(ConfigError::Unreadable {
+                path: path.to_path_buf(),
+                source: e,
+            })
         })?;
         FileConfig::parse(path, &text)
     }
 
     pub(super) fn parse(path: &Path, text: &str) -> Result<FileConfig, ModelError> {
         let document = toml::Deserializer::parse(text).map_err(|e| {
-            ModelError::Config(format!(
-                "config file {} is not valid TOML: {}",
-                path.display(),
-                e.to_string().trim_end()
-            ))
+            ModelError::from(ConfigError::NotToml {
+                path: path.to_path_buf(),
+                message: e.to_string().trim_end().to_string(),
+            })
         })?;
         let raw: RawFile = serde_path_to_error::deserialize(document).map_err(|e| {
             let key = e.path().to_string();
             let name = key.rsplit('.').next().unwrap_or(&key).to_string();
-            ModelError::Config(format!(
-                "config file {}: key `{key}`: {}; fix: {}",
-                path.display(),
-                e.inner().message(),
-                example(&name)
-            ))
+            ModelError::from(ConfigError::Key {
+                path: path.to_path_buf(),
+                problem: e.inner().message().to_string(),
+                fix: example(&name),
+                key,
+            })
         })?;
         let base_dir = path.parent().unwrap_or(Path::new("."));
         let mut file = FileConfig {
@@ -72,20 +71,22 @@ impl FileConfig {
                 } else {
                     known.join(", ")
                 };
-                ModelError::Config(format!(
-                    "profile `{name}` is not defined in config file {} (defined: {known}); add a \
-                     [profiles.{name}] table or choose another --profile",
-                    self.path.display()
-                ))
+                ModelError::from(ConfigError::UnknownProfile {
+                    name: name.to_string(),
+                    path: self.path.clone(),
+                    known,
+                })
             })
     }
 }
 
-pub(super) fn bad_key(path: &Path, key: &str, expected: &str, example: &str) -> ModelError {
-    ModelError::Config(format!(
-        "config file {}: key `{key}` must be {expected}; fix: e.g. `{example}`",
-        path.display()
-    ))
+pub(super) fn bad_key(path: &Path, key: &str, expected: &'static str, example: &str) -> ModelError {
+    ModelError::from(ConfigError::Value {
+        path: path.to_path_buf(),
+        key: key.to_string(),
+        expected,
+        example: example.to_string(),
+    })
 }
 
 /// The tables of a config file this module reads; other tables (`[sandbox]`, ...) belong to
@@ -152,11 +153,12 @@ pub(super) fn check_section(
     let mut s = Section::default();
     if let Some(v) = text("base_url", raw.base_url)? {
         check_base_url(&v).map_err(|why| {
-            ModelError::Config(format!(
-                "config file {}: key `{prefix}.base_url`: {why}; fix: e.g. `base_url = \
-                 \"http://127.0.0.1:8080/v1\"`",
-                path.display()
-            ))
+            ModelError::from(ConfigError::Key {
+                path: path.to_path_buf(),
+                key: format!("{prefix}.base_url"),
+                problem: why,
+                fix: "e.g. `base_url = \"http://127.0.0.1:8080/v1\"`".to_string(),
+            })
         })?;
         s.base_url = Some(v);
     }
@@ -191,11 +193,11 @@ pub(super) fn check_section(
         s.cache_dir = Some(resolve_path(base_dir, &dir));
     }
     if s.api_key.is_some() && s.api_key_env.is_some() {
-        return Err(ModelError::Config(format!(
-            "config file {}: keys `{prefix}.api_key` and `{prefix}.api_key_env` are both set; fix: \
-             keep only one",
-            path.display()
-        )));
+        return Err(ConfigError::TwoKeys {
+            path: path.to_path_buf(),
+            prefix: prefix.to_string(),
+        }
+        .into());
     }
     Ok(s)
 }

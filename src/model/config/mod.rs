@@ -26,6 +26,7 @@
 //! Parts: `file` (the config file), `env` (environment variables and default paths).
 
 mod env;
+mod error;
 mod file;
 
 use std::fmt;
@@ -39,6 +40,7 @@ use file::{check_base_url, FileConfig};
 
 pub use crate::http::RetryPolicy;
 pub use env::{config_path, default_cache_dir, default_config_path, process_env};
+pub use error::ConfigError;
 
 /// The endpoint used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -145,13 +147,13 @@ fn sections<'a>(
         }
         (Some(f), None) => out.push(&f.model),
         (None, Some(name)) => {
-            return Err(ModelError::Config(format!(
-                "profile `{name}` was selected but there is no config file; fix: create {} with a \
-                 [profiles.{name}] table, or pass --config",
-                default_config_path()
+            return Err(ConfigError::NoConfigFile {
+                name: name.to_string(),
+                expected: default_config_path()
                     .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| "a config file".to_string())
-            )))
+                    .unwrap_or_else(|| "a config file".to_string()),
+            }
+            .into())
         }
         (None, None) => {}
     }
@@ -243,21 +245,14 @@ impl ModelConfig {
         };
 
         let (base_url, base_from_default) = if let Some(url) = &flags.base_url {
-            check_base_url(url).map_err(|why| {
-                ModelError::Config(format!(
-                    "--base-url: {why}; fix: e.g. --base-url http://127.0.0.1:8080/v1"
-                ))
-            })?;
+            check_base_url(url)
+                .map_err(|why| ModelError::from(ConfigError::BaseUrlFlag { why }))?;
             (url.trim().to_string(), false)
         } else if let Some(url) = first(&secs, |s| s.base_url.clone()) {
             (url, false)
         } else if let Some(url) = env_var(env, "OPENAI_BASE_URL") {
-            check_base_url(&url).map_err(|why| {
-                ModelError::Config(format!(
-                    "environment variable OPENAI_BASE_URL: {why}; fix: unset it or set it to e.g. \
-                     https://api.openai.com/v1"
-                ))
-            })?;
+            check_base_url(&url)
+                .map_err(|why| ModelError::from(ConfigError::BaseUrlVariable { why }))?;
             (url, false)
         } else {
             (DEFAULT_BASE_URL.to_string(), true)
@@ -279,11 +274,10 @@ impl ModelConfig {
             match (&section.api_key, &section.api_key_env) {
                 (Some(k), _) => Some(k.clone()),
                 (None, Some(var)) => Some(env_var(env, var).ok_or_else(|| {
-                    ModelError::Config(format!(
-                        "config file {}: key `api_key_env` names environment variable `{var}`, \
-                         which is not set; fix: export {var}=<your key>, or change api_key_env",
-                        file_name()
-                    ))
+                    ModelError::from(ConfigError::KeyVariableUnset {
+                        file: file_name(),
+                        var: var.clone(),
+                    })
                 })?),
                 (None, None) => None,
             }
@@ -303,20 +297,15 @@ impl ModelConfig {
             Some(m) => m,
             None if base_from_default || is_openai(&base_url) => DEFAULT_OPENAI_MODEL.to_string(),
             None => {
-                return Err(ModelError::Config(format!(
-                    "no model named for endpoint {}; fix: pass --model, set `model` under [model] \
-                     in the config file, or set LDB_MODEL",
-                    display_url(&base_url)
-                )))
+                return Err(ConfigError::NoModel {
+                    endpoint: display_url(&base_url),
+                }
+                .into())
             }
         };
 
         let timeout = match flags.timeout_secs {
-            Some(0) => {
-                return Err(ModelError::Config(
-                    "--timeout must be at least 1 second".to_string(),
-                ))
-            }
+            Some(0) => return Err(ConfigError::Timeout.into()),
             Some(s) => Duration::from_secs(s),
             None => first(&secs, |s| s.timeout).unwrap_or(DEFAULT_TIMEOUT),
         };

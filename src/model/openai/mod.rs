@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION};
 
 use super::cache::CachedModel;
-use super::config::{display_url, is_sensitive_header, ModelConfig};
+use super::config::{display_url, is_sensitive_header, ConfigError, ModelConfig};
 use super::{ChatModel, ChatRequest, ChatResponse, ModelError, Usage};
 
 use failure::{too_large_message, Failure, TransportKind};
@@ -59,17 +59,10 @@ impl OpenAiModel {
         let mut secrets = Vec::new();
         let mut headers = HeaderMap::new();
         for (name, value) in &config.headers {
-            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                ModelError::Config(format!(
-                    "header name `{name}` is not a valid HTTP header name"
-                ))
-            })?;
-            let mut v = HeaderValue::from_str(value).map_err(|_| {
-                ModelError::Config(format!(
-                    "the value of header `{name}` contains characters not allowed in HTTP \
-                     headers (e.g. a newline)"
-                ))
-            })?;
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| ModelError::from(ConfigError::HeaderName { name: name.clone() }))?;
+            let mut v = HeaderValue::from_str(value)
+                .map_err(|_| ModelError::from(ConfigError::HeaderValue { name: name.clone() }))?;
             if is_sensitive_header(name) {
                 v.set_sensitive(true);
                 secrets.push(value.clone());
@@ -80,13 +73,8 @@ impl OpenAiModel {
             secrets.push(key.clone());
             // An explicit Authorization header (some gateways want another scheme) wins.
             if !headers.contains_key(AUTHORIZATION) {
-                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    ModelError::Config(
-                        "the API key contains characters not allowed in an HTTP header (e.g. a \
-                         trailing newline); check --api-key / api_key / OPENAI_API_KEY"
-                            .to_string(),
-                    )
-                })?;
+                let mut v = HeaderValue::from_str(&format!("Bearer {key}"))
+                    .map_err(|_| ModelError::from(ConfigError::ApiKey))?;
                 v.set_sensitive(true);
                 headers.insert(AUTHORIZATION, v);
             }
@@ -104,7 +92,7 @@ impl OpenAiModel {
                 b
             }
         })
-        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        .map_err(|e| ModelError::from(ConfigError::HttpClient(e.to_string())))?;
 
         let host = match (url.host_str(), url.port()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
@@ -330,16 +318,17 @@ fn chat_url(base_url: &str) -> Result<reqwest::Url, ModelError> {
         format!("{trimmed}/chat/completions")
     };
     let url = reqwest::Url::parse(&full).map_err(|e| {
-        ModelError::Config(format!(
-            "base URL `{}` is not a URL ({e}); fix: e.g. --base-url http://127.0.0.1:8080/v1",
-            display_url(base_url)
-        ))
+        ModelError::from(ConfigError::NotAUrl {
+            url: display_url(base_url),
+            why: e.to_string(),
+        })
     })?;
     match url.scheme() {
         "http" | "https" => Ok(url),
-        other => Err(ModelError::Config(format!(
-            "base URL scheme `{other}` is not http or https"
-        ))),
+        other => Err(ConfigError::Scheme {
+            scheme: other.to_string(),
+        }
+        .into()),
     }
 }
 
