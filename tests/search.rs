@@ -348,7 +348,7 @@ async fn ldb_proposer_judges_a_parent_once_across_rounds() {
         .report
         .iterations
         .iter()
-        .flat_map(|i| i.calls.iter().map(|c| c.purpose.clone()))
+        .flat_map(|i| i.calls.iter().map(|c| c.purpose.name()))
         .collect();
     assert_eq!(purposes, ["debug", "regenerate", "regenerate"]);
     assert_ne!(

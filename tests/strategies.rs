@@ -115,11 +115,11 @@ fn assert_no_hidden_tests(task: &Task, run: &Run) {
     }
 }
 
-fn purposes(report: &FixReport, iteration: usize) -> Vec<&str> {
+fn purposes(report: &FixReport, iteration: usize) -> Vec<&'static str> {
     report.iterations[iteration]
         .calls
         .iter()
-        .map(|c| c.purpose.as_str())
+        .map(|c| c.purpose.name())
         .collect()
 }
 

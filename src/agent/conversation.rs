@@ -4,6 +4,7 @@
 
 use super::report::CallRecord;
 use super::AgentError;
+use crate::agent::report::CallPurpose;
 use crate::model::{ChatModel, ChatRequest, JsonSchema, Message};
 use crate::prompts::Prompts;
 use crate::python::self_tests::strip_self_tests;
@@ -57,7 +58,7 @@ impl Conversation {
     pub async fn ask(
         &mut self,
         model: &dyn ChatModel,
-        purpose: &str,
+        purpose: CallPurpose,
         schema: Option<JsonSchema>,
     ) -> Result<String, AgentError> {
         self.ask_with(model, purpose, schema, None).await
@@ -67,7 +68,7 @@ impl Conversation {
     async fn ask_with(
         &mut self,
         model: &dyn ChatModel,
-        purpose: &str,
+        purpose: CallPurpose,
         schema: Option<JsonSchema>,
         stop_after_code: Option<String>,
     ) -> Result<String, AgentError> {
@@ -93,8 +94,8 @@ impl Conversation {
         model: &dyn ChatModel,
         n: usize,
         entry_point: &str,
-        purpose: &str,
-        repair_purpose: &str,
+        purpose: CallPurpose,
+        repair_purpose: CallPurpose,
         prompts: &Prompts,
     ) -> Result<Vec<Drawn>, AgentError> {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
@@ -143,9 +144,9 @@ impl Conversation {
         Ok(out)
     }
 
-    fn record(&mut self, purpose: &str, response: &crate::model::ChatResponse) {
+    fn record(&mut self, purpose: CallPurpose, response: &crate::model::ChatResponse) {
         self.calls.push(CallRecord {
-            purpose: purpose.to_string(),
+            purpose,
             model: response.model.clone(),
             prompt_tokens: response.usage.prompt_tokens,
             completion_tokens: response.usage.completion_tokens,
@@ -163,8 +164,8 @@ impl Conversation {
         &mut self,
         model: &dyn ChatModel,
         entry_point: &str,
-        purpose: &str,
-        repair_purpose: &str,
+        purpose: CallPurpose,
+        repair_purpose: CallPurpose,
         prompts: &Prompts,
     ) -> Result<(Option<String>, Option<String>), AgentError> {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
@@ -205,7 +206,7 @@ impl Conversation {
                 schema: verdict_schema_for(labels),
             })
         };
-        let reply = self.ask(model, "debug", schema()).await?;
+        let reply = self.ask(model, CallPurpose::Debug, schema()).await?;
         let problem = match parse_verdicts(&reply, labels) {
             Ok(parsed) => return Ok((parsed.verdicts, incomplete(&parsed.missing))),
             Err(e) => e.to_string(),
@@ -214,7 +215,9 @@ impl Conversation {
             "repair_verdicts",
             serde_json::json!({ "problem": problem, "labels": labels }),
         )?);
-        let reply = self.ask(model, "repair_verdicts", schema()).await?;
+        let reply = self
+            .ask(model, CallPurpose::RepairVerdicts, schema())
+            .await?;
         match parse_verdicts(&reply, labels) {
             Ok(parsed) => {
                 let note = match incomplete(&parsed.missing) {
@@ -244,7 +247,7 @@ impl Conversation {
             name: "first_wrong_block".into(),
             schema: first_wrong_schema(labels),
         };
-        let reply = self.ask(model, "debug", Some(schema)).await?;
+        let reply = self.ask(model, CallPurpose::Debug, Some(schema)).await?;
         Ok(match parse_first_wrong(&reply, labels) {
             Some(found) => {
                 let note = (!found.well_formed).then(|| {

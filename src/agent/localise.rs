@@ -15,6 +15,7 @@ use super::conversation::Conversation;
 use super::strategies::ldb::{traced_failure, unit_name};
 use super::strategies::test_summary;
 use super::{ms, AgentError, Fixer};
+use crate::agent::report::CallPurpose;
 use crate::model::JsonSchema;
 use crate::reply::first_wrong::{first_wrong_schema, parse_first_wrong};
 use crate::reply::verdicts::{parse_verdicts, verdict_schema_for};
@@ -91,7 +92,9 @@ pub async fn judge(
         name: "block_verdict".into(),
         schema,
     });
-    let reply = conv.ask(&*fixer.debugger, "localise", schema).await?;
+    let reply = conv
+        .ask(&*fixer.debugger, CallPurpose::Localise, schema)
+        .await?;
     let tokens = conv.calls.iter().map(|c| c.cost()).sum();
     let (parsed, named) = match form {
         VerdictForm::Full => match parse_verdicts(&reply, &traced.labels) {

@@ -113,11 +113,64 @@ pub struct TestResult {
     pub summary: String,
 }
 
+/// What a model call was for. The names are the report's (`snake_case`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallPurpose {
+    /// The seed program.
+    Generate,
+    /// The seed again, after a reply that held no program.
+    RepairSeed,
+    /// Verdicts on a trace.
+    Debug,
+    /// Verdicts again, after a reply that could not be read.
+    RepairVerdicts,
+    /// Self-Debugging's explanation of the program.
+    Explain,
+    /// Self-Debugging's dry run of the failing test.
+    DryRun,
+    /// A repaired program.
+    Regenerate,
+    /// A repaired program again, after a reply that held no program.
+    RepairProgram,
+    /// A fresh program from the task alone.
+    Resample,
+    /// A fresh program again, after a reply that held no program.
+    RepairResample,
+    /// The localisation benchmark's verdict.
+    Localise,
+    /// `ldb exec`: a prefix defining the undefined names.
+    ExecUndefined,
+    /// `ldb exec`: a prefix that avoids the error of the last run.
+    ExecError,
+    /// `ldb exec`: a prefix that reaches the lines not yet covered.
+    ExecCoverage,
+}
+
+impl CallPurpose {
+    pub fn name(self) -> &'static str {
+        match self {
+            CallPurpose::Generate => "generate",
+            CallPurpose::RepairSeed => "repair_seed",
+            CallPurpose::Debug => "debug",
+            CallPurpose::RepairVerdicts => "repair_verdicts",
+            CallPurpose::Explain => "explain",
+            CallPurpose::DryRun => "dry_run",
+            CallPurpose::Regenerate => "regenerate",
+            CallPurpose::RepairProgram => "repair_program",
+            CallPurpose::Resample => "resample",
+            CallPurpose::RepairResample => "repair_resample",
+            CallPurpose::Localise => "localise",
+            CallPurpose::ExecUndefined => "exec_undefined",
+            CallPurpose::ExecError => "exec_error",
+            CallPurpose::ExecCoverage => "exec_coverage",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CallRecord {
-    /// `generate`, `repair_seed`, `debug`, `repair_verdicts`, `explain`, `dry_run`,
-    /// `regenerate`, `repair_program`, `resample`, `repair_resample`.
-    pub purpose: String,
+    pub purpose: CallPurpose,
     pub model: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,

@@ -11,6 +11,7 @@ use tokio::io::AsyncWriteExt;
 use super::conversation::Conversation;
 use super::report::SeedInfo;
 use super::AgentError;
+use crate::agent::report::CallPurpose;
 use crate::model::ChatModel;
 use crate::prompts::Prompts;
 use crate::reply::code::{defines, extract_program};
@@ -110,8 +111,8 @@ async fn generate(
         .ask_program(
             generator,
             &task.entry_point,
-            "generate",
-            "repair_seed",
+            CallPurpose::Generate,
+            CallPurpose::RepairSeed,
             prompts,
         )
         .await?;

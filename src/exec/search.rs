@@ -23,6 +23,7 @@ use super::coverage::{execute, Ending, Execution};
 use super::prefix::{prefix_schema, Prefix};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
+use crate::agent::report::CallPurpose;
 use crate::agent::report::CallRecord;
 use crate::model::{ChatModel, ChatRequest, Message};
 use crate::prompts::Prompts;
@@ -150,7 +151,7 @@ impl Search<'_> {
             }
             let messages = vec![system.clone(), Message::user(first_prompt.clone())];
             let nodes = self
-                .ask(&messages, "exec_undefined", None, Step::Undefined)
+                .ask(&messages, CallPurpose::ExecUndefined, None, Step::Undefined)
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step("step 1 (undefined names)", &ids);
@@ -177,7 +178,7 @@ impl Search<'_> {
                 Message::user(error_prompt),
             ];
             let nodes = self
-                .ask(&messages, "exec_error", Some(parent), Step::Error)
+                .ask(&messages, CallPurpose::ExecError, Some(parent), Step::Error)
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 2 (error of #{parent})"), &ids);
@@ -216,7 +217,12 @@ impl Search<'_> {
                 Message::user(coverage_prompt),
             ];
             let nodes = self
-                .ask(&messages, "exec_coverage", Some(best), Step::Coverage)
+                .ask(
+                    &messages,
+                    CallPurpose::ExecCoverage,
+                    Some(best),
+                    Step::Coverage,
+                )
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 3 (coverage, round {})", round + 1), &ids);
@@ -358,7 +364,7 @@ impl Search<'_> {
     async fn ask(
         &mut self,
         messages: &[Message],
-        purpose: &str,
+        purpose: CallPurpose,
         parent: Option<usize>,
         step: Step,
     ) -> Result<Vec<Node>, ExecError> {
@@ -381,7 +387,7 @@ impl Search<'_> {
             let reply = self.model.chat(&request).await?;
             self.model_ms += ms(started.elapsed());
             self.calls.push(CallRecord {
-                purpose: purpose.to_string(),
+                purpose,
                 model: reply.model.clone(),
                 prompt_tokens: reply.usage.prompt_tokens,
                 completion_tokens: reply.usage.completion_tokens,

@@ -41,6 +41,7 @@ use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
 use super::report::{CallRecord, FixReport, IterationReport, TestResult, Timings};
 use super::{ms, seed, unified_diff, AgentError, Fixer, Tested};
+use crate::agent::report::CallPurpose;
 use crate::python::normalize::program_key;
 use crate::reply::verdicts::Verdict;
 use crate::runner::{TestInput, TestStatus};
@@ -345,8 +346,8 @@ impl Search<'_> {
         ));
         let model = self.model_of(proposer);
         let (purpose, repair) = match proposer {
-            Proposer::Fresh => ("resample", "repair_resample"),
-            _ => ("regenerate", "repair_program"),
+            Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),
+            _ => (CallPurpose::Regenerate, CallPurpose::RepairProgram),
         };
         let drawn = c
             .ask_programs(

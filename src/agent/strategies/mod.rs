@@ -13,6 +13,7 @@ use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
 use super::report::IterationReport;
 use super::{AgentError, Fixer, Strategy, Tested};
+use crate::agent::report::CallPurpose;
 use crate::runner::{TestOutcome, TestStatus};
 use crate::task::Task;
 
@@ -86,8 +87,8 @@ impl<'a> Round<'a> {
             .ask_program(
                 &*self.fixer.debugger,
                 &self.task.entry_point,
-                "regenerate",
-                "repair_program",
+                CallPurpose::Regenerate,
+                CallPurpose::RepairProgram,
                 &self.fixer.prompts,
             )
             .await;

@@ -2,6 +2,7 @@
 //! fresh program from the program generator with the seed prompt, with no feedback at all.
 
 use crate::agent::progress::Phase;
+use crate::agent::report::CallPurpose;
 use crate::agent::seed;
 use crate::agent::AgentError;
 
@@ -27,8 +28,8 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
         .ask_program(
             &*fixer.generator,
             &r.task.entry_point,
-            "resample",
-            "repair_resample",
+            CallPurpose::Resample,
+            CallPurpose::RepairResample,
             &fixer.prompts,
         )
         .await;

@@ -5,6 +5,7 @@
 
 use super::{result_text, Round};
 use crate::agent::progress::Phase;
+use crate::agent::report::CallPurpose;
 use crate::agent::AgentError;
 
 /// What the model is asked to produce before the fix.
@@ -25,10 +26,10 @@ impl Feedback {
     }
 
     /// The call's purpose in the report, and the `feedback` value of `prompts/regenerate.j2`.
-    fn purpose(self) -> &'static str {
+    fn purpose(self) -> CallPurpose {
         match self {
-            Feedback::Explanation => "explain",
-            Feedback::DryRun => "dry_run",
+            Feedback::Explanation => CallPurpose::Explain,
+            Feedback::DryRun => CallPurpose::DryRun,
         }
     }
 
@@ -61,7 +62,7 @@ pub(super) async fn round(
     r.iteration.explanation = Some(reply?);
     conv.user(fixer.prompts.render(
         "regenerate",
-        serde_json::json!({ "feedback": feedback.purpose() }),
+        serde_json::json!({ "feedback": feedback.purpose().name() }),
     )?);
     r.regenerate(conv).await
 }
