@@ -582,3 +582,61 @@ async fn a_seed_that_passes_is_returned_without_a_call() {
     assert!(run.generator.is_empty() && run.debugger.is_empty());
     assert_eq!(run.report.candidates.len(), 1);
 }
+
+/// With `fresh_as_resample` the search's fresh samples are resampling's: the same requests
+/// (prompt, temperature, seed) in the same order, so the search sees every program
+/// `--strategy resample` would.
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_samples_as_resample_ask_what_resampling_asks() {
+    let replies = || {
+        ScriptedModel::new([
+            program_reply(HOPELESS),
+            program_reply(&HOPELESS.replace("-1", "-2")),
+            program_reply(FIXED),
+        ])
+    };
+    let generator = Arc::new(replies().with_name("generator"));
+    let resample = Fixer {
+        generator: generator.clone(),
+        debugger: Arc::new(no_replies()),
+        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Resample,
+            max_iters: 3,
+            rng_seed: 7,
+            ..FixOptions::default()
+        },
+    };
+    let report = resample.fix(&task(), &Silent).await;
+    assert_eq!(report.status, FixStatus::Fixed);
+    let resampled = generator.requests();
+
+    let generator = Arc::new(replies().with_name("generator"));
+    let searcher = Fixer {
+        generator: generator.clone(),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            search: SearchOptions {
+                fresh_as_resample: true,
+                ..only(Proposer::Fresh, 2)
+            },
+            ..resample.options.clone()
+        },
+        ..resample
+    };
+    let report = searcher.fix(&task(), &Silent).await;
+    assert_eq!(report.status, FixStatus::Fixed);
+    let searched = generator.requests();
+
+    let key = |r: &ChatRequest| (text(r), r.temperature, r.seed);
+    assert_eq!(resampled.len(), 3);
+    assert_eq!(
+        resampled.iter().map(key).collect::<Vec<_>>(),
+        searched.iter().map(key).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        resampled.iter().map(|r| r.seed).collect::<Vec<_>>(),
+        [Some(7), Some(8), Some(9)]
+    );
+}

@@ -145,6 +145,11 @@ pub struct SearchArgs {
     /// every extra input, or the most agreement input by input.
     #[arg(long, value_name = "RULE", value_enum, default_value_t = crate::agent::search::SelectRule::Groups)]
     pub select_by: crate::agent::search::SelectRule,
+    /// Search: draw fresh programs with resampling's seeds, in its order, so the search sees
+    /// every program `--strategy resample` would (at equal temperatures) and adds its other
+    /// proposers and its choice on top.
+    #[arg(long)]
+    pub fresh_as_resample: bool,
     /// Base of the sampling seeds: the same base draws the same samples again.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,
@@ -183,6 +188,7 @@ impl SearchArgs {
             extra_inputs: self.extra_inputs,
             verdicts: self.verdicts,
             select_by: self.select_by,
+            fresh_as_resample: self.fresh_as_resample,
         })
     }
 }

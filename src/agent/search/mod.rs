@@ -107,6 +107,8 @@ struct Search<'a> {
     /// The first verdict exchange of the round in progress, shown in its iteration report.
     round_trace: Option<Judged>,
     round_tests_ms: u64,
+    /// Fresh samples drawn so far (their order, for `fresh_as_resample`).
+    fresh_drawn: u64,
 }
 
 /// Why the search stops.
@@ -158,6 +160,7 @@ pub(super) async fn run(
         round_calls: Vec::new(),
         round_trace: None,
         round_tests_ms: 0,
+        fresh_drawn: 0,
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
@@ -277,7 +280,12 @@ impl Search<'_> {
                 // the round (a prompt the backend already holds) may still fit. A backend that
                 // batches gets the job's samples in one call; otherwise one at a time, so a
                 // pass ends the repairs at once.
-                let wanted = if model.batches() { k - drawn } else { 1 };
+                let as_resample = proposer == Proposer::Fresh && self.options.fresh_as_resample;
+                let wanted = if model.batches() && !as_resample {
+                    k - drawn
+                } else {
+                    1
+                };
                 let n = self.affordable(&conv, wanted);
                 if n == 0 {
                     break;
@@ -335,15 +343,25 @@ impl Search<'_> {
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
-        c.seed = Some(sample_seed(
-            self.fixer.options.rng_seed,
-            &[
-                self.round as u64,
-                parent.map_or(u64::MAX, |p| p as u64),
-                proposer.code(),
-                first as u64,
-            ],
-        ));
+        c.seed = Some(
+            if proposer == Proposer::Fresh && self.options.fresh_as_resample {
+                // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
+                self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
+            } else {
+                sample_seed(
+                    self.fixer.options.rng_seed,
+                    &[
+                        self.round as u64,
+                        parent.map_or(u64::MAX, |p| p as u64),
+                        proposer.code(),
+                        first as u64,
+                    ],
+                )
+            },
+        );
+        if proposer == Proposer::Fresh {
+            self.fresh_drawn += n as u64;
+        }
         let model = self.model_of(proposer);
         let (purpose, repair) = match proposer {
             Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),

@@ -23,6 +23,11 @@ pub struct SearchOptions {
     pub verdicts: crate::reply::VerdictForm,
     /// How the program is chosen among those that pass the visible tests.
     pub select_by: SelectRule,
+    /// Draw fresh programs one at a time with the seeds `--strategy resample` uses, in its
+    /// order (the j-th fresh sample of a task, from 0, has seed `rng_seed + j`): at equal temperature
+    /// the search then sees every program resampling would, and its other proposers and its
+    /// choice come on top.
+    pub fresh_as_resample: bool,
 }
 
 impl Default for SearchOptions {
@@ -43,6 +48,7 @@ impl Default for SearchOptions {
             // tokens.
             verdicts: crate::reply::VerdictForm::Short,
             select_by: SelectRule::Groups,
+            fresh_as_resample: false,
         }
     }
 }

@@ -226,6 +226,9 @@ impl EvalPlan {
                 if o.select_by != crate::agent::search::SelectRule::Groups {
                     label.push_str(&format!(" by {}", o.select_by.name()));
                 }
+                if o.fresh_as_resample {
+                    label.push_str(" fresh-as-resample");
+                }
                 label
             }),
             ..self.seed_config(generator)
