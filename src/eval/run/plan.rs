@@ -45,9 +45,9 @@ pub struct EvalPlan {
     pub search: crate::agent::search::SearchOptions,
     /// Templates that replace built-in prompts (`--prompts`).
     pub prompts_dir: Option<PathBuf>,
-    /// Run only this slice of the tasks (`--shard I/N`, see [`super::shard`]).
+    /// Run only this slice of the tasks (`--shard I/N`, see [`crate::eval::shard`]).
     pub shard: Option<Shard>,
-    /// Keep each debugged task's whole report in `out_dir/reports/` ([`super::fix_reports`]).
+    /// Keep each debugged task's whole report in `out_dir/reports/` ([`crate::eval::fix_reports`]).
     pub save_reports: bool,
 }
 
