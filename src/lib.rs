@@ -19,6 +19,9 @@
 
 pub mod agent;
 pub mod check;
+// The command line, the server and the scripted test model are public only so that the `ldb`
+// binary and the integration tests can reach them; they are not the library's API.
+#[doc(hidden)]
 pub mod cli;
 pub mod eval;
 pub mod exec;
@@ -30,6 +33,7 @@ pub mod python;
 pub mod reply;
 pub mod runner;
 pub mod sandbox;
+#[doc(hidden)]
 pub mod serve;
 pub mod task;
 pub mod trace;

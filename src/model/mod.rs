@@ -10,6 +10,7 @@ pub mod config;
 pub use config::ConfigError;
 pub mod meter;
 pub mod openai;
+#[doc(hidden)]
 pub mod scripted;
 
 use std::sync::Arc;
