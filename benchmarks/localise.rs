@@ -124,9 +124,6 @@ fn run() -> Result<(), String> {
         if kept >= wanted {
             break;
         }
-        if done.contains(&task.task_id) {
-            continue;
-        }
         let Some(solution) = solutions.get(&task.task_id) else {
             continue;
         };
@@ -175,6 +172,12 @@ fn run() -> Result<(), String> {
         let Some((mutant, outcomes, failing)) = found else {
             continue;
         };
+        // Skipped only now, after its mutant was drawn: the random draws of the tasks after it
+        // are then the same in a resumed run as in one that never stopped, so every model (and
+        // every resume) judges the same mutants.
+        if done.contains(&task.task_id) {
+            continue;
+        }
         let traced = rt
             .block_on(localise::trace(
                 &fixer,
