@@ -218,7 +218,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
             if done == total {
                 eprintln!();
             }
-        } else if done % 50 == 0 || done == total {
+        } else if done.is_multiple_of(50) || done == total {
             eprintln!("checked {done}/{total}");
         }
     };

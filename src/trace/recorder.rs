@@ -253,7 +253,7 @@ impl Recorder {
         // Only program lines count and only they are stopped: the harness must still be able
         // to report after the deadline.
         self.line_events += 1;
-        if self.line_events % DEADLINE_CHECK_EVERY == 0 || self.deadline_hit {
+        if self.line_events.is_multiple_of(DEADLINE_CHECK_EVERY) || self.deadline_hit {
             if let Some(deadline) = self.deadline {
                 if self.deadline_hit || Instant::now() >= deadline {
                     self.deadline_hit = true;

@@ -134,33 +134,28 @@ pub(super) async fn lock(
         .write(true)
         .open(path)
         .map_err(io_err(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let fd = file.as_raw_fd();
-        // SAFETY: `fd` is an open descriptor owned by `file`, which outlives the call.
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
             progress.message(&format!(
                 "waiting for another pull of {} to finish",
                 spec.name
             ));
             let owned = path.to_path_buf();
-            return blocking(move || {
-                // SAFETY: as above; `file` moves into this closure and is returned with the lock.
-                if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                    return Err(PullError::Io {
-                        path: owned,
-                        source: std::io::Error::last_os_error(),
-                    });
-                }
+            blocking(move || {
+                file.lock().map_err(|source| PullError::Io {
+                    path: owned,
+                    source,
+                })?;
                 Ok(file)
             })
-            .await;
+            .await
         }
+        Err(std::fs::TryLockError::Error(source)) => Err(PullError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
-    #[cfg(not(unix))]
-    let _ = (spec, progress);
-    Ok(file)
 }
 
 pub(super) fn remove_if_present(path: &Path) -> Result<(), PullError> {
