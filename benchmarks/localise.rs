@@ -138,32 +138,27 @@ fn run() -> Result<(), String> {
             continue;
         }
         let runner = fixer.runner.clone();
-        let passes = |p: &str| -> Option<Vec<ldb::runner::TestOutcome>> {
+        let run = |p: &str| {
             runner
                 .run_all(p, &tests)
                 .into_iter()
-                .collect::<Result<_, _>>()
-                .ok()
+                .collect::<Result<Vec<_>, _>>()
         };
         // The reference must pass its visible tests, or no failure can be blamed on a mutant.
         // A sandbox that cannot run it at all stops the run instead of skipping every task.
-        let reference = runner
-            .run_all(&program, &tests)
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                format!(
-                    "{}: the sandbox cannot run the reference: {e}",
-                    task.task_id
-                )
-            })?;
+        let reference = run(&program).map_err(|e| {
+            format!(
+                "{}: the sandbox cannot run the reference: {e}",
+                task.task_id
+            )
+        })?;
         if !reference.iter().all(|t| t.passed()) {
             continue;
         }
         let mut candidates = mutants(&program, first_line);
         rng.shuffle(&mut candidates);
         let found = candidates.into_iter().take(12).find_map(|m| {
-            let outcomes = passes(&m.program)?;
+            let outcomes = run(&m.program).ok()?;
             let failing = outcomes
                 .iter()
                 .position(|o| matches!(o.status, TestStatus::Failed | TestStatus::Error))?;

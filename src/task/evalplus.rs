@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::doctest::docstring_asserts;
 use super::error::{ErrorKind, FieldProblem, Location, TaskError};
 use super::fields::required_string;
-use super::records::read_records;
+use super::records::{read_records, Record};
 use super::{humaneval, Task};
 
 const HINT: &str = "EvalPlus records need task_id, prompt, entry_point and test (releases from \
@@ -25,18 +25,28 @@ pub(crate) fn is_evalplus_record(record: &Map<String, Value>) -> bool {
     record.contains_key("plus_input") || record.contains_key("base_input")
 }
 
-/// Whether the file at `path` is an EvalPlus release (its first record is one).
-pub fn is_evalplus_file(path: &Path) -> Result<bool, TaskError> {
-    Ok(read_records(path)?
+/// The tasks of the file at `path` when it is an EvalPlus release (its first record is one),
+/// read once; `None` for any other task file.
+pub fn load_if_evalplus(path: &Path) -> Result<Option<Vec<Task>>, TaskError> {
+    let records = read_records(path)?;
+    if !records
         .first()
-        .is_some_and(|r| is_evalplus_record(&r.object)))
+        .is_some_and(|r| is_evalplus_record(&r.object))
+    {
+        return Ok(None);
+    }
+    from_records(path, records).map(Some)
 }
 
 /// Every task of an EvalPlus release; fails on the first bad record or a task id used twice.
 pub fn load_evalplus(path: &Path) -> Result<Vec<Task>, TaskError> {
+    from_records(path, read_records(path)?)
+}
+
+fn from_records(path: &Path, records: Vec<Record>) -> Result<Vec<Task>, TaskError> {
     let mut tasks = Vec::new();
     let mut seen: HashMap<String, Location> = HashMap::new();
-    for record in read_records(path)? {
+    for record in records {
         let task = convert(&record.object).map_err(|problem| {
             TaskError::from_problem(ErrorKind::Record, path, record.location, problem)
         })?;
@@ -58,15 +68,12 @@ fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem> {
     let task_id = required_string(record, "task_id", HINT)?;
     let prompt = required_string(record, "prompt", HINT)?;
     // The HumanEval reader turns these four fields into a task with runnable hidden tests.
-    let base = serde_json::json!({
-        "task_id": task_id,
-        "prompt": prompt,
-        "entry_point": required_string(record, "entry_point", HINT)?,
-        "test": required_string(record, "test", HINT)?,
-    });
-    let Value::Object(base) = base else {
-        return Err(FieldProblem::record("not an object", HINT));
-    };
+    let mut base = Map::new();
+    base.insert("task_id".into(), task_id.clone().into());
+    base.insert("prompt".into(), prompt.clone().into());
+    for field in ["entry_point", "test"] {
+        base.insert(field.into(), required_string(record, field, HINT)?.into());
+    }
     let mut task = humaneval::convert(&base)?;
     let mbpp = task_id.starts_with("Mbpp/") || record.contains_key("test_list");
     if mbpp {
@@ -117,13 +124,12 @@ mod tests {
         let good = r#"{"task_id":"HumanEval/0","prompt":"def f(x):\n    \"\"\"Identity.\n    >>> f(1)\n    1\n    \"\"\"\n","entry_point":"f","test":"def check(c):\n    assert c(2) == 2\n","base_input":[[1]]}"#;
         let bad = r#"{"task_id":"HumanEval/1","prompt":"def g():\n    pass\n","entry_point":"g","base_input":[]}"#;
         std::fs::write(&path, format!("{good}\n{bad}\n")).unwrap();
-        assert!(is_evalplus_file(&path).unwrap());
-        let err = load_evalplus(&path).unwrap_err();
+        let err = load_if_evalplus(&path).unwrap_err();
         assert_eq!(err.location().line(), Some(2));
         assert_eq!(err.field(), Some("test"));
 
         std::fs::write(&path, format!("{good}\n")).unwrap();
-        let tasks = load_evalplus(&path).unwrap();
+        let tasks = load_if_evalplus(&path).unwrap().expect("an EvalPlus file");
         assert_eq!(tasks[0].visible_tests, vec!["assert f(1) == 1".to_string()]);
         assert!(tasks[0]
             .hidden_tests

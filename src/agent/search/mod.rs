@@ -280,8 +280,7 @@ impl Search<'_> {
                 // the round (a prompt the backend already holds) may still fit. A backend that
                 // batches gets the job's samples in one call; otherwise one at a time, so a
                 // pass ends the repairs at once.
-                let as_resample = proposer == Proposer::Fresh && self.options.fresh_as_resample;
-                let wanted = if model.batches() && !as_resample {
+                let wanted = if model.batches() && !self.as_resample(proposer) {
                     k - drawn
                 } else {
                     1
@@ -325,6 +324,11 @@ impl Search<'_> {
         None
     }
 
+    /// Whether `proposer`'s samples follow resampling's seeds, one at a time.
+    fn as_resample(&self, proposer: Proposer) -> bool {
+        proposer == Proposer::Fresh && self.options.fresh_as_resample
+    }
+
     fn model_of(&self, proposer: Proposer) -> std::sync::Arc<dyn crate::model::ChatModel> {
         match proposer {
             Proposer::Fresh => self.fixer.generator.clone(),
@@ -343,22 +347,20 @@ impl Search<'_> {
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
-        c.seed = Some(
-            if proposer == Proposer::Fresh && self.options.fresh_as_resample {
-                // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
-                self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
-            } else {
-                sample_seed(
-                    self.fixer.options.rng_seed,
-                    &[
-                        self.round as u64,
-                        parent.map_or(u64::MAX, |p| p as u64),
-                        proposer.code(),
-                        first as u64,
-                    ],
-                )
-            },
-        );
+        c.seed = Some(if self.as_resample(proposer) {
+            // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
+            self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
+        } else {
+            sample_seed(
+                self.fixer.options.rng_seed,
+                &[
+                    self.round as u64,
+                    parent.map_or(u64::MAX, |p| p as u64),
+                    proposer.code(),
+                    first as u64,
+                ],
+            )
+        });
         if proposer == Proposer::Fresh {
             self.fresh_drawn += n as u64;
         }

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use super::score::Harness;
 use super::EvalError;
-use crate::task::evalplus::{is_evalplus_file, load_evalplus};
+use crate::task::evalplus::{load_evalplus, load_if_evalplus};
 use crate::task::{load_ldb_layout, load_tasks, read_given_tests, Task};
 
 use files::{find_evalplus_file, find_ldb_files, find_ldb_layout_in, infer_dataset};
@@ -294,11 +294,11 @@ fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
             setup_fixes: Vec::new(),
         });
     }
-    if is_evalplus_file(path)? {
+    if let Some(tasks) = load_if_evalplus(path)? {
         return Ok(LoadedDataset {
             label,
             dataset: None,
-            tasks: load_evalplus(path)?,
+            tasks,
             files: vec![path.to_path_buf()],
             seed_root: None,
             entry_point_fixes: Vec::new(),
