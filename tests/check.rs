@@ -438,6 +438,59 @@ fn bad_input_gets_a_clear_error_naming_the_file_and_a_hint() {
         .output()
         .expect("runs");
     assert_eq!(dir_arg.status.code(), Some(2));
+    let hidden_site = ldb()
+        .args(["check", "--mode", "exec", "--python-path"])
+        .arg(dir.path())
+        .arg(repo("examples/check/clean.py"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&hidden_site.stderr);
+    assert_eq!(hidden_site.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--python-path") && stderr.contains("scratch space"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\nhint: "), "{stderr}");
+}
+
+#[test]
+fn a_snippet_runs_on_with_its_third_party_alias_from_python_path() {
+    // A stand-in `numpy` on the import path: `np` resolves to it, and the snippet's own error
+    // is found by running it instead of being left to a prediction.
+    let site = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-site");
+    std::fs::create_dir_all(site.join("numpy")).expect("mkdir");
+    std::fs::write(
+        site.join("numpy/__init__.py"),
+        "def array(xs):\n    return list(xs)\n",
+    )
+    .expect("write");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snippet = dir.path().join("snippet.py");
+    std::fs::write(
+        &snippet,
+        "a = '3'\nc = np.array([1, 2])\nprint(len(c) + a)\n",
+    )
+    .expect("write");
+    let out = ldb()
+        .args([
+            "check",
+            "--mode",
+            "exec",
+            "--incomplete",
+            "--format",
+            "json",
+            "--python-path",
+        ])
+        .arg(&site)
+        .arg(&snippet)
+        .output()
+        .expect("runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(
+        (&report["error_class"], &report["line"], &report["source"]),
+        (&"TypeError".into(), &3.into(), &"executed".into()),
+        "{report}"
+    );
 }
 
 #[test]

@@ -251,3 +251,42 @@ fn every_protection_is_in_force_as_root_and_what_is_missing_is_said_otherwise() 
         );
     }
 }
+
+#[test]
+fn python_path_dirs_are_importable_and_only_they() {
+    // Not under /tmp: the sandbox covers it with an empty scratch mount.
+    let site = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-path-site");
+    std::fs::create_dir_all(site.join("ldb_site_probe")).unwrap();
+    std::fs::write(
+        site.join("ldb_site_probe/__init__.py"),
+        "def answer():\n    return 42\n",
+    )
+    .unwrap();
+    let prog = "import ldb_site_probe\n\ndef f():\n    return ldb_site_probe.answer()\n";
+    let dir = ldb::sandbox::check_python_path(&site).expect("an allowed directory");
+    let with = Runner::new(
+        ldb::sandbox::Sandbox::new(
+            env!("CARGO_BIN_EXE_ldb"),
+            Limits::default().with_wall(Duration::from_secs(10)),
+        )
+        .with_python_path(vec![dir]),
+    );
+    assert_eq!(
+        run_with(with, prog, "assert f() == 42").status,
+        TestStatus::Passed
+    );
+    let without = run(prog, "assert f() == 42");
+    assert_eq!(
+        without.exception.map(|e| e.kind).as_deref(),
+        Some("ModuleNotFoundError")
+    );
+}
+
+#[test]
+fn python_path_under_tmp_is_refused_with_the_reason() {
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let err = ldb::sandbox::check_python_path(tmp.path()).unwrap_err();
+    assert!(err.to_string().contains("under /tmp"), "{err}");
+    let missing = ldb::sandbox::check_python_path(std::path::Path::new("/no/such/dir"));
+    assert!(missing.unwrap_err().to_string().contains("not a directory"));
+}

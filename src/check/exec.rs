@@ -58,6 +58,17 @@ pub fn prepare(program: &Program, incomplete: bool) -> Prepared {
         )
     };
     prelude.push_str(&stdlib::prelude(&imports));
+    // A conventional alias of a third-party module (`np`) is tried too: where the module is
+    // importable (`--python-path`) the snippet runs on; elsewhere the guarded import leaves the
+    // name unbound and it stays unresolved, as without it.
+    let tried: Vec<AddedImport> = unresolved
+        .iter()
+        .filter(|_| incomplete)
+        .filter_map(|name| stdlib::third_party_import(name))
+        .collect();
+    if !tried.is_empty() {
+        prelude.push_str(&stdlib::prelude(&tried));
+    }
     let mut text = program.text().to_string();
     if !facts.module_returns.is_empty() {
         // Back to front, so earlier offsets stay valid.
@@ -400,7 +411,9 @@ mod tests {
         let snippet = prepare(&p, true);
         assert_eq!(snippet.imports.len(), 1);
         assert_eq!(snippet.unresolved, ["np"]);
-        assert!(snippet.prelude.unwrap().contains("from math import gcd"));
+        let prelude = snippet.prelude.unwrap();
+        assert!(prelude.contains("from math import gcd"));
+        assert!(prelude.contains("try:\n    import numpy as np\nexcept ImportError:"));
         let whole = prepare(&p, false);
         assert!(whole.imports.is_empty() && whole.prelude.is_none());
         assert_eq!(whole.unresolved, ["gcd", "np"]);

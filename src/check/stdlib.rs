@@ -97,6 +97,20 @@ pub fn third_party_alias(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The import a conventional third-party alias stands for (`np` → `import numpy as np`).
+pub fn third_party_import(name: &str) -> Option<AddedImport> {
+    let module = third_party_alias(name)?;
+    let statement = if module == name {
+        format!("import {module}")
+    } else {
+        format!("import {module} as {name}")
+    };
+    Some(AddedImport {
+        name: name.to_string(),
+        statement,
+    })
+}
+
 /// The prelude that makes `imports` available, each guarded so that a module missing from the
 /// interpreter leaves its name unbound instead of failing the run.
 pub fn prelude(imports: &[AddedImport]) -> String {

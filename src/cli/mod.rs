@@ -212,6 +212,10 @@ pub struct SandboxArgs {
     /// Tests run at once (default: number of CPUs).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
+    /// A directory programs may import from too (e.g. a virtualenv's site-packages, or
+    /// `pip install --target DIR numpy`), searched before the interpreter's own; repeatable.
+    #[arg(long = "python-path", value_name = "DIR")]
+    pub python_path: Vec<PathBuf>,
 }
 
 impl SandboxArgs {
@@ -232,7 +236,20 @@ impl SandboxArgs {
         })?;
         let mut limits = Limits::default().with_wall(Duration::from_secs_f64(self.timeout));
         limits.memory_bytes = self.memory.saturating_mul(1 << 20);
-        let runner = Runner::new(Sandbox::new(exe, limits));
+        let python_path = self
+            .python_path
+            .iter()
+            .map(|dir| {
+                crate::sandbox::check_python_path(dir).map_err(|e| {
+                    CliError::bad_input(
+                        format!("--python-path {}: {e}", dir.display()),
+                        "give an existing directory outside /tmp, /var/tmp and /dev/shm \
+                         (e.g. pip install --target ~/.cache/ldb-site numpy)",
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let runner = Runner::new(Sandbox::new(exe, limits).with_python_path(python_path));
         Ok(match self.jobs {
             Some(j) => runner.with_jobs(j),
             None => runner,

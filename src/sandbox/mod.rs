@@ -56,6 +56,35 @@ pub enum SandboxError {
     Encode(serde_json::Error),
 }
 
+/// Why a directory cannot be on the sandboxed programs' import path.
+#[derive(Debug, thiserror::Error)]
+pub enum PythonPathError {
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("{0} is under {1}, which the sandbox replaces with empty scratch space")]
+    Hidden(PathBuf, &'static str),
+    #[error("{0} contains `:`, the separator of PYTHONPATH")]
+    Separator(PathBuf),
+}
+
+/// `dir` as the sandbox will see it: absolute, existing, not hidden by a scratch mount.
+pub fn check_python_path(dir: &Path) -> Result<PathBuf, PythonPathError> {
+    let absolute = std::fs::canonicalize(dir)
+        .ok()
+        .filter(|p| p.is_dir())
+        .ok_or_else(|| PythonPathError::NotADirectory(dir.to_path_buf()))?;
+    if let Some(scratch) = mounts::SCRATCH
+        .iter()
+        .find(|s| absolute.starts_with(Path::new(s)))
+    {
+        return Err(PythonPathError::Hidden(absolute, scratch));
+    }
+    if absolute.as_os_str().as_encoded_bytes().contains(&b':') {
+        return Err(PythonPathError::Separator(absolute));
+    }
+    Ok(absolute)
+}
+
 /// One program + one test to run.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
@@ -112,6 +141,8 @@ pub struct Sandbox {
     worker_exe: PathBuf,
     limits: Limits,
     temp_root: PathBuf,
+    /// Directories put before the interpreter's own on the program's `sys.path` (`PYTHONPATH`).
+    python_path: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -124,7 +155,17 @@ impl Sandbox {
             worker_exe,
             limits,
             temp_root: std::env::temp_dir(),
+            python_path: Vec::new(),
         }
+    }
+
+    /// Let programs import from `dirs` too (a project's packages, a library a benchmark's
+    /// programs use), searched before the interpreter's own paths. The directories must be
+    /// absolute and outside the places the sandbox replaces with empty scratch space (`/tmp`,
+    /// `/var/tmp`, `/dev/shm`): see [`check_python_path`].
+    pub fn with_python_path(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.python_path = dirs;
+        self
     }
 
     /// Put work directories under `dir` instead of the system temp dir.
@@ -199,6 +240,11 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        if !self.python_path.is_empty() {
+            if let Ok(joined) = std::env::join_paths(&self.python_path) {
+                cmd.env("PYTHONPATH", joined);
+            }
+        }
         // SAFETY: place_fds makes only async-signal-safe calls.
         unsafe {
             cmd.pre_exec(move || place_fds(child_fds));

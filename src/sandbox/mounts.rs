@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Scratch places every user may write to; each gets its own empty tmpfs.
-const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
+pub(super) const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 /// Size of each scratch tmpfs (the file-size rlimit applies on top).
 const SCRATCH_SIZE: &str = "size=64m,mode=1777";
 
