@@ -6,7 +6,9 @@
 //! (`math.gcd` → `import math`); an abbreviation of a listed module whose attributes fit
 //! (`mat.gcd` → `import math as mat`); a bare name exported by a listed module, first in the
 //! list wins (`gcd` → `from math import gcd`). One-letter names are never guessed, and
-//! third-party modules (numpy, ...) are not the standard library: those names stay unresolved.
+//! third-party modules (numpy, ...) are not the standard library: those names stay unresolved,
+//! but a conventional alias (`np`, `pd`, `plt`) is also tried as a guarded import, which binds
+//! it only where the module is importable ([`third_party_import`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
