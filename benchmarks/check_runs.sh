@@ -12,6 +12,9 @@
 #   SAMPLE      check a balanced sample of N instances per set instead of all (seed SEED, default 1)
 #   MAX_TOKENS  reply tokens per prediction (default 1500)
 #   EXTRA       more `ldb eval check` flags, e.g. "--threads 2"
+#   SITE        a directory with the programs' libraries (numpy, scipy, ...; made with
+#               `pip install --target DIR ...`): passed as --python-path, results get "-site"
+#   LDB_BIN     an ldb binary to use instead of building one (a pinned copy during rebuilds)
 # Each run appends one JSON line per instance to benchmarks/results/check/<set>-<mode>[-<model>].jsonl
 # and skips the instances already there: call it again to resume. The markdown tables go next to
 # each results file (.md).
@@ -30,9 +33,17 @@ if [ -n "${SAMPLE:-}" ]; then
   sample=(--sample "$SAMPLE" --seed "$SEED")
   tag="-sample$SAMPLE-seed$SEED"
 fi
+if [ -n "${SITE:-}" ]; then
+  sample+=(--python-path "$SITE")
+  tag="$tag-site"
+fi
 mkdir -p "$OUT"
-cargo build --release --quiet
-ldb=target/release/ldb
+if [ -n "${LDB_BIN:-}" ]; then
+  ldb=$LDB_BIN
+else
+  cargo build --release --quiet
+  ldb=target/release/ldb
+fi
 
 run() { # set mode file [flags...]
   local set=$1 mode=$2 file=$3
