@@ -13,6 +13,7 @@ mod check_cmd;
 mod check_eval_cmd;
 mod eval_cmd;
 mod eval_progress;
+mod eval_report_cmd;
 mod exec_cmd;
 mod file_task;
 mod fix_cmd;

@@ -13,6 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use rustpython_parser::ast::{self, Stmt};
 use serde::Serialize;
 
+use super::Snippet;
 use crate::python::cfg::{ProgramCfg, StmtKind};
 use crate::python::source::{parse_module, SourceFile, SyntaxError};
 use crate::runner::{Runner, TestInput, TestOutcome, TestStatus};
@@ -444,4 +445,46 @@ impl CoverageFigure {
             },
         }
     }
+}
+
+/// A short description of how a run ended.
+pub fn short_ending(ending: &Ending) -> String {
+    match ending {
+        Ending::Finished => "finished".into(),
+        Ending::SnippetError { error, line, .. } => match line {
+            Some(l) => format!("{error} at line {l}"),
+            None => error.clone(),
+        },
+        Ending::PrefixError { error, line, .. } => match line {
+            Some(l) => format!("{error} in the prefix, line {l}"),
+            None => format!("{error} in the prefix"),
+        },
+        Ending::Timeout => "timeout".into(),
+        Ending::Crashed { summary } => format!("crashed ({summary})"),
+    }
+}
+
+/// The snippet with `# uncovered` after the last line of every statement not in `covered`.
+pub fn annotate_uncovered(snippet: &Snippet, covered: &BTreeSet<usize>) -> String {
+    let mut marked = BTreeSet::new();
+    for (i, s) in snippet.statements.list.iter().enumerate() {
+        if !covered.contains(&i) {
+            // The last line ends the statement, so a comment there is never inside a string.
+            marked.insert(s.last);
+        }
+    }
+    snippet
+        .text
+        .trim_end()
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            if marked.contains(&(i as u32 + 1)) {
+                format!("{line} # uncovered")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

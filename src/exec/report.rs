@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::coverage::short_ending;
 use super::coverage::{statement_status, CoverageFigure, Ending, Execution, LineStatus};
 use super::names::Undefined;
-use super::search::{short_ending, Searched, Stop};
+use super::search::{Searched, Stop};
 use super::tree::{Node, Step, Tree};
 use super::Snippet;
 use crate::agent::report::CallRecord;

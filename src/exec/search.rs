@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::coverage::{execute, Ending, Execution};
+use super::coverage::{annotate_uncovered, execute, short_ending, Ending, Execution};
 use super::prefix::{prefix_schema, Prefix};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
@@ -514,23 +514,6 @@ impl Search<'_> {
     }
 }
 
-/// A short description of how a run ended.
-pub fn short_ending(ending: &Ending) -> String {
-    match ending {
-        Ending::Finished => "finished".into(),
-        Ending::SnippetError { error, line, .. } => match line {
-            Some(l) => format!("{error} at line {l}"),
-            None => error.clone(),
-        },
-        Ending::PrefixError { error, line, .. } => match line {
-            Some(l) => format!("{error} in the prefix, line {l}"),
-            None => format!("{error} in the prefix"),
-        },
-        Ending::Timeout => "timeout".into(),
-        Ending::Crashed { summary } => format!("crashed ({summary})"),
-    }
-}
-
 /// How many times a raising prefix statement is taken out before the prefix is given up on.
 const CLEANUP_ROUNDS: usize = 10;
 
@@ -573,31 +556,6 @@ fn run_with_cleanup(
         options.allow_missing,
     )?;
     Ok((prefix, removed, execution))
-}
-
-/// The snippet with `# uncovered` after the last line of every statement not in `covered`.
-pub fn annotate_uncovered(snippet: &Snippet, covered: &BTreeSet<usize>) -> String {
-    let mut marked = BTreeSet::new();
-    for (i, s) in snippet.statements.list.iter().enumerate() {
-        if !covered.contains(&i) {
-            // The last line ends the statement, so a comment there is never inside a string.
-            marked.insert(s.last);
-        }
-    }
-    snippet
-        .text
-        .trim_end()
-        .lines()
-        .enumerate()
-        .map(|(i, line)| {
-            if marked.contains(&(i as u32 + 1)) {
-                format!("{line} # uncovered")
-            } else {
-                line.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// What the model said for `node` (a prefix it proposed), for the conversation history; the
