@@ -640,3 +640,63 @@ async fn fresh_samples_as_resample_ask_what_resampling_asks() {
         [Some(7), Some(8), Some(9)]
     );
 }
+
+/// With `prefill`, programs written from the task alone (resampling, the search's fresh
+/// proposer) start with the task's code prompt, so the embedded model writes only the body; a
+/// repair request after an unusable reply starts from scratch.
+#[tokio::test(flavor = "multi_thread")]
+async fn prefill_starts_fresh_programs_with_the_task_prompt_and_repairs_without_it() {
+    let expected = format!("```python\n{}\n", task().prompt.trim_end());
+    for strategy in [Strategy::Resample, Strategy::Search] {
+        let generator = Arc::new(
+            ScriptedModel::new(["I cannot write that.".to_string(), program_reply(FIXED)])
+                .with_name("generator"),
+        );
+        let fixer = Fixer {
+            generator: generator.clone(),
+            debugger: Arc::new(no_replies()),
+            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+            prompts: Prompts::new().expect("templates load"),
+            options: FixOptions {
+                strategy,
+                max_iters: 2,
+                prefill: true,
+                search: only(Proposer::Fresh, 1),
+                ..FixOptions::default()
+            },
+        };
+        let report = fixer.fix(&task(), &Silent).await;
+        assert_eq!(report.status, FixStatus::Fixed, "{strategy:?}");
+        let requests = generator.requests();
+        assert_eq!(requests.len(), 2, "{strategy:?}");
+        assert_eq!(
+            requests[0].reply_prefix.as_deref(),
+            Some(expected.as_str()),
+            "{strategy:?}"
+        );
+        assert!(
+            last_user(&requests[1]).contains("could not use your reply"),
+            "{strategy:?}: the second request is the repair: {}",
+            last_user(&requests[1])
+        );
+        assert_eq!(requests[1].reply_prefix, None, "{strategy:?}");
+    }
+    // Off by default, and never for a task whose prompt is not its code.
+    let mut prose = task();
+    prose.prompt = "Sum the even numbers of a list.".into();
+    let generator = Arc::new(ScriptedModel::new([program_reply(FIXED)]).with_name("generator"));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: Arc::new(no_replies()),
+        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Resample,
+            max_iters: 1,
+            prefill: true,
+            ..FixOptions::default()
+        },
+    };
+    fixer.fix(&prose, &Silent).await;
+    assert_eq!(generator.requests()[0].reply_prefix, None);
+}

@@ -27,6 +27,9 @@ pub(super) struct Conversation {
     pub temperature: f32,
     /// Sampling seed of the next request (distinct seeds give distinct samples).
     pub seed: Option<u64>,
+    /// What the reply to the next program request starts with ([`ChatRequest::reply_prefix`]);
+    /// used once: a repair request after it is answered from scratch.
+    pub reply_prefix: Option<String>,
 }
 
 impl Conversation {
@@ -36,6 +39,7 @@ impl Conversation {
             calls: Vec::new(),
             temperature: 0.0,
             seed: None,
+            reply_prefix: None,
         })
     }
 
@@ -47,6 +51,7 @@ impl Conversation {
             calls: Vec::new(),
             temperature,
             seed: None,
+            reply_prefix: self.reply_prefix.clone(),
         }
     }
 
@@ -74,6 +79,7 @@ impl Conversation {
     ) -> Result<String, AgentError> {
         let mut request = ChatRequest::new(self.messages.clone());
         request.stop_after_code = stop_after_code;
+        request.reply_prefix = self.reply_prefix.take();
         request.temperature = Some(self.temperature);
         request.json_schema = schema;
         if self.temperature > 0.0 {
@@ -101,6 +107,7 @@ impl Conversation {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
         let mut request = ChatRequest::new(self.messages.clone());
         request.stop_after_code = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        request.reply_prefix = self.reply_prefix.clone();
         request.temperature = Some(self.temperature);
         if self.temperature > 0.0 {
             request.seed = self.seed;
@@ -110,6 +117,7 @@ impl Conversation {
         for (i, response) in responses.into_iter().enumerate() {
             let mut conv = self.clone_for_sample(self.temperature);
             conv.seed = crate::model::nth_seed(self.seed, i);
+            conv.reply_prefix = None;
             conv.record(purpose, &response);
             conv.messages
                 .push(Message::assistant(response.content.clone()));

@@ -111,6 +111,10 @@ pub struct FixOptions {
     pub rng_seed: u64,
     /// Settings of [`Strategy::Search`].
     pub search: search::SearchOptions,
+    /// Programs written from the task alone (resampling, the search's fresh proposer) start
+    /// with the task's own code prompt ([`seed::reply_prefix`]): the embedded model writes only
+    /// the body instead of copying the signature and docstring again.
+    pub prefill: bool,
 }
 
 impl Default for FixOptions {
@@ -127,6 +131,7 @@ impl Default for FixOptions {
             budget_tokens: None,
             rng_seed: 0,
             search: search::SearchOptions::default(),
+            prefill: false,
         }
     }
 }

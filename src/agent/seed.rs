@@ -84,6 +84,18 @@ fn complete_body(task: &Task, program: &str) -> String {
 
 /// The generator's request for a program written from scratch (`generate`, or `translate` for
 /// translation tasks). Repeated sampling sends the same request.
+/// What a reply to [`request`] may start with so the model continues the task's own code: the
+/// opening of a code block and the task's prompt, when that prompt is the entry point's
+/// signature and docstring (HumanEval, MBPP as LDB packs it). `None` for other tasks.
+pub(super) fn reply_prefix(task: &Task) -> Option<String> {
+    let prompt = task.prompt.trim_end();
+    let ends_in_docstring = prompt.ends_with("\"\"\"") || prompt.ends_with("'''");
+    let defines_entry =
+        !task.entry_point.is_empty() && prompt.contains(&format!("def {}(", task.entry_point));
+    (task.source.is_none() && ends_in_docstring && defines_entry)
+        .then(|| format!("```python\n{prompt}\n"))
+}
+
 pub(super) fn request(task: &Task, prompts: &Prompts) -> Result<String, AgentError> {
     let vars = serde_json::json!({
         "task_prompt": task.prompt,

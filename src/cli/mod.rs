@@ -158,6 +158,11 @@ pub struct SearchArgs {
     /// proposers and its choice on top.
     #[arg(long)]
     pub fresh_as_resample: bool,
+    /// Start programs written from the task alone (resample, the search's fresh proposer) with
+    /// the task's own signature and docstring, so the embedded model writes only the body
+    /// (docstrings are about half of a HumanEval program); HTTP endpoints ignore it.
+    #[arg(long)]
+    pub prefill: bool,
     /// Base of the sampling seeds: the same base draws the same samples again.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,

@@ -265,7 +265,9 @@ impl Session<'_> {
     ) -> Result<(String, Usage, CallStats), ModelError> {
         let local =
             |what: &str, e: &dyn std::fmt::Display| ModelError::Local(format!("{what}: {e}"));
-        let prompt = self.render(request)?;
+        let mut prompt = self.render(request)?;
+        let prefix = request.reply_prefix.as_deref().unwrap_or("");
+        prompt.push_str(prefix);
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), vocab.should_add_bos(), true);
         let n_ctx = ctx.n_ctx() as usize;
@@ -336,7 +338,8 @@ impl Session<'_> {
             .unwrap_or(self.options.default_max_tokens) as usize;
         let budget = budget.min(n_ctx.saturating_sub(tokens.len() + 1));
         let t_gen = Instant::now();
-        let mut bytes = Vec::new();
+        // The reply as returned: the prefix the model continued, then what it wrote.
+        let mut bytes = prefix.as_bytes().to_vec();
         let mut generated = 0usize;
         let mut logits_at = batch.n_tokens() - 1;
         while generated < budget {
@@ -348,6 +351,7 @@ impl Session<'_> {
             let backtick = piece.contains(&b'`');
             bytes.extend_from_slice(&piece);
             generated += 1;
+            // Only the model's own text can close the block (the prefix opens it).
             if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
                 if crate::model::has_closed_code_block(&String::from_utf8_lossy(&bytes), needle) {
                     // This token was sampled but never decoded: it has no KV entry, so it must

@@ -79,6 +79,12 @@ pub struct ChatRequest {
     /// cannot stop on a condition (HTTP endpoints) ignore it; the reply is read the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_after_code: Option<String>,
+    /// Text the reply starts with (the opening of a code block and the task's own signature and
+    /// docstring): the embedded model continues it, so it writes only what is new, and the
+    /// reply it returns includes it. Backends that cannot continue a reply (HTTP endpoints)
+    /// ignore it; their models write the whole reply, which is read the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_prefix: Option<String>,
 }
 
 impl ChatRequest {
@@ -90,6 +96,7 @@ impl ChatRequest {
             json_schema: None,
             seed: None,
             stop_after_code: None,
+            reply_prefix: None,
         }
     }
 }

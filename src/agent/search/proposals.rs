@@ -52,6 +52,9 @@ impl Search<'_> {
     pub(super) fn fresh_conversation(&self) -> Result<Conversation, AgentError> {
         let mut conv = self.conversation()?;
         conv.user(seed::request(self.task, &self.fixer.prompts)?);
+        if self.fixer.options.prefill {
+            conv.reply_prefix = seed::reply_prefix(self.task);
+        }
         Ok(conv)
     }
 

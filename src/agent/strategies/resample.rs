@@ -24,6 +24,9 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
             .wrapping_add(r.iteration.index as u64),
     );
     conv.user(seed::request(r.task, &fixer.prompts)?);
+    if fixer.options.prefill {
+        conv.reply_prefix = seed::reply_prefix(r.task);
+    }
     let outcome = conv
         .ask_program(
             &*fixer.generator,

@@ -50,6 +50,9 @@ pub struct RunConfig {
     /// Base of the sampling seeds.
     #[serde(default)]
     pub rng_seed: u64,
+    /// Programs from the task alone started with its code prompt (`--prefill`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prefill: bool,
     /// The search's settings (`search` only), e.g. `feedback:2,ldb:1,fresh:2 beam 2 ...`.
     #[serde(default)]
     pub search: Option<String>,
@@ -106,6 +109,11 @@ impl RunConfig {
             "rng_seed",
             self.rng_seed.to_string(),
             other.rng_seed.to_string(),
+        );
+        check(
+            "prefill",
+            self.prefill.to_string(),
+            other.prefill.to_string(),
         );
         check(
             "search",
@@ -352,6 +360,7 @@ mod tests {
             harness: "-".into(),
             budget_tokens: None,
             rng_seed: 0,
+            prefill: false,
             search: None,
         }
     }

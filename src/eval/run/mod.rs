@@ -231,6 +231,7 @@ pub async fn run_eval(
                     budget_tokens: plan.budget_tokens,
                     rng_seed: plan.rng_seed,
                     search: plan.search.clone(),
+                    prefill: plan.prefill,
                     ..FixOptions::default()
                 },
             }),

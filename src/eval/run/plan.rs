@@ -43,6 +43,8 @@ pub struct EvalPlan {
     pub rng_seed: u64,
     /// Settings of the `search` strategy.
     pub search: crate::agent::search::SearchOptions,
+    /// Programs from the task alone start with its code prompt (`--prefill`).
+    pub prefill: bool,
     /// Templates that replace built-in prompts (`--prompts`).
     pub prompts_dir: Option<PathBuf>,
     /// Run only this slice of the tasks (`--shard I/N`, see [`crate::eval::shard`]).
@@ -181,6 +183,7 @@ impl EvalPlan {
             harness: "-".into(),
             budget_tokens: None,
             rng_seed: 0,
+            prefill: false,
             search: None,
             prompts: self.prompts_dir.as_ref().map(|d| d.display().to_string()),
         }
@@ -208,6 +211,7 @@ impl EvalPlan {
             harness: self.harness.label().into(),
             budget_tokens: self.budget_tokens,
             rng_seed: self.rng_seed,
+            prefill: self.prefill && spec.uses_model(),
             search: (spec.strategy == Strategy::Search).then(|| {
                 let o = &self.search;
                 let mut label = format!(
