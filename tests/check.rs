@@ -457,7 +457,7 @@ fn bad_input_gets_a_clear_error_naming_the_file_and_a_hint() {
 fn a_snippet_runs_on_with_its_third_party_alias_from_python_path() {
     // A stand-in `numpy` on the import path: `np` resolves to it, and the snippet's own error
     // is found by running it instead of being left to a prediction.
-    let site = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-site");
+    let site = common::visible_dir("check-site");
     std::fs::create_dir_all(site.join("numpy")).expect("mkdir");
     std::fs::write(
         site.join("numpy/__init__.py"),

@@ -255,7 +255,7 @@ fn every_protection_is_in_force_as_root_and_what_is_missing_is_said_otherwise() 
 #[test]
 fn python_path_dirs_are_importable_and_only_they() {
     // Not under /tmp: the sandbox covers it with an empty scratch mount.
-    let site = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-path-site");
+    let site = common::visible_dir("python-path-site");
     std::fs::create_dir_all(site.join("ldb_site_probe")).unwrap();
     std::fs::write(
         site.join("ldb_site_probe/__init__.py"),

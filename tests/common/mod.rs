@@ -41,3 +41,28 @@ pub fn completion(content: &str) -> serde_json::Value {
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
     })
 }
+
+/// A fresh directory the sandboxed programs can see, for `--python-path` tests: the sandbox
+/// covers /tmp, /var/tmp and /dev/shm with empty scratch space, so the target dir's temp dir
+/// serves only when the checkout is elsewhere; otherwise one under the home directory.
+#[allow(dead_code)]
+pub fn visible_dir(name: &str) -> std::path::PathBuf {
+    let hidden = |p: &std::path::Path| {
+        ["/tmp", "/var/tmp", "/dev/shm"]
+            .iter()
+            .any(|s| p.starts_with(s))
+    };
+    let target_tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let base = if hidden(target_tmp) {
+        std::env::home_dir()
+            .filter(|h| !hidden(h))
+            .expect("a home directory outside /tmp for a directory the sandbox can see")
+            .join(".cache/ldb-test-dirs")
+    } else {
+        target_tmp.to_path_buf()
+    };
+    let dir = base.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a visible test dir");
+    dir
+}
