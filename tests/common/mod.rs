@@ -42,9 +42,11 @@ pub fn completion(content: &str) -> serde_json::Value {
     })
 }
 
-/// A fresh directory the sandboxed programs can see, for `--python-path` tests: the sandbox
-/// covers /tmp, /var/tmp and /dev/shm with empty scratch space, so the target dir's temp dir
-/// serves only when the checkout is elsewhere; otherwise one under the home directory.
+/// A fresh directory the sandboxed programs can see, for `--python-path` tests. The sandbox
+/// covers /tmp, /var/tmp and /dev/shm with empty scratch space, and when ldb runs as root the
+/// program runs as an unprivileged user, who cannot enter a private home such as /root: so as
+/// root a world-readable directory under /var/cache, otherwise the target dir's temp dir (or
+/// the home directory when the checkout lives under /tmp).
 #[allow(dead_code)]
 pub fn visible_dir(name: &str) -> std::path::PathBuf {
     let hidden = |p: &std::path::Path| {
@@ -53,7 +55,10 @@ pub fn visible_dir(name: &str) -> std::path::PathBuf {
             .any(|s| p.starts_with(s))
     };
     let target_tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let base = if hidden(target_tmp) {
+    // SAFETY: geteuid has no preconditions.
+    let base = if unsafe { libc::geteuid() } == 0 {
+        std::path::PathBuf::from("/var/cache/ldb-test-dirs")
+    } else if hidden(target_tmp) {
         std::env::home_dir()
             .filter(|h| !hidden(h))
             .expect("a home directory outside /tmp for a directory the sandbox can see")
@@ -64,5 +69,9 @@ pub fn visible_dir(name: &str) -> std::path::PathBuf {
     let dir = base.join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create a visible test dir");
+    use std::os::unix::fs::PermissionsExt;
+    for d in [&base, &dir] {
+        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755));
+    }
     dir
 }
