@@ -7,7 +7,8 @@
 #     hidden tests; strategies none, search (the default of `ldb fix`), resample, ldb-block.
 #   dev: the development sets the search's defaults are chosen on, never the 43 report tasks:
 #     MBPP tasks whose GPT-3.5 seed fails the hidden tests, and HumanEval tasks whose CodeLlama
-#     seed fails them, minus the 43 (DEV_LIMIT of each, default 20, in id order).
+#     seed fails them, minus the 43 (DEV_LIMIT of each, default 20, in id order; DEV_SETS
+#     picks the halves, default "mbpp,humaneval", so the two can run side by side).
 # Environment:
 #   MODEL       embedded model (default qwen2.5-coder-1.5b; qwen2.5-coder-0.5b for quick loops)
 #   STRATEGIES  default none,search,resample,ldb-block
@@ -74,13 +75,18 @@ case "$SET" in
       "${COMMON[@]}" --out "$OUT/search-humaneval-gpt35-hiddenfail-$suffix"
     ;;
   dev)
-    ids=$(failing_ids "$DATA/ldb/mbpp/seed/gpt-3.5-turbo-0613/seed.jsonl" "${DEV_LIMIT:-20}")
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset mbpp --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
-      "${COMMON[@]}" --out "$OUT/dev-mbpp-gpt35-hiddenfail-$suffix"
-    ids=$(failing_ids "$DATA/ldb/humaneval/seed/codellama/seed.jsonl" "${DEV_LIMIT:-20}" \
-      "$REPORT_SEEDS")
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:codellama --tasks "$ids" \
-      "${COMMON[@]}" --out "$OUT/dev-humaneval-codellama-hiddenfail-$suffix"
+    DEV_SETS=${DEV_SETS:-mbpp,humaneval}
+    if [[ ",$DEV_SETS," == *,mbpp,* ]]; then
+      ids=$(failing_ids "$DATA/ldb/mbpp/seed/gpt-3.5-turbo-0613/seed.jsonl" "${DEV_LIMIT:-20}")
+      nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset mbpp --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
+        "${COMMON[@]}" --out "$OUT/dev-mbpp-gpt35-hiddenfail-$suffix"
+    fi
+    if [[ ",$DEV_SETS," == *,humaneval,* ]]; then
+      ids=$(failing_ids "$DATA/ldb/humaneval/seed/codellama/seed.jsonl" "${DEV_LIMIT:-20}" \
+        "$REPORT_SEEDS")
+      nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:codellama --tasks "$ids" \
+        "${COMMON[@]}" --out "$OUT/dev-humaneval-codellama-hiddenfail-$suffix"
+    fi
     ;;
   *)
     echo "usage: $0 [report|dev] [BUDGET_TOKENS]" >&2

@@ -290,3 +290,31 @@ fn python_path_under_tmp_is_refused_with_the_reason() {
     let missing = ldb::sandbox::check_python_path(std::path::Path::new("/no/such/dir"));
     assert!(missing.unwrap_err().to_string().contains("not a directory"));
 }
+
+#[test]
+fn python_path_closed_to_other_users_is_refused_only_when_ldb_runs_as_root() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = common::visible_dir("python-path-closed");
+    let site = base.join("private/site");
+    std::fs::create_dir_all(&site).unwrap();
+    let private = base.join("private");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let closed = ldb::sandbox::check_python_path(&site);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // As root the program runs as an unprivileged user, who cannot enter `private`.
+        let err = closed.unwrap_err();
+        assert!(err.to_string().contains("closed to other users"), "{err}");
+        assert!(
+            err.hint()
+                .contains(&format!("chmod o+rx {}", private.display())),
+            "{}",
+            err.hint()
+        );
+    } else {
+        // Otherwise the program runs as this user, who owns the directory.
+        assert!(closed.is_ok(), "{closed:?}");
+    }
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(ldb::sandbox::check_python_path(&site).is_ok());
+}

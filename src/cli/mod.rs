@@ -247,11 +247,7 @@ impl SandboxArgs {
             .iter()
             .map(|dir| {
                 crate::sandbox::check_python_path(dir).map_err(|e| {
-                    CliError::bad_input(
-                        format!("--python-path {}: {e}", dir.display()),
-                        "give an existing directory outside /tmp, /var/tmp and /dev/shm \
-                         (e.g. pip install --target ~/.cache/ldb-site numpy)",
-                    )
+                    CliError::bad_input(format!("--python-path {}: {e}", dir.display()), e.hint())
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
