@@ -18,7 +18,9 @@
 #               threads wait for each other at every layer, so one descheduled thread stalls all
 #               (measured: 0.5B on a 2-core machine with a build running, 3.4 tok/s with 2
 #               threads, 17.5 tok/s with 1)
-#   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"
+#   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"; the
+#               rows made before --prefill and fresh:4 became the defaults resume with
+#               EXTRA="--no-prefill --proposers fresh:4,feedback:1" (results headers record both)
 #   PROGRESS    progress flags (default "--progress lines": a line per task in the log; set it
 #               empty for a binary older than the flag, such as target/eval-bin/ldb-dev3)
 # Every strategy gets the same --budget-tokens per task (prompt tokens the model evaluated plus

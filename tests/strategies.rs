@@ -460,3 +460,29 @@ fn the_cli_takes_a_strategy() {
         ldb::cli::Cli::try_parse_from(["ldb", "fix", "t.json", "--strategy", "guess"]).is_err()
     );
 }
+
+/// The measured defaults: fresh samples only, started from the task's own signature and
+/// docstring; `--no-prefill` writes whole programs, and the older `--prefill` still parses.
+#[test]
+fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
+    use clap::Parser;
+    let fix = |extra: &[&str]| {
+        let argv = ["ldb", "fix", "task.json"].iter().chain(extra).copied();
+        match ldb::cli::Cli::try_parse_from(argv) {
+            Ok(ldb::cli::Cli {
+                command: ldb::cli::Command::Fix(args),
+                ..
+            }) => args,
+            other => panic!("parses: {other:?}"),
+        }
+    };
+    let default = fix(&[]);
+    assert_eq!(default.search.proposers, "fresh:4");
+    assert!(!default.search.no_prefill);
+    let portfolio = default.search.options().expect("valid").portfolio;
+    assert_eq!(portfolio, ldb::agent::search::SearchOptions::default().portfolio);
+    assert!(fix(&["--no-prefill"]).search.no_prefill);
+    assert!(fix(&["--prefill", "--no-prefill"]).search.no_prefill);
+    assert!(!fix(&["--no-prefill", "--prefill"]).search.no_prefill);
+    assert!(ldb::agent::FixOptions::default().prefill);
+}

@@ -265,7 +265,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         budget_tokens: args.search.budget_tokens,
         rng_seed: args.search.rng_seed,
         search: args.search.options()?,
-        prefill: args.search.prefill,
+        prefill: !args.search.no_prefill,
         prompts_dir: args.model.prompts.clone(),
         shard,
         save_reports: !args.no_reports,

@@ -107,7 +107,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             budget_tokens: args.search.budget_tokens,
             rng_seed: args.search.rng_seed,
             search: args.search.options()?,
-            prefill: args.search.prefill,
+            prefill: !args.search.no_prefill,
         },
     });
     let progress = Arc::new(StderrProgress::new(tasks.len(), args.quiet));

@@ -5,12 +5,10 @@
 //! embedded model named by `--model` (or the default one), downloaded on first use.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::output::{CliError, ExitStatus};
 use super::{LocalArgs, ModelArgs};
 use crate::local::catalog;
-use crate::local::llama::LocalModel;
 use crate::model::config::{
     config_path, endpoint_configured, process_env, ModelConfig, ModelFlags,
 };
@@ -124,6 +122,9 @@ fn open(choice: &Choice, args: &ModelArgs) -> Result<SharedModel, CliError> {
         Choice::Remote(flags) => Ok(ModelConfig::load(flags, args.config.as_deref())?.build()?),
         Choice::Local { path, name } => load_local(path, name, &args.local),
         Choice::Embedded(name) => {
+            if !cfg!(feature = "local-model") {
+                return Err(without_local_model(name));
+            }
             let path = super::model_cmd::ensure_installed(name)?;
             eprintln!("ldb: using the embedded model {name} ({})", path.display());
             load_local(&path, name, &args.local)
@@ -131,7 +132,22 @@ fn open(choice: &Choice, args: &ModelArgs) -> Result<SharedModel, CliError> {
     }
 }
 
+#[cfg(feature = "local-model")]
 fn load_local(path: &Path, name: &str, local: &LocalArgs) -> Result<SharedModel, CliError> {
-    let model = LocalModel::load(path, name, local.options())?;
-    Ok(Arc::new(model))
+    let model = crate::local::llama::LocalModel::load(path, name, local.options())?;
+    Ok(std::sync::Arc::new(model))
+}
+
+#[cfg(not(feature = "local-model"))]
+fn load_local(_path: &Path, name: &str, _local: &LocalArgs) -> Result<SharedModel, CliError> {
+    Err(without_local_model(name))
+}
+
+/// A local model asked of a build without llama.cpp.
+fn without_local_model(name: &str) -> CliError {
+    CliError::bad_input(
+        format!("{name} runs on the embedded model backend, and this ldb was built without it"),
+        "rebuild with the default features (cargo build --release), or point ldb at an \
+         OpenAI-compatible API with --base-url URL (or OPENAI_BASE_URL)",
+    )
 }

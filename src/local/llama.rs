@@ -23,46 +23,9 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
+pub use super::options::LocalOptions;
 use super::prompt_cache::{shared_prefix, PromptCache};
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, Role, Usage};
-
-/// Settings of the local backend.
-#[derive(Debug, Clone)]
-pub struct LocalOptions {
-    /// Threads for generation; `None` picks from the cores idle when the model loads.
-    pub threads: Option<u32>,
-    /// Context length in tokens (prompt + reply).
-    pub context_len: u32,
-    /// Map the model file instead of reading it into memory (lower RSS when off: see README).
-    pub use_mmap: bool,
-    /// Reply length when the request does not say.
-    pub default_max_tokens: u32,
-    /// Sampling seed for non-zero temperatures when the request names none.
-    pub seed: u32,
-    /// Keep the KV cache of the longest prefix shared with the previous call (off only to
-    /// measure what it saves).
-    pub reuse_prefix: bool,
-    /// Evaluated prompts whose KV state is kept for later calls ([`PromptCache`]); 0 keeps
-    /// only the live cache.
-    pub prompt_snapshots: usize,
-    /// Bytes of KV state the snapshots may hold.
-    pub snapshot_bytes: usize,
-}
-
-impl Default for LocalOptions {
-    fn default() -> Self {
-        LocalOptions {
-            threads: None,
-            context_len: 8192,
-            use_mmap: true,
-            default_max_tokens: 1536,
-            seed: 1234,
-            reuse_prefix: true,
-            prompt_snapshots: 8,
-            snapshot_bytes: 384 << 20,
-        }
-    }
-}
 
 /// What the last call cost, for benchmarks and reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

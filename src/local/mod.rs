@@ -5,5 +5,10 @@
 
 pub mod catalog;
 pub mod download;
+#[cfg(feature = "local-model")]
 pub mod llama;
+pub mod options;
+#[cfg(feature = "local-model")]
 pub mod prompt_cache;
+
+pub use options::LocalOptions;
