@@ -13,6 +13,9 @@
 //! its strategies and the repair search, and the report), then the tools built on them:
 //! [`eval`], [`check`], [`exec`], [`serve`], and [`cli`]. Every import runs down this list or
 //! within a module; `tests/import_cycles.rs` keeps sibling modules free of loops.
+//!
+//! The embedded model's backend (`local::llama`, llama.cpp) is the cargo feature `local-model`, on
+//! by default; without it the crate builds with no C++ toolchain and talks to endpoints only.
 
 // Library and binary code returns errors instead of panicking; only tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
