@@ -480,7 +480,10 @@ fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
     assert_eq!(default.search.proposers, "fresh:4");
     assert!(!default.search.no_prefill);
     let portfolio = default.search.options().expect("valid").portfolio;
-    assert_eq!(portfolio, ldb::agent::search::SearchOptions::default().portfolio);
+    assert_eq!(
+        portfolio,
+        ldb::agent::search::SearchOptions::default().portfolio
+    );
     assert!(fix(&["--no-prefill"]).search.no_prefill);
     assert!(fix(&["--prefill", "--no-prefill"]).search.no_prefill);
     assert!(!fix(&["--no-prefill", "--prefill"]).search.no_prefill);
