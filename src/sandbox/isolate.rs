@@ -1,7 +1,8 @@
 //! Inside the worker, before any untrusted code: namespaces, an unprivileged user, kernel limits.
 //!
-//! Order matters. New network, PID and mount namespaces are made first (they need privileges),
-//! then the worker forks so the child is PID 1 of the new namespace (when it exits, the kernel
+//! Order matters. New network, PID and mount namespaces are made first (they need privileges;
+//! the network namespace once per worker process, the others for every run), then the worker
+//! forks so the child is PID 1 of the new namespace (when it exits, the kernel
 //! kills every process it left behind), then the child makes its private file system
 //! (`mounts`), drops to a per-run uid (or, without root, its capabilities) and applies
 //! rlimits. What could not be applied is reported, never silently skipped.
@@ -17,44 +18,74 @@ use super::protocol::Isolation;
 /// concurrent runs never share a process budget.
 const UID_BASE: u32 = 1_000_000;
 
-/// Apply every protection that this machine allows. Returns in the process that will run the
-/// program; when a PID namespace was made, the original process stays behind as a waiter and
-/// never returns from here.
-pub fn enter(limits: &Limits, workdir: &Path) -> Isolation {
-    let mut iso = Isolation::default();
+/// The network namespace, entered once per worker: a warm worker ([`super::zygote`]) enters it
+/// at start and every run it forks shares it (no process outlives its run, so nothing listens
+/// there between runs).
+#[derive(Debug, Clone, Default)]
+pub struct Network {
+    pub isolated: bool,
+    /// Without root: the user namespace made for it, in which this process holds the
+    /// capabilities the per-run namespaces need.
+    in_user_namespace: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Enter a new network namespace (through a user namespace without root).
+pub fn enter_network() -> Network {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let entered = if root {
+        unshare(libc::CLONE_NEWNET)
+    } else {
+        user_namespace(libc::CLONE_NEWNET)
+    };
+    match entered {
+        Ok(()) => Network {
+            isolated: true,
+            in_user_namespace: !root,
+            warnings: Vec::new(),
+        },
+        Err(e) => Network {
+            isolated: false,
+            in_user_namespace: false,
+            warnings: vec![format!("network not isolated ({e})")],
+        },
+    }
+}
+
+/// Apply every other protection that this machine allows, for one run. Returns in the process
+/// that will run the program; when a PID namespace was made, the original process stays behind
+/// as a waiter and never returns from here. `fork` is `libc::fork` before the interpreter
+/// starts and [`super::zygote::fork_python`] after.
+pub fn enter(
+    network: &Network,
+    limits: &Limits,
+    workdir: &Path,
+    fork: fn() -> libc::pid_t,
+) -> Isolation {
+    let mut iso = Isolation {
+        network: network.isolated,
+        warnings: network.warnings.clone(),
+        ..Isolation::default()
+    };
     // SAFETY: plain libc calls in a single-threaded process.
     let root = unsafe { libc::geteuid() } == 0;
     let run_uid = UID_BASE + std::process::id() % 1_000_000;
 
-    let all = libc::CLONE_NEWNET | libc::CLONE_NEWPID | libc::CLONE_NEWNS;
-    let namespaces = if root {
-        unshare(all)
+    let per_run = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+    let namespaces = if root || network.in_user_namespace {
+        unshare(per_run)
     } else {
-        user_namespace(all)
+        user_namespace(per_run)
     };
     match namespaces {
-        Ok(()) => {
-            iso.network = true;
-            iso.pid_namespace = true;
-        }
-        Err(err) => {
-            // A network namespace alone is still worth having.
-            let net = if root {
-                unshare(libc::CLONE_NEWNET)
-            } else {
-                user_namespace(libc::CLONE_NEWNET)
-            };
-            iso.network = net.is_ok();
-            iso.warnings.push(format!(
-                "no PID or mount namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
-            ));
-            if let Err(e) = net {
-                iso.warnings.push(format!("network not isolated ({e})"));
-            }
-        }
+        Ok(()) => iso.pid_namespace = true,
+        Err(err) => iso.warnings.push(format!(
+            "no PID or mount namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
+        )),
     }
     if iso.pid_namespace {
-        fork_and_wait();
+        fork_and_wait(fork);
         let mounts = super::mounts::private_filesystem(workdir);
         iso.read_only_fs = mounts.read_only;
         iso.private_proc = mounts.private_proc;
@@ -154,9 +185,9 @@ fn user_namespace(flags: libc::c_int) -> Result<(), std::io::Error> {
 
 /// Fork; the child returns and becomes PID 1 of the new PID namespace. The parent waits and
 /// exits the same way the child did, so the sandbox parent sees the program's fate directly.
-fn fork_and_wait() {
-    // SAFETY: the worker is single-threaded here, so fork is safe.
-    let pid = unsafe { libc::fork() };
+fn fork_and_wait(fork: fn() -> libc::pid_t) {
+    // The worker is single-threaded here, so fork is safe.
+    let pid = fork();
     if pid == 0 {
         return;
     }

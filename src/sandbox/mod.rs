@@ -5,6 +5,7 @@
 //! wall-clock limit by killing the whole group, and removes the work dir afterwards. The worker
 //! side is in [`worker`] and [`isolate`].
 
+mod fdpass;
 mod harness;
 pub mod isolate;
 pub mod limits;
@@ -12,7 +13,9 @@ mod mounts;
 pub mod protocol;
 mod pyjson;
 pub mod split;
+mod warm;
 pub mod worker;
+mod zygote;
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -177,6 +180,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// False if the work dir could not be removed (the path is then kept for inspection).
     pub workdir_removed: bool,
+    /// The run was a child of a warm worker (else a fresh worker process).
+    pub warm: bool,
 }
 
 /// Runs programs in worker processes. Cheap to clone; safe to use from many threads at once.
@@ -187,6 +192,9 @@ pub struct Sandbox {
     temp_root: PathBuf,
     /// Directories put before the interpreter's own on the program's `sys.path` (`PYTHONPATH`).
     python_path: Vec<PathBuf>,
+    /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
+    /// worker process.
+    warm: Option<Arc<warm::Pool>>,
 }
 
 impl Sandbox {
@@ -195,12 +203,54 @@ impl Sandbox {
         let worker_exe: PathBuf = worker_exe.into();
         // The worker starts in the run's work dir: a relative path would not be found there.
         let worker_exe = std::path::absolute(&worker_exe).unwrap_or(worker_exe);
-        Sandbox {
+        let mut sandbox = Sandbox {
             worker_exe,
             limits,
             temp_root: std::env::temp_dir(),
             python_path: Vec::new(),
+            warm: None,
+        };
+        sandbox.warm = Some(sandbox.new_pool());
+        sandbox
+    }
+
+    fn new_pool(&self) -> Arc<warm::Pool> {
+        Arc::new(warm::Pool::new(self.worker_exe.clone(), self.environment()))
+    }
+
+    /// Run every test in a fresh worker process (`ldb __worker`) instead of a child of a warm
+    /// worker: the same isolation, paying for the interpreter's start on every run.
+    pub fn cold(mut self) -> Self {
+        self.warm = None;
+        self
+    }
+
+    /// Whether runs go to warm workers (see [`Sandbox::cold`]).
+    pub fn is_warm(&self) -> bool {
+        self.warm.is_some()
+    }
+
+    /// The environment a worker starts with (a cold worker's `HOME` and `TMPDIR` are its work
+    /// dir; a warm worker's child sets them when the run starts).
+    fn environment(&self) -> Vec<(String, std::ffi::OsString)> {
+        let mut env: Vec<(String, std::ffi::OsString)> = [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C.UTF-8"),
+            ("PYTHONHASHSEED", "0"),
+            ("PYTHONDONTWRITEBYTECODE", "1"),
+            ("PYTHONIOENCODING", "utf-8"),
+            ("PYTHONNOUSERSITE", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.into()))
+        .collect();
+        if !self.python_path.is_empty() {
+            if let Ok(joined) = std::env::join_paths(&self.python_path) {
+                env.push(("PYTHONPATH".into(), joined));
+            }
         }
+        env
     }
 
     /// Let programs import from `dirs` too (a project's packages, a library a benchmark's
@@ -209,6 +259,10 @@ impl Sandbox {
     /// `/var/tmp`, `/dev/shm`): see [`check_python_path`].
     pub fn with_python_path(mut self, dirs: Vec<PathBuf>) -> Self {
         self.python_path = dirs;
+        // A warm worker's import path is fixed when its interpreter starts.
+        if self.warm.is_some() {
+            self.warm = Some(self.new_pool());
+        }
         self
     }
 
@@ -259,47 +313,16 @@ impl Sandbox {
         workdir: &Path,
         started: Instant,
     ) -> Result<RunOutput, SandboxError> {
-        let (req_read, req_write) = pipe()?;
-        let (res_read, res_write) = pipe()?;
-        let child_fds = [req_read.as_raw_fd(), res_write.as_raw_fd()];
-
-        let mut cmd = Command::new(&self.worker_exe);
-        cmd.arg(WORKER_COMMAND)
-            .env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", workdir)
-            .env("TMPDIR", workdir)
-            .env("LANG", "C.UTF-8")
-            .env("LC_ALL", "C.UTF-8")
-            .env("PYTHONHASHSEED", "0")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("PYTHONIOENCODING", "utf-8")
-            .env("PYTHONNOUSERSITE", "1")
-            .current_dir(workdir)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if !self.python_path.is_empty() {
-            if let Ok(joined) = std::env::join_paths(&self.python_path) {
-                cmd.env("PYTHONPATH", joined);
-            }
-        }
-        // SAFETY: place_fds makes only async-signal-safe calls.
-        unsafe {
-            cmd.pre_exec(move || place_fds(child_fds));
-        }
-        let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
-            exe: self.worker_exe.clone(),
-            source,
-        })?;
-        drop(req_read);
-        drop(res_write);
-        let pgid = child.id() as i32;
+        let warm = match &self.warm {
+            Some(pool) => self.launch_warm(pool, stdin.is_some())?,
+            None => None,
+        };
+        let launched = match warm {
+            Some(launched) => launched,
+            None => self.launch_cold(workdir, stdin.is_some())?,
+        };
+        let pgid = launched.pgid;
+        let warm = launched.warm;
 
         let flood = Arc::new(FloodGuard {
             total: AtomicU64::new(0),
@@ -308,24 +331,21 @@ impl Sandbox {
             pgid,
         });
         let keep = self.limits.output_keep_bytes;
-        let stdout_rx = spawn_capture(child.stdout.take(), keep, flood.clone());
-        let stderr_rx = spawn_capture(child.stderr.take(), keep, flood.clone());
-        let response_rx = spawn_reader(res_read);
+        let stdout_rx = spawn_capture(Some(launched.stdout), keep, flood.clone());
+        let stderr_rx = spawn_capture(Some(launched.stderr), keep, flood.clone());
+        let response_rx = spawn_reader(launched.response);
         let request = request.to_vec();
+        let req_write = launched.request;
         thread::spawn(move || {
             let mut w = std::fs::File::from(req_write);
             let _ = w.write_all(&request);
         });
-        if let (Some(mut pipe), Some(data)) = (child.stdin.take(), stdin.map(str::to_owned)) {
+        if let (Some(mut pipe), Some(data)) = (launched.stdin, stdin.map(str::to_owned)) {
             thread::spawn(move || {
                 let _ = pipe.write_all(data.as_bytes());
             });
         }
-
-        let (wait_tx, wait_rx) = mpsc::channel();
-        thread::spawn(move || {
-            let _ = wait_tx.send(child.wait());
-        });
+        let wait_rx = launched.status;
         let wall = self.limits.wall();
         let status = match wait_rx.recv_timeout(wall.saturating_sub(started.elapsed())) {
             Ok(status) => Some(status),
@@ -371,8 +391,123 @@ impl Sandbox {
             stderr,
             elapsed,
             workdir_removed: false,
+            warm,
         })
     }
+
+    /// Start the run as a child of a warm worker; `None` when no warm worker can take it.
+    fn launch_warm(
+        &self,
+        pool: &Arc<warm::Pool>,
+        with_stdin: bool,
+    ) -> Result<Option<Launched>, SandboxError> {
+        let (stdin_read, stdin_write) = if with_stdin {
+            let (r, w) = pipe()?;
+            (r, Some(w))
+        } else {
+            let null = std::fs::File::open("/dev/null").map_err(SandboxError::Pipe)?;
+            (OwnedFd::from(null), None)
+        };
+        let (out_read, out_write) = pipe()?;
+        let (err_read, err_write) = pipe()?;
+        let (req_read, req_write) = pipe()?;
+        let (res_read, res_write) = pipe()?;
+        let fds = [
+            stdin_read.as_raw_fd(),
+            out_write.as_raw_fd(),
+            err_write.as_raw_fd(),
+            req_read.as_raw_fd(),
+            res_write.as_raw_fd(),
+        ];
+        let Some(run) = pool.start(fds) else {
+            return Ok(None);
+        };
+        // The child has its copies; ours would keep the pipes open after it ends.
+        drop((stdin_read, out_write, err_write, req_read, res_write));
+        Ok(Some(Launched {
+            warm: true,
+            pgid: run.pgid,
+            status: run.status,
+            stdout: Box::new(std::fs::File::from(out_read)),
+            stderr: Box::new(std::fs::File::from(err_read)),
+            request: req_write,
+            response: res_read,
+            stdin: stdin_write.map(|w| Box::new(std::fs::File::from(w)) as Box<dyn Write + Send>),
+        }))
+    }
+
+    /// Start the run in a fresh worker process.
+    fn launch_cold(&self, workdir: &Path, with_stdin: bool) -> Result<Launched, SandboxError> {
+        let (req_read, req_write) = pipe()?;
+        let (res_read, res_write) = pipe()?;
+        let child_fds = [req_read.as_raw_fd(), res_write.as_raw_fd()];
+
+        let mut cmd = Command::new(&self.worker_exe);
+        cmd.arg(WORKER_COMMAND)
+            .env_clear()
+            .envs(self.environment())
+            .env("HOME", workdir)
+            .env("TMPDIR", workdir)
+            .current_dir(workdir)
+            .stdin(if with_stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: place_fds makes only async-signal-safe calls.
+        unsafe {
+            cmd.pre_exec(move || place_fds(child_fds));
+        }
+        let mut child = cmd.spawn().map_err(|source| SandboxError::Spawn {
+            exe: self.worker_exe.clone(),
+            source,
+        })?;
+        drop(req_read);
+        drop(res_write);
+        let pgid = child.id() as i32;
+        let stdout: Box<dyn Read + Send> = match child.stdout.take() {
+            Some(s) => Box::new(s),
+            None => Box::new(std::io::empty()),
+        };
+        let stderr: Box<dyn Read + Send> = match child.stderr.take() {
+            Some(s) => Box::new(s),
+            None => Box::new(std::io::empty()),
+        };
+        let stdin = child
+            .stdin
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Write + Send>);
+        let (wait_tx, wait_rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = wait_tx.send(child.wait());
+        });
+        Ok(Launched {
+            warm: false,
+            pgid,
+            status: wait_rx,
+            stdout,
+            stderr,
+            request: req_write,
+            response: res_read,
+            stdin,
+        })
+    }
+}
+
+/// A started run, warm or cold: what the parent watches and feeds.
+struct Launched {
+    warm: bool,
+    /// The run's process group, killed at the wall-clock limit.
+    pgid: i32,
+    status: mpsc::Receiver<std::io::Result<std::process::ExitStatus>>,
+    stdout: Box<dyn Read + Send>,
+    stderr: Box<dyn Read + Send>,
+    request: OwnedFd,
+    response: OwnedFd,
+    stdin: Option<Box<dyn Write + Send>>,
 }
 
 struct FloodGuard {

@@ -1,8 +1,10 @@
-//! The worker: the `ldb` binary re-executed as `ldb __worker`, one process per run.
+//! The worker: the `ldb` binary re-executed as `ldb __worker`, one process per run (cold), or a
+//! child forked for the run by a warm worker ([`super::zygote`]).
 //!
 //! It reads a [`WorkerRequest`] from fd 3, isolates itself ([`super::isolate`]), starts the
-//! embedded CPython, runs the harness (load the program, run the test, optionally traced) and
-//! writes a [`WorkerResponse`] to fd 4. Untrusted code never runs in the agent process.
+//! embedded CPython (a warm worker's child finds it started), runs the harness (load the
+//! program, run the test, optionally traced) and writes a [`WorkerResponse`] to fd 4. Untrusted
+//! code never runs in the agent process.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -20,12 +22,19 @@ pub use super::protocol::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 /// Entry point of `ldb __worker` (and of `ldb __worker --serve`, the program's process of a
 /// scored run, see [`super::split`]). Never returns.
 pub fn main() -> ! {
-    if std::env::args_os().nth(2).as_deref()
-        == Some(std::ffi::OsStr::new(super::protocol::SERVE_ARG))
-    {
+    let mode = std::env::args_os().nth(2);
+    if mode.as_deref() == Some(std::ffi::OsStr::new(super::protocol::SERVE_ARG)) {
         super::split::serve_main();
     }
-    let code = match run() {
+    if mode.as_deref() == Some(std::ffi::OsStr::new(super::protocol::ZYGOTE_ARG)) {
+        super::zygote::main();
+    }
+    exit_with(run(None, cold_fork))
+}
+
+/// End one run's process (cold worker, or a warm worker's child) with `result`.
+pub(super) fn exit_with(result: Result<(), String>) -> ! {
+    let code = match result {
         Ok(()) => 0,
         Err(message) => {
             eprintln!("ldb worker: {message}");
@@ -37,7 +46,17 @@ pub fn main() -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn run() -> Result<(), String> {
+fn cold_fork() -> libc::pid_t {
+    // SAFETY: the cold worker is single-threaded and has not started the interpreter yet.
+    unsafe { libc::fork() }
+}
+
+/// One run: `network` is the warm worker's namespace (`None`: enter one here) and `fork` the
+/// fork that suits the interpreter's state.
+pub(super) fn run(
+    network: Option<&super::isolate::Network>,
+    fork: fn() -> libc::pid_t,
+) -> Result<(), String> {
     let started = Instant::now();
     // SAFETY: the parent hands us these two descriptors and nothing else owns them.
     let (mut request_pipe, mut response_pipe) = unsafe {
@@ -56,7 +75,16 @@ fn run() -> Result<(), String> {
 
     let scoring = req.strict && req.trace.is_none();
     let self_exe = scoring.then(super::split::SelfExe::open);
-    let isolation = super::isolate::enter(&req.limits, &req.workdir);
+    let warm = network.is_some();
+    let entered;
+    let network = match network {
+        Some(n) => n,
+        None => {
+            entered = super::isolate::enter_network();
+            &entered
+        }
+    };
+    let isolation = super::isolate::enter(network, &req.limits, &req.workdir, fork);
     // SAFETY: getpid has no preconditions.
     let harness_pid = unsafe { libc::getpid() };
     if let Some(trace) = req.trace.clone() {
@@ -66,8 +94,13 @@ fn run() -> Result<(), String> {
         // Scoring: the program runs in a process of its own and only computes.
         super::split::checked_run(&req, isolation, self_exe)?
     } else {
-        Python::attach(|py| run_harness(py, &req, isolation))
-            .map_err(|e| format!("python harness failed: {e}"))?
+        Python::attach(|py| {
+            if warm {
+                set_home(py, &req.workdir)?;
+            }
+            run_harness(py, &req, isolation)
+        })
+        .map_err(|e| format!("python harness failed: {e}"))?
     };
     // A process the program forked returns here too: only the worker itself may answer, or
     // the copies' answers would garble (or pre-empt) the real one.
@@ -79,6 +112,17 @@ fn run() -> Result<(), String> {
     response_pipe
         .write_all(&bytes)
         .map_err(|e| format!("writing response: {e}"))?;
+    Ok(())
+}
+
+/// A warm worker's interpreter started before the run had a work dir: point `HOME` and
+/// `TMPDIR` at it, as a cold worker's environment does (`os.environ` also sets the C
+/// environment that processes the program starts inherit).
+fn set_home(py: Python<'_>, workdir: &std::path::Path) -> PyResult<()> {
+    let environ = py.import("os")?.getattr("environ")?;
+    let dir = workdir.to_string_lossy();
+    environ.set_item("HOME", &*dir)?;
+    environ.set_item("TMPDIR", &*dir)?;
     Ok(())
 }
 

@@ -1,0 +1,288 @@
+//! The warm worker (`ldb __worker --zygote`): a worker that pays once for what every run
+//! repeats, then forks one child per run.
+//!
+//! At start it enters its network namespace ([`super::isolate::enter_network`]), starts
+//! CPython, loads the harness and the standard modules tests use, and tells the parent it is
+//! ready. Then, per run, the parent sends the run's five descriptors (stdin, stdout, stderr, the
+//! request pipe, the response pipe) over the control socket (fd 3); the worker forks a child
+//! that puts them at 0-4 and does what a cold worker does (PID and mount namespaces, the
+//! private file system, a per-run uid, rlimits, the harness: [`super::worker::run`]), reports
+//! the child's pid (its process group, which the parent kills at the wall-clock limit), waits
+//! for it and reports how it ended. The worker itself never runs program code: each child is
+//! a copy of it taken before the request was read, so nothing one run does reaches the next.
+//! When the parent goes away (the control socket closes) the worker kills the run in progress
+//! and exits.
+
+use std::os::fd::RawFd;
+
+use pyo3::prelude::*;
+
+use super::isolate::Network;
+use super::protocol::{CONTROL_FD, WORKER_FAILURE};
+
+/// Descriptors a run hands the child, in the order they land at 0, 1, 2, 3, 4.
+pub(crate) const RUN_FDS: usize = 5;
+
+/// Messages from the worker to the parent: a tag and a value, 8 bytes.
+pub(crate) const READY: u32 = 1;
+pub(crate) const STARTED: u32 = 2;
+pub(crate) const EXITED: u32 = 3;
+pub(crate) const FORK_FAILED: u32 = 4;
+
+/// Standard modules imported before any run, so a test's `import re` costs nothing. Only
+/// modules without per-process state a run could tell apart (no `random`: its seed would be
+/// shared by every run; no `tempfile`: it caches the temp dir).
+const PRELOAD: &[&str] = &[
+    "json",
+    "traceback",
+    "linecache",
+    "ast",
+    "re",
+    "math",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+    "typing",
+    "operator",
+    "copy",
+    "fractions",
+    "decimal",
+    "dataclasses",
+];
+
+/// Entry point; never returns.
+pub fn main() -> ! {
+    let network = super::isolate::enter_network();
+    if let Err(e) = Python::attach(preload) {
+        eprintln!("ldb warm worker: cannot start the interpreter: {e}");
+        // SAFETY: terminating the process.
+        unsafe { libc::_exit(WORKER_FAILURE) }
+    }
+    if send(READY, 0).is_err() {
+        // SAFETY: terminating the process.
+        unsafe { libc::_exit(0) }
+    }
+    loop {
+        let fds = match receive_fds() {
+            Ok(Some(fds)) => fds,
+            // The parent is gone.
+            Ok(None) => unsafe { libc::_exit(0) },
+            Err(_) => unsafe { libc::_exit(WORKER_FAILURE) },
+        };
+        let pid = fork_python();
+        if pid == 0 {
+            child(fds, &network);
+        }
+        for fd in fds {
+            // SAFETY: closing our copies of descriptors we received.
+            unsafe { libc::close(fd) };
+        }
+        if pid < 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            if send(FORK_FAILED, errno).is_err() {
+                unsafe { libc::_exit(0) }
+            }
+            continue;
+        }
+        // Both sides set the group, so it exists before the parent can signal it.
+        // SAFETY: setpgid on our own child.
+        unsafe { libc::setpgid(pid, pid) };
+        if send(STARTED, pid).is_err() {
+            kill_run(pid);
+            unsafe { libc::_exit(0) }
+        }
+        match wait_run(pid) {
+            Some(status) => {
+                if send(EXITED, status).is_err() {
+                    unsafe { libc::_exit(0) }
+                }
+            }
+            None => unsafe { libc::_exit(0) },
+        }
+    }
+}
+
+/// Start the interpreter's expensive parts once: the tracer's module, the harness, the
+/// scoring module and [`PRELOAD`].
+fn preload(py: Python<'_>) -> PyResult<()> {
+    let modules = py.import("sys")?.getattr("modules")?;
+    let harness = super::harness::module(py)?;
+    modules.set_item("ldb_harness", harness)?;
+    let split = super::harness::split_module(py)?;
+    modules.set_item("ldb_split", split)?;
+    for name in PRELOAD {
+        py.import(*name)?;
+    }
+    Ok(())
+}
+
+/// Fork with the interpreter's own before/after hooks (what `os.fork` does), so the child's
+/// interpreter is consistent. The caller is single-threaded.
+pub(crate) fn fork_python() -> libc::pid_t {
+    Python::attach(|_py| {
+        // SAFETY: the hooks are called as CPython documents, with the GIL held; the process
+        // has no other threads.
+        unsafe {
+            pyo3::ffi::PyOS_BeforeFork();
+            let pid = libc::fork();
+            if pid == 0 {
+                pyo3::ffi::PyOS_AfterFork_Child();
+            } else {
+                pyo3::ffi::PyOS_AfterFork_Parent();
+            }
+            pid
+        }
+    })
+}
+
+/// The run's child: descriptors in place, then the cold worker's path. Never returns.
+fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
+    // SAFETY: setpgid, fcntl, dup2 and close on this process's own descriptors.
+    unsafe {
+        libc::setpgid(0, 0);
+        // The run dies with its worker.
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        // Above every target first, so no dup2 overwrites a descriptor still to be moved.
+        let mut high = [0; RUN_FDS];
+        for (slot, fd) in high.iter_mut().zip(fds) {
+            *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 16);
+            if *slot < 0 {
+                libc::_exit(WORKER_FAILURE);
+            }
+        }
+        for (target, fd) in high.into_iter().enumerate() {
+            if libc::dup2(fd, target as RawFd) < 0 {
+                libc::_exit(WORKER_FAILURE);
+            }
+        }
+        // The control socket was at 3 and is replaced; everything above 4 goes.
+        close_from(RUN_FDS as RawFd);
+    }
+    super::worker::exit_with(super::worker::run(Some(network), fork_python))
+}
+
+/// Close every descriptor from `first` up.
+unsafe fn close_from(first: RawFd) {
+    // SAFETY: close_range only closes descriptors of this process.
+    if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
+        return;
+    }
+    for fd in first..4096 {
+        // SAFETY: closing descriptors of this process; EBADF for unused ones is fine.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Wait for the run's child; `None` if the parent went away first (the run is killed then).
+fn wait_run(pid: libc::pid_t) -> Option<libc::c_int> {
+    // SAFETY: pidfd_open on our own child; a negative result means unsupported.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if pidfd >= 0 {
+        let mut fds = [
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: CONTROL_FD,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        loop {
+            // SAFETY: polling two descriptors we own.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            if n < 0 {
+                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                break;
+            }
+            if fds[1].revents != 0 {
+                // The parent sends nothing during a run: it has gone.
+                // SAFETY: closing our pidfd.
+                unsafe { libc::close(pidfd) };
+                kill_run(pid);
+                return None;
+            }
+            if fds[0].revents != 0 {
+                break;
+            }
+        }
+        // SAFETY: closing our pidfd.
+        unsafe { libc::close(pidfd) };
+    }
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return Some(status);
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Some(status);
+        }
+    }
+}
+
+fn kill_run(pid: libc::pid_t) {
+    // SAFETY: signalling and reaping the run's own process group and child.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+    }
+}
+
+fn send(tag: u32, value: i32) -> std::io::Result<()> {
+    let mut msg = [0u8; 8];
+    msg[..4].copy_from_slice(&tag.to_le_bytes());
+    msg[4..].copy_from_slice(&value.to_le_bytes());
+    // SAFETY: sending 8 bytes from a live buffer on our control socket.
+    let n = unsafe {
+        libc::send(
+            CONTROL_FD,
+            msg.as_ptr().cast(),
+            msg.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if n == msg.len() as isize {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The next run's descriptors; `None` when the parent closed the socket.
+fn receive_fds() -> std::io::Result<Option<[RawFd; RUN_FDS]>> {
+    loop {
+        match super::fdpass::receive(CONTROL_FD) {
+            Ok(None) => return Ok(None),
+            Ok(Some(fds)) if fds.len() == RUN_FDS => {
+                let mut out = [0; RUN_FDS];
+                out.copy_from_slice(&fds);
+                return Ok(Some(out));
+            }
+            Ok(Some(fds)) => {
+                // A malformed message: drop its descriptors and wait for the next.
+                for fd in fds {
+                    // SAFETY: closing descriptors we received.
+                    unsafe { libc::close(fd) };
+                }
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
