@@ -1,11 +1,16 @@
 //! Sandbox and tracer benchmark: `cargo bench --bench runner` prints markdown figures.
 //!
-//! - per-test overhead: wall time of one sandboxed run of a trivial test (fresh worker process,
-//!   isolation, interpreter start, harness), median and p90 over N runs;
+//! - per-test overhead: wall time of one sandboxed run of a trivial test (isolation, interpreter,
+//!   harness), median and p90 over N runs, in a fresh worker process and in a child of a warm
+//!   worker;
+//! - per-iteration work: what one LDB iteration does besides asking the model (run the visible
+//!   tests, trace the first failing one, render the trace) on LDB's GPT-3.5 HumanEval seeds that
+//!   fail a visible test, fresh and warm workers, read from `../shared/datasets`;
 //! - tracing slowdown on a loop-heavy program: time measured inside the program, untraced vs the
 //!   native hook vs the Python-level hook, at block and line level.
 //!
-//! Options (after `--`): `--runs N` (default 30), `--loop N` iterations (default 300000).
+//! Options (after `--`): `--runs N` (default 30), `--loop N` iterations (default 300000),
+//! `--data-dir DIR` (default `../shared/datasets` beside the repository).
 
 use std::time::Duration;
 
@@ -45,7 +50,6 @@ fn main() {
     let runs = opt("--runs", 30).max(3);
     let iterations = opt("--loop", 300_000);
     let limits = Limits::default().with_wall(Duration::from_secs(120));
-    let runner = Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits));
 
     println!("## Sandbox and tracer ({})", machine());
     println!();
@@ -62,30 +66,80 @@ fn main() {
         source: "def check(candidate):\n    assert candidate() == 1\n    assert candidate() in [1, 2]\ncheck(f)\n"
             .into(),
     };
-    let strict = runner.clone().strict();
-    let cases: [(&str, &Runner, &TestInput); 3] = [
-        ("one sandboxed test", &runner, &trivial),
-        ("a check(candidate) hidden test", &runner, &hidden),
-        ("the same hidden test, strict scoring", &strict, &hidden),
+    let warm = Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits.clone()));
+    let runner = Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits.clone()).cold());
+    println!("| per-test run overhead ({runs} runs) | fresh worker: median | p90 | warm worker: median | p90 |");
+    println!("|---|---|---|---|---|");
+    let cases: [(&str, &TestInput, bool); 3] = [
+        ("one sandboxed test", &trivial, false),
+        ("a check(candidate) hidden test", &hidden, false),
+        ("the same hidden test, strict scoring", &hidden, true),
     ];
-    println!("| per-test run overhead (fresh worker, {runs} runs) | median | p90 |");
-    println!("|---|---|---|");
-    for (label, runner, test) in cases {
-        let mut times = Vec::new();
-        for _ in 0..runs {
-            match runner.run("def f():\n    return 1\n", test, None) {
-                Ok(out) if out.passed() => times.push(out.elapsed_ms as f64),
-                Ok(out) => return fail(&format!("{label} did not pass: {}", out.summary)),
-                Err(e) => return fail(&e.to_string()),
+    for (label, test, strict) in cases {
+        let mut row = format!("| wall time of {label} |");
+        for base in [&runner, &warm] {
+            let r = if strict {
+                base.clone().strict()
+            } else {
+                base.clone()
+            };
+            let mut times = Vec::new();
+            // One unmeasured run starts the warm worker.
+            for i in 0..=runs {
+                let started = std::time::Instant::now();
+                match r.run("def f():\n    return 1\n", test, None) {
+                    Ok(out) if out.passed() => {
+                        if i > 0 {
+                            times.push(started.elapsed().as_secs_f64() * 1e3)
+                        }
+                    }
+                    Ok(out) => return fail(&format!("{label} did not pass: {}", out.summary)),
+                    Err(e) => return fail(&e.to_string()),
+                }
             }
+            row += &format!(
+                " {:.1} ms | {:.1} ms |",
+                percentile(&mut times, 0.5),
+                percentile(&mut times, 0.9)
+            );
         }
-        println!(
-            "| wall time of {label} | {:.1} ms | {:.1} ms |",
-            percentile(&mut times, 0.5),
-            percentile(&mut times, 0.9)
-        );
+        println!("{row}");
     }
     println!();
+
+    let data_dir = args
+        .iter()
+        .position(|a| a == "--data-dir")
+        .and_then(|i| args.get(i + 1))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets")
+        });
+    match iteration_cases(&data_dir) {
+        Ok(cases) => {
+            println!(
+                "| non-model work of one LDB iteration ({} failing GPT-3.5 HumanEval seeds) | median | p90 |",
+                cases.len()
+            );
+            println!("|---|---|---|");
+            for (label, r) in [("fresh worker", &runner), ("warm worker", &warm)] {
+                let mut times = Vec::new();
+                for (program, tests) in &cases {
+                    match iteration(r, program, tests) {
+                        Ok(ms) => times.push(ms),
+                        Err(e) => return fail(&e),
+                    }
+                }
+                println!(
+                    "| visible tests + trace + render, {label} | {:.1} ms | {:.1} ms |",
+                    percentile(&mut times, 0.5),
+                    percentile(&mut times, 0.9)
+                );
+            }
+            println!();
+        }
+        Err(e) => println!("(per-iteration figures skipped: {e})\n"),
+    }
 
     // Tracing slowdown, measured inside the program.
     let src = SourceFile::new(LOOP_PROGRAM);
@@ -149,6 +203,71 @@ fn main() {
             Err(e) => return fail(&e),
         }
     }
+}
+
+/// LDB's GPT-3.5 seeds of HumanEval that fail a visible test, with their visible tests.
+fn iteration_cases(data_dir: &std::path::Path) -> Result<Vec<(String, Vec<TestInput>)>, String> {
+    use ldb::eval::datasets::{load_dataset, SeedSpec};
+    let dataset = load_dataset("humaneval", Some(data_dir)).map_err(|e| e.to_string())?;
+    let seeds = SeedSpec::parse(Some("ldb:gpt-3.5-turbo-0613"))
+        .resolve(&dataset)
+        .map_err(|e| e.to_string())?
+        .ok_or("no seed file")?;
+    let seeds = ldb::task::load_seeds(&seeds).map_err(|e| e.to_string())?;
+    let probe = Runner::new(Sandbox::new(
+        env!("CARGO_BIN_EXE_ldb"),
+        Limits::default().with_wall(Duration::from_secs(10)),
+    ));
+    let mut cases = Vec::new();
+    for task in &dataset.tasks {
+        let (Some(program), tests) = (seeds.get(&task.task_id), ldb::runner::visible_tests(task))
+        else {
+            continue;
+        };
+        let outcomes = probe
+            .run_all(program, &tests)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        if outcomes.iter().any(|o| !o.passed()) {
+            cases.push((program.clone(), tests));
+        }
+    }
+    Ok(cases)
+}
+
+/// One iteration's work besides the model, as the `ldb` strategy does it, in milliseconds.
+fn iteration(runner: &Runner, program: &str, tests: &[TestInput]) -> Result<f64, String> {
+    let started = std::time::Instant::now();
+    let outcomes = runner
+        .run_all(program, tests)
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let Some(failing) = outcomes.iter().find(|o| !o.passed()) else {
+        return Err("a failing seed passed its visible tests".into());
+    };
+    let src = SourceFile::new(program.to_string());
+    if let Ok(cfg) = ProgramCfg::build(&src) {
+        let units = UnitMap::build(&cfg, Level::Block, false, src.line_count());
+        let sample = ldb::trace::sample::SampleConfig::for_level(Level::Block);
+        let request = TraceRequest {
+            scopes: units.scopes().to_vec(),
+            keep_first: sample.head,
+            keep_last: sample.tail,
+            value_chars: 120,
+            tracer: TracerKind::Native,
+            deadline_ms: 8_000,
+        };
+        let traced = runner
+            .run(program, &failing.test, Some(request))
+            .map_err(|e| e.to_string())?;
+        if let Some(raw) = &traced.trace {
+            let text = ldb::trace::render::TraceReport::build(raw, &units, &src, &sample).to_text();
+            std::hint::black_box(text);
+        }
+    }
+    Ok(started.elapsed().as_secs_f64() * 1e3)
 }
 
 fn fail(message: &str) {

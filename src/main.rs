@@ -9,7 +9,7 @@ fn main() {
     if std::env::args_os().nth(1).as_deref()
         == Some(std::ffi::OsStr::new(ldb::sandbox::WORKER_COMMAND))
     {
-        ldb::sandbox::worker::main();
+        ldb::sandbox::worker_main();
     }
     let cli = ldb::cli::Cli::parse();
     let status = match ldb::cli::run(cli) {

@@ -37,6 +37,19 @@ use crate::trace::TraceRequest;
 /// The hidden sub-command that turns the `ldb` binary into a worker.
 pub const WORKER_COMMAND: &str = "__worker";
 
+/// Entry point of `ldb __worker`: a cold worker; with `--serve`, the program's process of a
+/// scored run ([`split`]); with `--zygote`, a warm worker ([`zygote`]). Never returns.
+pub fn worker_main() -> ! {
+    let mode = std::env::args_os().nth(2);
+    if mode.as_deref() == Some(std::ffi::OsStr::new(protocol::SERVE_ARG)) {
+        split::serve_main();
+    }
+    if mode.as_deref() == Some(std::ffi::OsStr::new(protocol::ZYGOTE_ARG)) {
+        zygote::main();
+    }
+    worker::main()
+}
+
 /// How long to wait for output pipes to close after the worker is gone (a descendant that
 /// escaped the process group may still hold them).
 const PIPE_GRACE: Duration = Duration::from_millis(300);

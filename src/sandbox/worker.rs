@@ -19,16 +19,8 @@ use crate::trace::hook;
 
 pub use super::protocol::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 
-/// Entry point of `ldb __worker` (and of `ldb __worker --serve`, the program's process of a
-/// scored run, see [`super::split`]). Never returns.
+/// Entry point of a cold worker, `ldb __worker` (see [`super::worker_main`]). Never returns.
 pub fn main() -> ! {
-    let mode = std::env::args_os().nth(2);
-    if mode.as_deref() == Some(std::ffi::OsStr::new(super::protocol::SERVE_ARG)) {
-        super::split::serve_main();
-    }
-    if mode.as_deref() == Some(std::ffi::OsStr::new(super::protocol::ZYGOTE_ARG)) {
-        super::zygote::main();
-    }
     exit_with(run(None, cold_fork))
 }
 
