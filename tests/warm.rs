@@ -161,3 +161,24 @@ fn scoring_runs_go_warm_and_still_split_the_program_off() {
     assert!(out.warm);
     assert_ne!(status(&out), WorkerStatus::Passed, "{out:?}");
 }
+
+#[test]
+fn ldb_test_gives_the_same_results_with_fresh_workers() {
+    let task = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sum_evens/task.json");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+            .arg("test")
+            .arg(task)
+            .args(extra)
+            .output()
+            .expect("ldb test");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let warm = run(&[]);
+    let fresh = run(&["--fresh-workers"]);
+    assert!(warm.1.contains("2 of 3 tests passed"), "{warm:?}");
+    assert_eq!(warm, fresh);
+}
