@@ -107,6 +107,44 @@ fn main() {
     }
     println!();
 
+    // What one child for all of a program's tests would save: the three visible tests of a
+    // task as three warm runs, against one warm run holding all three asserts.
+    let single = TestInput::Code {
+        source: "assert f() == 1".into(),
+    };
+    let all_three = TestInput::Code {
+        source: "assert f() == 1\nassert f() in [1, 2]\nassert f() != 2\n".into(),
+    };
+    let mut apart = Vec::new();
+    let mut together = Vec::new();
+    for _ in 0..runs {
+        let started = std::time::Instant::now();
+        for _ in 0..3 {
+            if let Err(e) = warm.run("def f():\n    return 1\n", &single, None) {
+                return fail(&e.to_string());
+            }
+        }
+        apart.push(started.elapsed().as_secs_f64() * 1e3);
+        let started = std::time::Instant::now();
+        if let Err(e) = warm.run("def f():\n    return 1\n", &all_three, None) {
+            return fail(&e.to_string());
+        }
+        together.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    println!("| three tests of one program, warm worker ({runs} runs) | median | p90 |");
+    println!("|---|---|---|");
+    println!(
+        "| a child per test, one after another | {:.1} ms | {:.1} ms |",
+        percentile(&mut apart, 0.5),
+        percentile(&mut apart, 0.9)
+    );
+    println!(
+        "| one child for all three | {:.1} ms | {:.1} ms |",
+        percentile(&mut together, 0.5),
+        percentile(&mut together, 0.9)
+    );
+    println!();
+
     let data_dir = args
         .iter()
         .position(|a| a == "--data-dir")

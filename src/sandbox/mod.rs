@@ -10,6 +10,7 @@ mod harness;
 pub mod isolate;
 pub mod limits;
 mod mounts;
+mod process;
 pub mod protocol;
 mod pyjson;
 pub mod split;
@@ -300,7 +301,6 @@ impl Sandbox {
             })?;
         let request = WorkerRequest {
             program: spec.program.clone(),
-            test: spec.test.clone(),
             as_main: spec.as_main,
             limits: self.limits.clone(),
             workdir: workdir.path().to_path_buf(),
@@ -310,7 +310,8 @@ impl Sandbox {
             prelude: spec.prelude.clone(),
             module: spec.module.clone(),
         };
-        let request = serde_json::to_vec(&request).map_err(SandboxError::Encode)?;
+        let request =
+            protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);
         let workdir_removed = remove_workdir(workdir);
         result.map(|mut out| {

@@ -1,6 +1,8 @@
 //! The messages between the parent and a worker process: one request in (fd 3), one response out (fd 4).
 //!
-//! Both sides are the same `ldb` binary, so the types are shared and serialized as JSON.
+//! Both sides are the same `ldb` binary, so the types are shared and serialized as JSON. The
+//! request comes in two parts ([`encode_request`]): everything but the test, then the test, so
+//! that a scored run's worker can start the program's process before the test is in its memory.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -62,7 +64,6 @@ pub enum TestSpec {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkerRequest {
     pub program: String,
-    pub test: TestSpec,
     /// Run the program with `__name__ == "__main__"` (scripts driven by stdin).
     pub as_main: bool,
     pub limits: Limits,
@@ -84,6 +85,43 @@ pub struct WorkerRequest {
     /// f`), so a test file written for the program's file finds the program being run.
     #[serde(default)]
     pub module: Option<String>,
+}
+
+/// The bytes on the request pipe: the header's length (8 bytes, little-endian), the header as
+/// JSON, then the test as JSON up to the end of the pipe.
+pub fn encode_request(header: &WorkerRequest, test: &TestSpec) -> serde_json::Result<Vec<u8>> {
+    let head = serde_json::to_vec(header)?;
+    let mut bytes = Vec::with_capacity(8 + head.len() + 256);
+    bytes.extend_from_slice(&(head.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&head);
+    serde_json::to_writer(&mut bytes, test)?;
+    Ok(bytes)
+}
+
+/// Largest request header a worker accepts (programs and trace requests are far smaller).
+const MAX_HEADER: u64 = 64 << 20;
+
+/// Read the header of a request from `pipe`, leaving the test unread.
+pub fn read_header(pipe: &mut impl std::io::Read) -> Result<WorkerRequest, String> {
+    let mut len = [0u8; 8];
+    pipe.read_exact(&mut len)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    let len = u64::from_le_bytes(len);
+    if len > MAX_HEADER {
+        return Err(format!("malformed request: a header of {len} bytes"));
+    }
+    let mut head = vec![0u8; len as usize];
+    pipe.read_exact(&mut head)
+        .map_err(|e| format!("reading the request: {e}"))?;
+    serde_json::from_slice(&head).map_err(|e| format!("malformed request: {e}"))
+}
+
+/// Read the rest of a request from `pipe`: the test.
+pub fn read_test(pipe: &mut impl std::io::Read) -> Result<TestSpec, String> {
+    let mut raw = Vec::new();
+    pipe.read_to_end(&mut raw)
+        .map_err(|e| format!("reading the test: {e}"))?;
+    serde_json::from_slice(&raw).map_err(|e| format!("malformed test: {e}"))
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see

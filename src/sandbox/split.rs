@@ -62,11 +62,24 @@ impl SelfExe {
     }
 }
 
-/// The checker's side: start the program's process, run the test against it, report.
+/// How the program's process of a scored run starts.
+pub enum ProgramProcess {
+    /// A fresh image of this binary (`ldb __worker --serve`), told the program over a pipe: a
+    /// cold worker, whose interpreter has not started.
+    Exec(SelfExe),
+    /// A fork of the checker taken before it reads the test: a warm worker's child, whose
+    /// interpreter is already started (the program's process then has nothing of the test in
+    /// its memory either, and starts in a fraction of the time).
+    Fork,
+}
+
+/// The checker's side: start the program's process, read the test (the rest of `request`),
+/// run it against the program's process, report.
 pub fn checked_run(
     req: &WorkerRequest,
+    mut request: File,
     isolation: Isolation,
-    self_exe: &SelfExe,
+    process: &ProgramProcess,
 ) -> Result<WorkerResponse, String> {
     // SAFETY: prctl on this process only.
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
@@ -75,6 +88,93 @@ pub fn checked_run(
             std::io::Error::last_os_error()
         ));
     }
+    let (ours, pid, writer) = match process {
+        ProgramProcess::Exec(self_exe) => {
+            let (ours, child, writer) = exec_program(req, self_exe)?;
+            (ours, child, Some(writer))
+        }
+        ProgramProcess::Fork => {
+            let (ours, pid) = fork_program(req, &request)?;
+            (ours, pid, None)
+        }
+    };
+    let test = super::protocol::read_test(&mut request);
+    drop(request);
+    let outcome = test.and_then(|test| {
+        Python::attach(|py| -> PyResult<WorkerResponse> {
+            let (_, split) = load_modules(py)?;
+            let request = serde_json::json!({
+                "test": test,
+                "value_chars": req.value_chars,
+                "module": req.module,
+            });
+            let out = split.call_method1(
+                "check",
+                (pyjson::to_python(py, &request)?, ours.as_raw_fd(), pid),
+            )?;
+            let mut response: WorkerResponse = serde_json::from_value(pyjson::from_python(&out))
+                .map_err(|e| {
+                    pyo3::exceptions::PyValueError::new_err(format!("checker result: {e}"))
+                })?;
+            response.isolation = isolation;
+            Ok(response)
+        })
+        .map_err(|e| format!("python checker failed: {e}"))
+    });
+    // SAFETY: killing and reaping our own child.
+    unsafe {
+        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        let mut status = 0;
+        libc::waitpid(pid as libc::pid_t, &mut status, 0);
+    }
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    outcome
+}
+
+/// The program's process as a fork of this one, before the test is read: descriptors in
+/// place (the channel at fd 4, where the checker's response pipe was; the request pipe, which
+/// still holds the test, closed), then [`serve`] on the program. Returns the checker's end of
+/// the channel and the pid.
+fn fork_program(req: &WorkerRequest, request: &File) -> Result<(OwnedFd, u32), String> {
+    let (ours, theirs) = socket_pair()?;
+    let pid = super::process::fork_python();
+    if pid < 0 {
+        return Err(format!(
+            "cannot start the program's process: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    if pid == 0 {
+        // SAFETY: dup2 and close on this process's own descriptors, before any program code.
+        unsafe {
+            if libc::dup2(theirs.as_raw_fd(), RESPONSE_FD) < 0 {
+                libc::_exit(WORKER_FAILURE);
+            }
+            libc::close(request.as_raw_fd());
+            super::process::close_from(RESPONSE_FD + 1);
+        }
+        std::mem::forget(ours);
+        std::mem::forget(theirs);
+        let serve = ServeRequest {
+            program: req.program.clone(),
+            as_main: req.as_main,
+            value_chars: req.value_chars,
+            prelude: req.prelude.clone(),
+            module: req.module.clone(),
+        };
+        super::process::exit_with(serve_program(&serve));
+    }
+    drop(theirs);
+    Ok((ours, pid as u32))
+}
+
+/// The program's process as a fresh image of this binary, told the program over a pipe.
+fn exec_program(
+    req: &WorkerRequest,
+    self_exe: &SelfExe,
+) -> Result<(OwnedFd, u32, std::thread::JoinHandle<()>), String> {
     let exe = self_exe.path()?;
     let (ours, theirs) = socket_pair()?;
     let (req_read, req_write) = super::os_pipe().map_err(|e| format!("pipe: {e}"))?;
@@ -90,7 +190,7 @@ pub fn checked_run(
     unsafe {
         cmd.pre_exec(move || super::place_fds(child_fds));
     }
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(|e| format!("cannot start the program's process: {e}"))?;
     drop(req_read);
@@ -109,26 +209,9 @@ pub fn checked_run(
         let _ = w.write_all(&bytes);
     });
     let pid = child.id();
-    let outcome = Python::attach(|py| -> PyResult<WorkerResponse> {
-        let (_, split) = load_modules(py)?;
-        let request = serde_json::json!({
-            "test": req.test,
-            "value_chars": req.value_chars,
-            "module": req.module,
-        });
-        let out = split.call_method1(
-            "check",
-            (pyjson::to_python(py, &request)?, ours.as_raw_fd(), pid),
-        )?;
-        let mut response: WorkerResponse = serde_json::from_value(pyjson::from_python(&out))
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("checker result: {e}")))?;
-        response.isolation = isolation;
-        Ok(response)
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = writer.join();
-    outcome.map_err(|e| format!("python checker failed: {e}"))
+    // The child is reaped by pid (the checker kills and waits for it); the handle is not needed.
+    std::mem::forget(child);
+    Ok((ours, pid, writer))
 }
 
 /// The program's side (`ldb __worker --serve`): load the program, answer calls. Never returns.
@@ -154,6 +237,11 @@ fn serve() -> Result<(), String> {
     drop(request_pipe);
     let req: ServeRequest =
         serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
+    serve_program(&req)
+}
+
+/// Load the program and answer the checker's calls on fd 4.
+fn serve_program(req: &ServeRequest) -> Result<(), String> {
     Python::attach(|py| -> PyResult<()> {
         let (_, split) = load_modules(py)?;
         let request = serde_json::json!({

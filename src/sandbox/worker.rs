@@ -7,7 +7,7 @@
 //! code never runs in the agent process.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::FromRawFd;
 use std::time::Instant;
 
@@ -21,21 +21,7 @@ pub use super::protocol::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 
 /// Entry point of a cold worker, `ldb __worker` (see [`super::worker_main`]). Never returns.
 pub fn main() -> ! {
-    exit_with(run(None, cold_fork))
-}
-
-/// End one run's process (cold worker, or a warm worker's child) with `result`.
-pub(super) fn exit_with(result: Result<(), String>) -> ! {
-    let code = match result {
-        Ok(()) => 0,
-        Err(message) => {
-            eprintln!("ldb worker: {message}");
-            WORKER_FAILURE
-        }
-    };
-    // Skip interpreter finalization: threads the program started must not keep us alive.
-    // SAFETY: terminating the process.
-    unsafe { libc::_exit(code) }
+    super::process::exit_with(run(None, cold_fork))
 }
 
 fn cold_fork() -> libc::pid_t {
@@ -57,17 +43,28 @@ pub(super) fn run(
             File::from_raw_fd(RESPONSE_FD),
         )
     };
-    let mut raw = String::new();
-    request_pipe
-        .read_to_string(&mut raw)
-        .map_err(|e| format!("reading the request: {e}"))?;
-    drop(request_pipe);
-    let req: WorkerRequest =
-        serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
-
+    let req = super::protocol::read_header(&mut request_pipe)?;
     let scoring = req.strict && req.trace.is_none();
-    let self_exe = scoring.then(super::split::SelfExe::open);
+    // Everything but a scored run reads its test now; a scored run starts the program's
+    // process first, so that the test is never in that process's memory.
+    let (test, scoring_pipe) = if scoring {
+        (None, Some(request_pipe))
+    } else {
+        let test = super::protocol::read_test(&mut request_pipe)?;
+        drop(request_pipe);
+        (Some(test), None)
+    };
+
     let warm = network.is_some();
+    let program_process = if !scoring {
+        None
+    } else if warm {
+        Some(super::split::ProgramProcess::Fork)
+    } else {
+        Some(super::split::ProgramProcess::Exec(
+            super::split::SelfExe::open(),
+        ))
+    };
     let entered;
     let network = match network {
         Some(n) => n,
@@ -82,17 +79,18 @@ pub(super) fn run(
     if let Some(trace) = req.trace.clone() {
         hook::configure(trace, PROGRAM_FILENAME, started);
     }
-    let response = if let Some(self_exe) = &self_exe {
-        // Scoring: the program runs in a process of its own and only computes.
-        super::split::checked_run(&req, isolation, self_exe)?
-    } else {
-        Python::attach(|py| {
-            if warm {
-                set_home(py, &req.workdir)?;
-            }
-            run_harness(py, &req, isolation)
-        })
-        .map_err(|e| format!("python harness failed: {e}"))?
+    if warm {
+        Python::attach(|py| set_home(py, &req.workdir))
+            .map_err(|e| format!("setting HOME: {e}"))?;
+    }
+    let response = match (program_process, scoring_pipe, test) {
+        (Some(process), Some(pipe), _) => {
+            // Scoring: the program runs in a process of its own and only computes.
+            super::split::checked_run(&req, pipe, isolation, &process)?
+        }
+        (_, _, Some(test)) => Python::attach(|py| run_harness(py, &req, &test, isolation))
+            .map_err(|e| format!("python harness failed: {e}"))?,
+        _ => return Err("the request pipe was lost".into()),
     };
     // A process the program forked returns here too: only the worker itself may answer, or
     // the copies' answers would garble (or pre-empt) the real one.
@@ -121,13 +119,14 @@ fn set_home(py: Python<'_>, workdir: &std::path::Path) -> PyResult<()> {
 fn run_harness(
     py: Python<'_>,
     req: &WorkerRequest,
+    test: &super::protocol::TestSpec,
     isolation: Isolation,
 ) -> PyResult<WorkerResponse> {
     let harness = super::harness::module(py)?;
     // The harness needs neither the trace request nor the limits.
     let request = serde_json::json!({
         "program": req.program,
-        "test": req.test,
+        "test": test,
         "as_main": req.as_main,
         "value_chars": req.value_chars,
         "prelude": req.prelude,

@@ -72,7 +72,7 @@ pub fn main() -> ! {
             Ok(None) => unsafe { libc::_exit(0) },
             Err(_) => unsafe { libc::_exit(WORKER_FAILURE) },
         };
-        let pid = fork_python();
+        let pid = super::process::fork_python();
         if pid == 0 {
             child(fds, &network);
         }
@@ -119,25 +119,6 @@ fn preload(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
-/// Fork with the interpreter's own before/after hooks (what `os.fork` does), so the child's
-/// interpreter is consistent. The caller is single-threaded.
-pub(crate) fn fork_python() -> libc::pid_t {
-    Python::attach(|_py| {
-        // SAFETY: the hooks are called as CPython documents, with the GIL held; the process
-        // has no other threads.
-        unsafe {
-            pyo3::ffi::PyOS_BeforeFork();
-            let pid = libc::fork();
-            if pid == 0 {
-                pyo3::ffi::PyOS_AfterFork_Child();
-            } else {
-                pyo3::ffi::PyOS_AfterFork_Parent();
-            }
-            pid
-        }
-    })
-}
-
 /// The run's child: descriptors in place, then the cold worker's path. Never returns.
 fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
     // SAFETY: setpgid, fcntl, dup2 and close on this process's own descriptors.
@@ -165,21 +146,12 @@ fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
             }
         }
         // The control socket was at 3 and is replaced; everything above 4 goes.
-        close_from(RUN_FDS as RawFd);
+        super::process::close_from(RUN_FDS as RawFd);
     }
-    super::worker::exit_with(super::worker::run(Some(network), fork_python))
-}
-
-/// Close every descriptor from `first` up.
-unsafe fn close_from(first: RawFd) {
-    // SAFETY: close_range only closes descriptors of this process.
-    if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
-        return;
-    }
-    for fd in first..4096 {
-        // SAFETY: closing descriptors of this process; EBADF for unused ones is fine.
-        unsafe { libc::close(fd) };
-    }
+    super::process::exit_with(super::worker::run(
+        Some(network),
+        super::process::fork_python,
+    ))
 }
 
 /// Wait for the run's child; `None` if the parent went away first (the run is killed then).
