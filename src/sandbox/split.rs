@@ -1,8 +1,9 @@
 //! Scoring in two processes, inside one sandboxed worker (`strict` requests).
 //!
-//! The worker becomes the checker: it starts the program's process by re-executing this binary
-//! (`ldb __worker --serve`: a fresh image, so nothing of the test is in its memory), hands it
-//! only the program, and runs the test itself with stand-ins that call into that process over a
+//! The worker becomes the checker: it starts the program's process before it reads the test
+//! (a fork on a warm worker, a re-execution of this binary, `ldb __worker --serve`, on a cold
+//! one), so nothing of the test is in that process's memory, hands it only the program, then
+//! reads the test and runs it itself with stand-ins that call into that process over a
 //! socket (`split.py`). The program's process is already inside the run's namespaces, uid and
 //! limits; the checker makes itself non-dumpable first, so the program (same uid, no
 //! capabilities) can neither trace it nor read or write its memory through `/proc`. What the
