@@ -22,3 +22,10 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --no-fail-fast "$@" -- --include-ignored
 fi
+# The sandbox and hostile fixtures again, each run in a fresh worker process (--fresh-workers)
+# instead of a child of a warm worker: both paths must contain the same programs.
+if cargo nextest --version >/dev/null 2>&1; then
+  LDB_TEST_FRESH_WORKERS=1 cargo nextest run --no-fail-fast --test sandbox --test hostile
+else
+  LDB_TEST_FRESH_WORKERS=1 cargo test --no-fail-fast --test sandbox --test hostile
+fi

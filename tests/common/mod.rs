@@ -23,11 +23,13 @@ pub fn shared() -> PathBuf {
 }
 
 /// A runner whose sandbox re-executes this build's `ldb`, with `wall` as the wall-clock limit.
+/// Runs go to warm workers; with `LDB_TEST_FRESH_WORKERS=1` (set by `scripts/test.sh` for a
+/// second pass of the sandbox and hostile tests) each run is a fresh worker process instead,
+/// the path `--fresh-workers` takes.
 pub fn runner(wall: Duration) -> Runner {
-    Runner::new(Sandbox::new(
-        env!("CARGO_BIN_EXE_ldb"),
-        Limits::default().with_wall(wall),
-    ))
+    let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default().with_wall(wall));
+    let fresh = std::env::var_os("LDB_TEST_FRESH_WORKERS").is_some_and(|v| v == "1");
+    Runner::new(if fresh { sandbox.cold() } else { sandbox })
 }
 
 /// An OpenAI chat completion answering `content` (100 prompt and 20 completion tokens).
