@@ -182,3 +182,80 @@ fn ldb_test_gives_the_same_results_with_fresh_workers() {
     assert!(warm.1.contains("2 of 3 tests passed"), "{warm:?}");
     assert_eq!(warm, fresh);
 }
+
+/// Processes whose parent is `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && fields[0] != "Z" {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn the_runs_of_a_killed_ldb_end_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.json");
+    std::fs::write(
+        &task,
+        r#"{"task_id": "t", "prompt": "", "entry_point": "f",
+            "seed": "import time\ndef f():\n    time.sleep(120)\n    return 1\n",
+            "visible_tests": ["assert f() == 1"]}"#,
+    )
+    .unwrap();
+    let mut ldb = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(["test", "--timeout", "120"])
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("ldb test");
+    // Its warm worker, and the run forked from it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let (workers, runs) = loop {
+        let workers = children_of(ldb.id());
+        let runs: Vec<u32> = workers.iter().flat_map(|w| children_of(*w)).collect();
+        if !runs.is_empty() {
+            break (workers, runs);
+        }
+        assert!(std::time::Instant::now() < deadline, "no run started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    ldb.kill().unwrap();
+    ldb.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while workers.iter().chain(&runs).any(|p| alive(*p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after ldb was killed: {:?}",
+            workers
+                .iter()
+                .chain(&runs)
+                .filter(|p| alive(**p))
+                .collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

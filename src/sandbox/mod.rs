@@ -375,8 +375,11 @@ impl Sandbox {
                 .unwrap_or_else(|_| Err(std::io::Error::other("lost"))),
         };
         let timed_out = started.elapsed() >= wall;
-        // Anything still in the group (the program's children) goes too.
-        kill_group(pgid);
+        // Anything still in the group (the program's children) goes too. A warm worker did
+        // that before it reaped the group's leader; after, the id may belong to another group.
+        if !warm {
+            kill_group(pgid);
+        }
         let elapsed = started.elapsed();
 
         let termination = if flood.tripped.load(Ordering::SeqCst) {

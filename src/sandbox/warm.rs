@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -23,14 +23,18 @@ use super::WORKER_COMMAND;
 /// How long a new worker may take to start its interpreter, and a worker to fork a run.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Start failures after which a sandbox stops trying warm workers (a machine where the
+/// interpreter cannot start, or a binary that cannot be re-executed).
+const GIVE_UP_AFTER: u32 = 3;
+
 /// Idle warm workers for one sandbox configuration.
 #[derive(Debug)]
 pub(super) struct Pool {
     exe: PathBuf,
     env: Vec<(String, std::ffi::OsString)>,
     idle: Mutex<Vec<Zygote>>,
-    /// Set when a worker could not be started: runs go cold from then on.
-    broken: AtomicBool,
+    /// Warm workers that failed to start; from [`GIVE_UP_AFTER`] on, runs go cold.
+    failed_starts: AtomicU32,
 }
 
 #[derive(Debug)]
@@ -60,14 +64,14 @@ impl Pool {
             exe,
             env,
             idle: Mutex::new(Vec::new()),
-            broken: AtomicBool::new(false),
+            failed_starts: AtomicU32::new(0),
         }
     }
 
     /// Start a run whose descriptors are `fds` (stdin, stdout, stderr, request, response; the
     /// worker's child gets copies). `None`: no warm worker could take it, run it cold.
     pub(super) fn start(self: &Arc<Self>, fds: [RawFd; RUN_FDS]) -> Option<WarmRun> {
-        if self.broken.load(Ordering::Relaxed) {
+        if self.failed_starts.load(Ordering::Relaxed) >= GIVE_UP_AFTER {
             return None;
         }
         let idle = self.idle.lock().ok().and_then(|mut idle| idle.pop());
@@ -76,7 +80,7 @@ impl Pool {
             None => match self.spawn() {
                 Ok(z) => z,
                 Err(_) => {
-                    self.broken.store(true, Ordering::Relaxed);
+                    self.failed_starts.fetch_add(1, Ordering::Relaxed);
                     return None;
                 }
             },

@@ -44,6 +44,12 @@ pub(super) fn run(
         )
     };
     let req = super::protocol::read_header(&mut request_pipe)?;
+    let warm = network.is_some();
+    if warm {
+        // A cold worker starts there; the private file system moves there again.
+        std::env::set_current_dir(&req.workdir)
+            .map_err(|e| format!("entering the work dir: {e}"))?;
+    }
     let scoring = req.strict && req.trace.is_none();
     // Everything but a scored run reads its test now; a scored run starts the program's
     // process first, so that the test is never in that process's memory.
@@ -55,7 +61,6 @@ pub(super) fn run(
         (Some(test), None)
     };
 
-    let warm = network.is_some();
     let program_process = if !scoring {
         None
     } else if warm {

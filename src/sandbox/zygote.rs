@@ -55,6 +55,10 @@ const PRELOAD: &[&str] = &[
 
 /// Entry point; never returns.
 pub fn main() -> ! {
+    // Without root a run shares the worker's uid: no run may trace the worker, which outlives
+    // it (a run's own process becomes dumpable again in `child`).
+    // SAFETY: prctl on this process only.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
     let network = super::isolate::enter_network();
     if let Err(e) = Python::attach(preload) {
         eprintln!("ldb warm worker: cannot start the interpreter: {e}");
@@ -72,9 +76,11 @@ pub fn main() -> ! {
             Ok(None) => unsafe { libc::_exit(0) },
             Err(_) => unsafe { libc::_exit(WORKER_FAILURE) },
         };
+        // SAFETY: getpid has no preconditions.
+        let worker = unsafe { libc::getpid() };
         let pid = super::process::fork_python();
         if pid == 0 {
-            child(fds, &network);
+            child(fds, &network, worker);
         }
         for fd in fds {
             // SAFETY: closing our copies of descriptors we received.
@@ -120,11 +126,11 @@ fn preload(py: Python<'_>) -> PyResult<()> {
 }
 
 /// The run's child: descriptors in place, then the cold worker's path. Never returns.
-fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
-    // SAFETY: setpgid, fcntl, dup2 and close on this process's own descriptors.
+fn child(fds: [RawFd; RUN_FDS], network: &Network, worker: libc::pid_t) -> ! {
+    // SAFETY: setpgid, prctl, fcntl, dup2 and close on this process's own descriptors.
     unsafe {
         libc::setpgid(0, 0);
-        // The run dies with its worker.
+        // The run dies with its worker (and if the worker died before this, at once).
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
             libc::SIGKILL as libc::c_ulong,
@@ -132,6 +138,11 @@ fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
             0,
             0,
         );
+        if libc::getppid() != worker {
+            libc::_exit(WORKER_FAILURE);
+        }
+        // As a cold worker is (the worker itself is not, see `main`).
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         // Above every target first, so no dup2 overwrites a descriptor still to be moved.
         let mut high = [0; RUN_FDS];
         for (slot, fd) in high.iter_mut().zip(fds) {
@@ -155,45 +166,45 @@ fn child(fds: [RawFd; RUN_FDS], network: &Network) -> ! {
 }
 
 /// Wait for the run's child; `None` if the parent went away first (the run is killed then).
+/// The child's process group is killed before the child is reaped: until then its zombie
+/// keeps the group's id reserved, so the kill cannot reach an unrelated group that reused it.
 fn wait_run(pid: libc::pid_t) -> Option<libc::c_int> {
-    // SAFETY: pidfd_open on our own child; a negative result means unsupported.
+    // SAFETY: pidfd_open on our own child; a negative result means unsupported, and the loop
+    // then polls the control socket with a timeout instead.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if pidfd >= 0 {
+    loop {
         let mut fds = [
-            libc::pollfd {
-                fd: pidfd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
             libc::pollfd {
                 fd: CONTROL_FD,
                 events: libc::POLLIN,
                 revents: 0,
             },
+            // A negative descriptor is ignored by poll.
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
-        loop {
-            // SAFETY: polling two descriptors we own.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if n < 0 {
-                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                    continue;
-                }
-                break;
-            }
-            if fds[1].revents != 0 {
-                // The parent sends nothing during a run: it has gone.
-                // SAFETY: closing our pidfd.
-                unsafe { libc::close(pidfd) };
-                kill_run(pid);
-                return None;
-            }
-            if fds[0].revents != 0 {
-                break;
-            }
+        let timeout = if pidfd >= 0 { -1 } else { 50 };
+        // SAFETY: polling descriptors we own.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break;
         }
-        // SAFETY: closing our pidfd.
-        unsafe { libc::close(pidfd) };
+        if n > 0 && fds[0].revents != 0 {
+            // The parent sends nothing during a run: it has gone.
+            close_pidfd(pidfd);
+            kill_run(pid);
+            return None;
+        }
+        if exited(pid) {
+            break;
+        }
     }
+    close_pidfd(pidfd);
+    // SAFETY: signalling the run's own group while its leader is still unreaped.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
     let mut status: libc::c_int = 0;
     loop {
         // SAFETY: waiting for our own child.
@@ -204,6 +215,28 @@ fn wait_run(pid: libc::pid_t) -> Option<libc::c_int> {
         if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             return Some(status);
         }
+    }
+}
+
+/// Whether the child has ended, without reaping it.
+fn exited(pid: libc::pid_t) -> bool {
+    // SAFETY: waitid fills `info`; WNOWAIT leaves the child waitable.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+            && info.si_pid() != 0
+    }
+}
+
+fn close_pidfd(pidfd: RawFd) {
+    if pidfd >= 0 {
+        // SAFETY: closing our own pidfd.
+        unsafe { libc::close(pidfd) };
     }
 }
 
