@@ -590,3 +590,23 @@ fn a_program_that_hangs_in_a_scored_call_times_out() {
     );
     assert_eq!(out.status, TestStatus::Timeout, "{out:?}");
 }
+
+#[test]
+fn system_v_shared_memory_does_not_outlive_the_run() {
+    // A segment anyone may open (mode 0666) under a fixed key, made by one run and looked for
+    // by the next: each run has an IPC namespace of its own.
+    let prog = "import ctypes, os\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        KEY = 0x1DB5EED\n\
+        def make():\n\
+        \x20   return libc.shmget(KEY, 4096, 0o1000 | 0o666) >= 0\n\
+        def find():\n\
+        \x20   return libc.shmget(KEY, 0, 0o666) >= 0\n";
+    let runner = runner(Duration::from_secs(10));
+    assert_eq!(
+        run_with(&runner, prog, "assert make() == True").status,
+        TestStatus::Passed
+    );
+    let later = run_with(&runner, prog, "assert find() == False");
+    assert_eq!(later.status, TestStatus::Passed, "{later:?}");
+}

@@ -72,7 +72,9 @@ pub fn enter(
     let root = unsafe { libc::geteuid() } == 0;
     let run_uid = UID_BASE + std::process::id() % 1_000_000;
 
-    let per_run = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+    // IPC too: System V shared memory, semaphores and message queues would otherwise outlive
+    // the run and be open to the next one.
+    let per_run = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
     let namespaces = if root || network.in_user_namespace {
         unshare(per_run)
     } else {
@@ -81,7 +83,7 @@ pub fn enter(
     match namespaces {
         Ok(()) => iso.pid_namespace = true,
         Err(err) => iso.warnings.push(format!(
-            "no PID or mount namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
+            "no PID, mount or IPC namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
         )),
     }
     if iso.pid_namespace {
