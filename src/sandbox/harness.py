@@ -3,6 +3,7 @@
 This is trusted code, but everything it calls into is not: every call on program objects is
 guarded, and the result is a plain dict that the worker serialises."""
 import builtins
+import os
 import sys
 
 import _ldb
@@ -204,6 +205,11 @@ def flush_streams():
 
 def run(req):
     chars = req["value_chars"]
+    home = req.get("home")
+    if home:
+        # A warm worker's child: its interpreter started before the run had a work dir.
+        os.environ["HOME"] = home
+        os.environ["TMPDIR"] = home
     code, g, result = prepare(req)
     if result is None:
         phase = "load"

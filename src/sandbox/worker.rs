@@ -84,16 +84,16 @@ pub(super) fn run(
     if let Some(trace) = req.trace.clone() {
         hook::configure(trace, PROGRAM_FILENAME, started);
     }
-    if warm {
-        Python::attach(|py| set_home(py, &req.workdir))
-            .map_err(|e| format!("setting HOME: {e}"))?;
-    }
     let response = match (program_process, scoring_pipe, test) {
         (Some(process), Some(pipe), _) => {
+            if warm {
+                Python::attach(|py| set_home(py, &req.workdir))
+                    .map_err(|e| format!("setting HOME: {e}"))?;
+            }
             // Scoring: the program runs in a process of its own and only computes.
             super::split::checked_run(&req, pipe, isolation, &process)?
         }
-        (_, _, Some(test)) => Python::attach(|py| run_harness(py, &req, &test, isolation))
+        (_, _, Some(test)) => Python::attach(|py| run_harness(py, &req, &test, warm, isolation))
             .map_err(|e| format!("python harness failed: {e}"))?,
         _ => return Err("the request pipe was lost".into()),
     };
@@ -125,6 +125,7 @@ fn run_harness(
     py: Python<'_>,
     req: &WorkerRequest,
     test: &super::protocol::TestSpec,
+    warm: bool,
     isolation: Isolation,
 ) -> PyResult<WorkerResponse> {
     let harness = super::harness::module(py)?;
@@ -136,6 +137,8 @@ fn run_harness(
         "value_chars": req.value_chars,
         "prelude": req.prelude,
         "module": req.module,
+        // A warm worker's child sets HOME and TMPDIR to the work dir first.
+        "home": warm.then(|| req.workdir.to_string_lossy()),
     });
     let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
     let mut response: WorkerResponse =
