@@ -1,10 +1,10 @@
 //! The sandbox: runs untrusted Python in a separate worker process and reports what happened.
 //!
 //! The parent side lives here: it makes an empty work dir, starts the run (a child of a warm
-//! worker, [`warm`], or a fresh `ldb __worker` process) in its own process group with a cleared
+//! worker, `warm.rs`, or a fresh `ldb __worker` process) in its own process group with a cleared
 //! environment, feeds it the request, caps its output, enforces the wall-clock limit by killing
 //! the whole group, and removes the work dir afterwards. The worker side is in [`worker`],
-//! [`zygote`] and [`isolate`].
+//! `zygote.rs` and [`isolate`].
 
 mod fdpass;
 mod harness;
