@@ -112,7 +112,7 @@ pub struct FixOptions {
     /// Settings of [`Strategy::Search`].
     pub search: search::SearchOptions,
     /// Programs written from the task alone (resampling, the search's fresh proposer) start
-    /// with the task's own code prompt ([`seed::reply_prefix`]): the embedded model writes only
+    /// with the task's own code prompt (`seed::reply_prefix`): the embedded model writes only
     /// the body instead of copying the signature and docstring again.
     pub prefill: bool,
 }

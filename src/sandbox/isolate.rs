@@ -18,7 +18,7 @@ use super::protocol::Isolation;
 /// concurrent runs never share a process budget.
 const UID_BASE: u32 = 1_000_000;
 
-/// The network namespace, entered once per worker: a warm worker ([`super::zygote`]) enters it
+/// The network namespace, entered once per worker: a warm worker (`zygote.rs`) enters it
 /// at start and every run it forks shares it (no process outlives its run, so nothing listens
 /// there between runs).
 #[derive(Debug, Clone, Default)]
