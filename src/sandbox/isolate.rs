@@ -56,7 +56,7 @@ pub fn enter_network() -> Network {
 /// Apply every other protection that this machine allows, for one run. Returns in the process
 /// that will run the program; when a PID namespace was made, the original process stays behind
 /// as a waiter and never returns from here. `fork` is `libc::fork` before the interpreter
-/// starts and [`super::process::fork_python`] after.
+/// starts and `process::fork_python` after.
 pub fn enter(
     network: &Network,
     limits: &Limits,

@@ -19,7 +19,7 @@ pub const RESPONSE_FD: i32 = 4;
 pub const WORKER_FAILURE: i32 = 70;
 /// Argument after the worker command that makes it the program's process of a scored run.
 pub const SERVE_ARG: &str = "--serve";
-/// Argument after the worker command that makes it a warm worker ([`super::zygote`]).
+/// Argument after the worker command that makes it a warm worker (`zygote.rs`).
 pub const ZYGOTE_ARG: &str = "--zygote";
 /// A warm worker's control socket (it has no request or response of its own).
 pub const CONTROL_FD: i32 = 3;

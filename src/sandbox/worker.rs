@@ -1,5 +1,5 @@
 //! The worker: the `ldb` binary re-executed as `ldb __worker`, one process per run (cold), or a
-//! child forked for the run by a warm worker ([`super::zygote`]).
+//! child forked for the run by a warm worker (`zygote.rs`).
 //!
 //! It reads a [`WorkerRequest`] from fd 3, isolates itself ([`super::isolate`]), starts the
 //! embedded CPython (a warm worker's child finds it started), runs the harness (load the
