@@ -21,7 +21,7 @@ pub mod worker;
 mod zygote;
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -360,11 +360,11 @@ impl Sandbox {
         let (req_read, req_write) = pipe()?;
         let (res_read, res_write) = pipe()?;
         let fds = [
-            stdin_read.as_raw_fd(),
-            out_write.as_raw_fd(),
-            err_write.as_raw_fd(),
-            req_read.as_raw_fd(),
-            res_write.as_raw_fd(),
+            stdin_read.as_fd(),
+            out_write.as_fd(),
+            err_write.as_fd(),
+            req_read.as_fd(),
+            res_write.as_fd(),
         ];
         let Some(run) = pool.start(fds) else {
             return Ok(None);

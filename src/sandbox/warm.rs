@@ -8,7 +8,7 @@
 //! which isolate the same way at a higher start-up cost.
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -70,7 +70,7 @@ impl Pool {
 
     /// Start a run whose descriptors are `fds` (stdin, stdout, stderr, request, response; the
     /// worker's child gets copies). `None`: no warm worker could take it, run it cold.
-    pub(super) fn start(self: &Arc<Self>, fds: [RawFd; RUN_FDS]) -> Option<WarmRun> {
+    pub(super) fn start(self: &Arc<Self>, fds: [BorrowedFd<'_>; RUN_FDS]) -> Option<WarmRun> {
         if self.failed_starts.load(Ordering::Relaxed) >= GIVE_UP_AFTER {
             return None;
         }
@@ -85,7 +85,7 @@ impl Pool {
                 }
             },
         };
-        super::fdpass::send(zygote.control.as_raw_fd(), &fds).ok()?;
+        super::fdpass::send(zygote.control.as_fd(), &fds).ok()?;
         let pid = match read_message(&zygote.control, Some(START_TIMEOUT)) {
             Ok((STARTED, pid)) if pid > 0 => pid,
             Ok((FORK_FAILED, _)) => {

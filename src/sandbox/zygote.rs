@@ -13,7 +13,7 @@
 //! When the parent goes away (the control socket closes) the worker kills the run in progress
 //! and exits.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use pyo3::prelude::*;
 
@@ -80,14 +80,12 @@ pub fn main() -> ! {
         let worker = unsafe { libc::getpid() };
         let pid = super::process::fork_python();
         if pid == 0 {
-            child(fds, &network, worker);
+            child(&fds, &network, worker);
         }
-        for fd in fds {
-            // SAFETY: closing our copies of descriptors we received.
-            unsafe { libc::close(fd) };
-        }
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        // Our copies: the child has its own.
+        drop(fds);
         if pid < 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
             if send(FORK_FAILED, errno).is_err() {
                 unsafe { libc::_exit(0) }
             }
@@ -126,7 +124,7 @@ fn preload(py: Python<'_>) -> PyResult<()> {
 }
 
 /// The run's child: descriptors in place, then the cold worker's path. Never returns.
-fn child(fds: [RawFd; RUN_FDS], network: &Network, worker: libc::pid_t) -> ! {
+fn child(fds: &[OwnedFd; RUN_FDS], network: &Network, worker: libc::pid_t) -> ! {
     // SAFETY: setpgid, prctl, fcntl, dup2 and close on this process's own descriptors.
     unsafe {
         libc::setpgid(0, 0);
@@ -146,7 +144,7 @@ fn child(fds: [RawFd; RUN_FDS], network: &Network, worker: libc::pid_t) -> ! {
         // Above every target first, so no dup2 overwrites a descriptor still to be moved.
         let mut high = [0; RUN_FDS];
         for (slot, fd) in high.iter_mut().zip(fds) {
-            *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 16);
+            *slot = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 16);
             if *slot < 0 {
                 libc::_exit(WORKER_FAILURE);
             }
@@ -270,24 +268,18 @@ fn send(tag: u32, value: i32) -> std::io::Result<()> {
 }
 
 /// The next run's descriptors; `None` when the parent closed the socket.
-fn receive_fds() -> std::io::Result<Option<[RawFd; RUN_FDS]>> {
+fn receive_fds() -> std::io::Result<Option<[OwnedFd; RUN_FDS]>> {
+    // SAFETY: the control socket stays open for the worker's whole life.
+    let control = unsafe { BorrowedFd::borrow_raw(CONTROL_FD) };
     loop {
-        match super::fdpass::receive(CONTROL_FD) {
-            Ok(None) => return Ok(None),
-            Ok(Some(fds)) if fds.len() == RUN_FDS => {
-                let mut out = [0; RUN_FDS];
-                out.copy_from_slice(&fds);
-                return Ok(Some(out));
-            }
-            Ok(Some(fds)) => {
-                // A malformed message: drop its descriptors and wait for the next.
-                for fd in fds {
-                    // SAFETY: closing descriptors we received.
-                    unsafe { libc::close(fd) };
+        match super::fdpass::receive(control)? {
+            None => return Ok(None),
+            // A malformed message: its descriptors close as they drop; wait for the next.
+            Some(fds) => {
+                if let Ok(fds) = <[OwnedFd; RUN_FDS]>::try_from(fds) {
+                    return Ok(Some(fds));
                 }
             }
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-            Err(e) => return Err(e),
         }
     }
 }
