@@ -70,7 +70,8 @@ pub fn enter(
     };
     // SAFETY: plain libc calls in a single-threaded process.
     let root = unsafe { libc::geteuid() } == 0;
-    let run_uid = UID_BASE + std::process::id() % 1_000_000;
+    // Pids stay below 2^22 on Linux, so every live run has a uid of its own.
+    let run_uid = UID_BASE.saturating_add(std::process::id());
 
     // IPC too: System V shared memory, semaphores and message queues would otherwise outlive
     // the run and be open to the next one.
