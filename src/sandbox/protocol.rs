@@ -196,3 +196,56 @@ pub struct WorkerResponse {
     #[serde(default)]
     pub isolation: Isolation,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> WorkerRequest {
+        WorkerRequest {
+            program: "def f():\n    return 1\n".into(),
+            as_main: false,
+            limits: Limits::default(),
+            workdir: "/tmp/ldb-run-x".into(),
+            value_chars: 80,
+            trace: None,
+            strict: true,
+            prelude: None,
+            module: None,
+        }
+    }
+
+    #[test]
+    fn the_header_is_read_without_touching_the_test() {
+        let test = TestSpec::Statements {
+            source: "assert f() == 'SECRET'".into(),
+        };
+        let bytes = encode_request(&header(), &test).unwrap();
+        let mut pipe = std::io::Cursor::new(bytes);
+        let read = read_header(&mut pipe).unwrap();
+        assert_eq!(read.program, header().program);
+        // What is left on the pipe is the test, and only it.
+        let rest = &pipe.get_ref()[pipe.position() as usize..];
+        assert!(String::from_utf8_lossy(rest).contains("SECRET"));
+        let head = &pipe.get_ref()[..pipe.position() as usize];
+        assert!(!String::from_utf8_lossy(head).contains("SECRET"));
+        assert_eq!(read_test(&mut pipe).unwrap(), test);
+    }
+
+    #[test]
+    fn malformed_requests_are_errors_not_panics() {
+        let huge = (MAX_HEADER + 1).to_le_bytes();
+        assert!(read_header(&mut &huge[..])
+            .unwrap_err()
+            .contains("header of"));
+        let short = [3u8, 0, 0, 0, 0, 0, 0, 0, b'{'];
+        assert!(read_header(&mut &short[..]).is_err());
+        assert!(read_header(&mut &[1u8, 2][..]).is_err());
+        let mut garbage = 2u64.to_le_bytes().to_vec();
+        garbage.extend_from_slice(b"{]");
+        assert!(read_header(&mut &garbage[..])
+            .unwrap_err()
+            .contains("malformed"));
+        assert!(read_test(&mut &b"not json"[..]).is_err());
+    }
+}
