@@ -205,13 +205,15 @@ fn children_of(pid: u32) -> Vec<u32> {
     out
 }
 
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
+/// The start time of `pid` (field 22 of /proc/PID/stat), if it is running and not a zombie:
+/// with it, a pid reused by an unrelated process is not taken for the one seen before.
+fn started_at(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
 }
 
 #[test]
@@ -243,18 +245,26 @@ fn the_runs_of_a_killed_ldb_end_with_it() {
         assert!(std::time::Instant::now() < deadline, "no run started");
         std::thread::sleep(Duration::from_millis(50));
     };
+    let seen: Vec<(u32, Option<u64>)> = workers
+        .iter()
+        .chain(&runs)
+        .map(|&p| (p, started_at(p)))
+        .collect();
     ldb.kill().unwrap();
     ldb.wait().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while workers.iter().chain(&runs).any(|p| alive(*p)) {
+    loop {
+        let alive: Vec<u32> = seen
+            .iter()
+            .filter(|(p, start)| start.is_some() && started_at(*p) == *start)
+            .map(|(p, _)| *p)
+            .collect();
+        if alive.is_empty() {
+            break;
+        }
         assert!(
             std::time::Instant::now() < deadline,
-            "still running after ldb was killed: {:?}",
-            workers
-                .iter()
-                .chain(&runs)
-                .filter(|p| alive(**p))
-                .collect::<Vec<_>>()
+            "still running after ldb was killed: {alive:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
