@@ -475,6 +475,18 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
     os_pipe().map_err(SandboxError::Pipe)
 }
 
+/// A connected pair of Unix sockets of `kind` whose ends close on exec.
+pub(crate) fn unix_socket_pair(
+    kind: rustix::net::SocketType,
+) -> std::io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        rustix::net::AddressFamily::UNIX,
+        kind,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?)
+}
+
 /// A pipe whose ends close on exec: (read, write).
 pub(crate) fn os_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];

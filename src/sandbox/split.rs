@@ -33,6 +33,19 @@ struct ServeRequest {
     module: Option<String>,
 }
 
+impl ServeRequest {
+    /// The part of `req` the program's process may know.
+    fn of(req: &WorkerRequest) -> Self {
+        ServeRequest {
+            program: req.program.clone(),
+            as_main: req.as_main,
+            value_chars: req.value_chars,
+            prelude: req.prelude.clone(),
+            module: req.module.clone(),
+        }
+    }
+}
+
 /// The running `ldb` binary, opened before the private file system covers the scratch places
 /// with empty tmpfs mounts: an `ldb` installed under `/tmp` would be gone by the time the
 /// program's process is started from it.
@@ -158,14 +171,7 @@ fn fork_program(req: &WorkerRequest, request: &File) -> Result<(OwnedFd, u32), S
         }
         std::mem::forget(ours);
         std::mem::forget(theirs);
-        let serve = ServeRequest {
-            program: req.program.clone(),
-            as_main: req.as_main,
-            value_chars: req.value_chars,
-            prelude: req.prelude.clone(),
-            module: req.module.clone(),
-        };
-        super::process::exit_with(serve_program(&serve));
+        super::process::exit_with(serve_program(&ServeRequest::of(req)));
     }
     drop(theirs);
     Ok((ours, pid as u32))
@@ -196,13 +202,7 @@ fn exec_program(
         .map_err(|e| format!("cannot start the program's process: {e}"))?;
     drop(req_read);
     drop(theirs);
-    let serve = ServeRequest {
-        program: req.program.clone(),
-        as_main: req.as_main,
-        value_chars: req.value_chars,
-        prelude: req.prelude.clone(),
-        module: req.module.clone(),
-    };
+    let serve = ServeRequest::of(req);
     let bytes = serde_json::to_vec(&serve).map_err(|e| format!("encoding: {e}"))?;
     // The program is small next to a pipe's buffer only sometimes: write from a thread.
     let writer = std::thread::spawn(move || {
@@ -264,19 +264,5 @@ fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyMo
 }
 
 fn socket_pair() -> Result<(OwnedFd, OwnedFd), String> {
-    let mut fds = [0i32; 2];
-    // SAFETY: socketpair fills both descriptors on success; we take ownership immediately.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(format!("socketpair: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: freshly created descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    super::unix_socket_pair(rustix::net::SocketType::STREAM).map_err(|e| format!("socketpair: {e}"))
 }

@@ -8,7 +8,7 @@
 //! which isolate the same way at a higher start-up cost.
 
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -122,7 +122,7 @@ impl Pool {
     }
 
     fn spawn(&self) -> std::io::Result<Zygote> {
-        let (ours, theirs) = seqpacket_pair()?;
+        let (ours, theirs) = super::unix_socket_pair(rustix::net::SocketType::SEQPACKET)?;
         let mut cmd = Command::new(&self.exe);
         cmd.arg(WORKER_COMMAND)
             .arg(ZYGOTE_ARG)
@@ -191,22 +191,4 @@ fn read_message(socket: &OwnedFd, timeout: Option<Duration>) -> std::io::Result<
     let tag = u32::from_le_bytes([msg[0], msg[1], msg[2], msg[3]]);
     let value = i32::from_le_bytes([msg[4], msg[5], msg[6], msg[7]]);
     Ok((tag, value))
-}
-
-fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: socketpair fills both descriptors on success; we take ownership immediately.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: freshly created descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
