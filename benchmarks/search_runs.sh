@@ -2,13 +2,19 @@
 # Repair strategies at equal token budget with an embedded model on the CPU: the tables
 # "Repair by search" of benchmarks/RESULTS.md.
 #
-# Usage: benchmarks/search_runs.sh [report|dev] [BUDGET_TOKENS]
+# Usage: benchmarks/search_runs.sh [report|dev|verify] [BUDGET_TOKENS]
 #   report (default): the 43 HumanEval tasks whose GPT-3.5 seed (LDB's shipped seeds) fails the
 #     hidden tests; strategies none, search (the default of `ldb fix`), resample, ldb-block.
 #   dev: the development sets the search's defaults are chosen on, never the 43 report tasks:
 #     MBPP tasks whose GPT-3.5 seed fails the hidden tests, and HumanEval tasks whose CodeLlama
 #     seed fails them, minus the 43 (DEV_LIMIT of each, default 20, in id order; DEV_SETS
 #     picks the halves, default "mbpp,humaneval", so the two can run side by side).
+#   verify: development sets for `--verify` (seeds that already pass the visible tests), never
+#     the 43 report tasks: `wrong` seeds fail the hidden tests (HumanEval CodeLlama and StarCoder
+#     seeds, MBPP GPT-3.5 seeds; VERIFY_LIMIT of each, default 15), `right` seeds pass them
+#     (every 5th of HumanEval CodeLlama's and every 20th of MBPP GPT-3.5's, VERIFY_LIMIT of each);
+#     VERIFY_SETS picks them, default "wrong,right". Which seeds pass comes from a quick
+#     `--strategy none` run of each seed file.
 # Environment:
 #   MODEL       embedded model (default qwen2.5-coder-1.5b; qwen2.5-coder-0.5b for quick loops)
 #   STRATEGIES  default none,search,resample,ldb-block
@@ -90,8 +96,45 @@ case "$SET" in
         "${COMMON[@]}" --out "$OUT/dev-humaneval-codellama-hiddenfail-$suffix"
     fi
     ;;
+  verify)
+    VERIFY_SETS=${VERIFY_SETS:-wrong,right}
+    limit=${VERIFY_LIMIT:-15}
+    # Task ids of one seed file whose seed passes the visible tests and is `kind` (right or
+    # wrong on the hidden tests): every Nth in id order, at most $limit.
+    verify_ids() {
+      local dataset=$1 seeds=$2 kind=$3 every=$4 probe="target/verify-probe/$1-$2"
+      [ -f "$probe/none.jsonl" ] || "$LDB_BIN" eval --dataset "$dataset" --data-dir "$DATA" \
+        --seeds "ldb:$seeds" --strategy none --out "$probe" >/dev/null
+      python3 - "$probe/none.jsonl" "$REPORT_SEEDS" "$kind" "$every" "$limit" <<'EOF'
+import json, sys
+path, report, kind, every, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+skip = {r["task_id"] for r in map(json.loads, open(report)) if not r["is_solved"]}
+rows = [r for r in map(json.loads, open(path)) if r.get("kind") == "task"]
+ids = [r["task_id"] for r in rows if r["seed_visible_pass"] and r["task_id"] not in skip
+       and r["seed_hidden_pass"] == (kind == "right")]
+ids.sort(key=lambda t: int(t.split("/")[1]))
+print(",".join(ids[::every][:limit]))
+EOF
+    }
+    run_verify() {
+      local dataset=$1 seeds=$2 kind=$3 every=$4 short=$5
+      local ids
+      ids=$(verify_ids "$dataset" "$seeds" "$kind" "$every")
+      nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$dataset" --seeds "ldb:$seeds" --tasks "$ids" \
+        "${COMMON[@]}" --out "$OUT/verify-$kind-$dataset-$short-$suffix"
+    }
+    if [[ ",$VERIFY_SETS," == *,wrong,* ]]; then
+      run_verify humaneval codellama wrong 1 codellama
+      run_verify humaneval starcoder wrong 1 starcoder
+      run_verify mbpp gpt-3.5-turbo-0613 wrong 1 gpt35
+    fi
+    if [[ ",$VERIFY_SETS," == *,right,* ]]; then
+      run_verify humaneval codellama right 5 codellama
+      run_verify mbpp gpt-3.5-turbo-0613 right 20 gpt35
+    fi
+    ;;
   *)
-    echo "usage: $0 [report|dev] [BUDGET_TOKENS]" >&2
+    echo "usage: $0 [report|dev|verify] [BUDGET_TOKENS]" >&2
     exit 2
     ;;
 esac

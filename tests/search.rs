@@ -583,6 +583,53 @@ async fn a_seed_that_passes_is_returned_without_a_call() {
     assert_eq!(run.report.candidates.len(), 1);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_replaces_a_passing_seed_that_fresh_programs_outvote() {
+    // The seed passes the visible tests but drops negative evens; two of three fresh
+    // programs agree with each other, not with it.
+    let mut task = task();
+    task.seed = Some(FIXED_POSITIVE_ONLY.to_string());
+    let generator = ScriptedModel::new([
+        program_reply(FIXED),
+        program_reply(HOPELESS),
+        program_reply(FIXED_OTHER),
+    ]);
+    let mut options = only(Proposer::Fresh, 3);
+    options.verify = 3;
+    let run = search(&task, options, None, generator, no_replies()).await;
+    assert_eq!(run.generator.len(), 3, "three votes drawn");
+    let report = &run.report;
+    let selection = report.selection.as_ref().expect("selection ran");
+    assert_eq!(selection.first_passing, 0, "the seed was the first to pass");
+    assert_eq!(selection.groups[0], vec![1, 3], "{selection:#?}");
+    assert_eq!(selection.chosen, 1);
+    assert_eq!(report.final_program, FIXED);
+    assert_eq!(report.status, FixStatus::Fixed);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_keeps_a_passing_seed_on_a_tie() {
+    // One fresh program agrees with the seed, one disagrees: 2 against 1, the seed stays; and
+    // with a 1-1 tie (the other vote fails a visible test) it stays as well.
+    for (votes, groups) in [
+        (vec![FIXED_OTHER, FIXED_POSITIVE_ONLY], vec![vec![0, 1], vec![2]]),
+        (vec![FIXED_POSITIVE_ONLY, HOPELESS], vec![vec![0], vec![1]]),
+    ] {
+        let mut task = task();
+        task.seed = Some(FIXED.to_string());
+        let generator = ScriptedModel::new(votes.iter().map(|p| program_reply(p)));
+        let mut options = only(Proposer::Fresh, 2);
+        options.verify = 2;
+        let run = search(&task, options, None, generator, no_replies()).await;
+        let report = &run.report;
+        let selection = report.selection.as_ref().expect("selection ran");
+        assert_eq!(selection.groups, groups, "{selection:#?}");
+        assert_eq!(selection.chosen, 0);
+        assert_eq!(report.final_program, FIXED);
+        assert_eq!(report.status, FixStatus::AlreadyPassing);
+    }
+}
+
 /// With `fresh_as_resample` the search's fresh samples are resampling's: the same requests
 /// (prompt, temperature, seed) in the same order, so the search sees every program
 /// `--strategy resample` would.

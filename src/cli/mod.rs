@@ -139,6 +139,11 @@ pub struct SearchArgs {
     /// return the one most passing candidates agree with on extra inputs (0: the first).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub select: usize,
+    /// Search: when the program already passes the visible tests, draw N fresh programs and
+    /// keep it unless more of them agree with each other on extra inputs than with it
+    /// (0: a passing program is returned unchecked).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub verify: usize,
     /// Search: extra inputs made for --select (mutations of the visible tests' arguments).
     #[arg(long, value_name = "N", default_value_t = 12)]
     pub extra_inputs: usize,
@@ -202,6 +207,7 @@ impl SearchArgs {
             max_candidates: self.max_candidates,
             temperature: self.search_temperature,
             select: self.select,
+            verify: self.verify,
             extra_inputs: self.extra_inputs,
             verdicts: self.verdicts,
             select_by: self.select_by,

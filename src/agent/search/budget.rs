@@ -46,7 +46,7 @@ impl Search<'_> {
         let proposed = self.candidates.len().saturating_sub(1);
         let mut room = self.options.max_candidates.saturating_sub(proposed);
         if let Some(&first) = self.passing.first() {
-            room = room.min((first + self.options.select).saturating_sub(proposed));
+            room = room.min((first + self.votes_wanted()).saturating_sub(proposed));
         }
         let prompt = self.estimate(&conv.messages);
         let reply = self.reply_estimate();

@@ -25,7 +25,7 @@ impl Search<'_> {
         let chosen = match self.passing.as_slice() {
             [] => self.beam().first().copied().unwrap_or(0),
             [only] => *only,
-            [first, ..] if !completed || self.options.select == 0 => *first,
+            [first, ..] if !completed || self.votes_wanted() == 0 => *first,
             _ => self.select(report).await?,
         };
         let chosen_tested = &self.node(chosen).tested;

@@ -174,7 +174,9 @@ impl Search<'_> {
         self.consider(0, Proposer::Seed, None, Some(seed), None, Vec::new(), 0)
             .await?;
         report.iterations.push(self.iteration_of(0, 0));
-        if !self.passing.is_empty() {
+        let can_verify = self.options.verify > 0
+            && self.options.portfolio.iter().any(|(p, _)| *p == Proposer::Fresh);
+        if !self.passing.is_empty() && !can_verify {
             return Ok(());
         }
         let rounds = self.fixer.options.max_iters;
@@ -239,7 +241,7 @@ impl Search<'_> {
         if self.selecting() && has_fresh {
             // Votes for the selection come from independent samples: fresh programs, which
             // are also the cheapest to draw.
-            let wanted = self.options.select;
+            let wanted = self.votes_wanted();
             jobs.retain(|(p, _, _)| *p == Proposer::Fresh);
             for job in &mut jobs {
                 job.2 = wanted;
@@ -306,10 +308,20 @@ impl Search<'_> {
         !self.passing.is_empty()
     }
 
+    /// Fresh samples drawn after the first passing program, as votes: `verify` when the seed
+    /// passed, else `select`.
+    fn votes_wanted(&self) -> usize {
+        match self.passing.first() {
+            Some(0) => self.options.verify,
+            _ => self.options.select,
+        }
+    }
+
     fn should_stop(&self) -> Option<Stop> {
         let proposed = self.candidates.len().saturating_sub(1);
         if let Some(&first) = self.passing.first() {
-            if self.options.select == 0 || proposed >= first + self.options.select {
+            let wanted = self.votes_wanted();
+            if wanted == 0 || proposed >= first + wanted {
                 return Some(Stop::Solved);
             }
         }

@@ -17,6 +17,11 @@ pub struct SearchOptions {
     /// After the first candidate that passes the visible tests, propose this many more and
     /// choose among the passing ones by agreement on extra inputs; 0 returns the first.
     pub select: usize,
+    /// When the seed already passes the visible tests, draw this many fresh programs and run
+    /// them all on extra inputs; the seed is kept unless a heavier group of passing programs
+    /// behaves differently (ties keep the seed). 0 returns a passing seed unchecked. Visible
+    /// tests are few, so a seed can pass them and still be wrong.
+    pub verify: usize,
     /// Extra inputs made for the selection.
     pub extra_inputs: usize,
     /// How the LDB proposer asks for verdicts.
@@ -42,6 +47,7 @@ impl Default for SearchOptions {
             max_candidates: 24,
             temperature: 0.8,
             select: 3,
+            verify: 0,
             extra_inputs: 12,
             // The first wrong block localised better than a verdict per block with the 0.5B
             // model (44% vs 22% of injected bugs, benchmarks/localise.rs) at a sixth of the
