@@ -57,15 +57,18 @@ fn probe_coverage_of_the_empty_prefix_matches_the_recorded_as_is_coverage() {
 
 use std::collections::BTreeSet;
 
+use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecError, ExecOptions, ExecReport, LineStatus, Snippet};
 use ldb::model::scripted::ScriptedModel;
 use ldb::model::{ChatRequest, Role};
 use ldb::prompts::Prompts;
 
+/// Treefix's loop alone: the model-free stand-in prefixes have their own tests.
 fn options(n: usize, k: usize) -> ExecOptions {
     ExecOptions {
         n,
         k,
+        standins: false,
         ..ExecOptions::default()
     }
 }
@@ -164,6 +167,82 @@ fn an_error_is_fed_back_and_the_refined_prefix_runs() {
     assert!(report.runs());
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
     assert_eq!(report.usage.calls, 2);
+}
+
+/// The stand-in prefixes run before any model call: a `self`-heavy body with a loop and an
+/// `isinstance` on an undefined class runs to its end without the model, the variant whose
+/// stand-ins iterate once reaching the loop body.
+#[test]
+fn stand_ins_run_a_method_body_without_the_model() {
+    let snippet = "\
+if self.mode.preview:
+    for leaf in node.leaves:
+        value = leaf.value
+    found = isinstance(node, Leaf)
+print(found)
+";
+    let model = ScriptedModel::new(Vec::<String>::new());
+    let report = search(
+        snippet,
+        &model,
+        &ExecOptions {
+            standins: true,
+            ..options(1, 1)
+        },
+    );
+    assert!(model.requests().is_empty(), "no model call was needed");
+    let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
+    assert_eq!(steps, vec![Step::AsIs, Step::StandIns, Step::StandIns]);
+    let best = report.best.as_ref().expect("a best prefix");
+    assert_eq!(best.node, 2, "the stand-ins that iterate once reach the loop body");
+    assert_eq!((best.coverage.covered, best.coverage.total), (5, 5));
+    assert!(best.prefix.contains("Leaf = _LdbAnyType('Leaf'"), "{}", best.prefix);
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+}
+
+/// Where stand-ins fall short (a comparison they always answer False) the model is asked as
+/// usual, and its coverage prompt builds on its own prefix, never on a stand-in one.
+#[test]
+fn stand_ins_are_never_shown_to_the_model() {
+    let snippet = "\
+n = len(items)
+if n > 3:
+    print('many')
+";
+    let model = ScriptedModel::from_fn(|request| {
+        let last = last_user_message(request);
+        Ok(if last.contains("# uncovered") {
+            r#"{"imports": [], "initialization": {"items": "[1, 2, 3, 4]"}}"#
+        } else {
+            r#"{"imports": [], "initialization": {"items": "[]"}}"#
+        }
+        .to_string())
+    });
+    let report = search(
+        snippet,
+        &model,
+        &ExecOptions {
+            standins: true,
+            ..options(1, 1)
+        },
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "step 1 and one coverage round");
+    for request in &requests {
+        for m in &request.messages {
+            assert!(!m.content.contains("_LdbAny"), "{}", m.content);
+        }
+    }
+    assert!(requests[1]
+        .messages
+        .iter()
+        .any(|m| m.role == Role::Assistant && m.content.contains("\"items\": \"[]\"")));
+    let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
+    assert_eq!(
+        steps,
+        vec![Step::AsIs, Step::StandIns, Step::StandIns, Step::Undefined, Step::Coverage]
+    );
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
 }
 
 /// Coverage is reported in the snippet's own line numbers, however long the prefix is, and a

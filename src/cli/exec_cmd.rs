@@ -42,6 +42,14 @@ pub struct ExecSearchArgs {
     /// Base of the sampling seeds: the same base draws the same samples.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,
+    /// Do not try the model-free prefixes that bind every undefined name to a permissive
+    /// stand-in object before asking the model (Treefix's method alone).
+    #[arg(long)]
+    pub no_standins: bool,
+    /// Run only the snippet as it is and the stand-in prefixes: no model is loaded or asked
+    /// (fast and offline; a floor for what the model adds).
+    #[arg(long, conflicts_with = "no_standins")]
+    pub no_model: bool,
 }
 
 impl ExecSearchArgs {
@@ -65,6 +73,8 @@ impl ExecSearchArgs {
             temperature: self.temperature,
             rng_seed: self.rng_seed,
             budget_tokens: self.budget_tokens,
+            standins: !self.no_standins,
+            use_model: !self.no_model,
             ..ExecOptions::default()
         })
     }
@@ -119,7 +129,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
     let snippet = read_snippet(&args.file)?;
     let runner = args.sandbox.runner()?;
     let prompts = load_prompts(&args.model)?;
-    let (generator, _) = super::models::build(&args.model)?;
+    let generator = search_model(&args.model, &options)?;
     let report = run_search(&snippet, generator, &runner, &prompts, &options, args.quiet)?;
     if let (Some(path), Some(best)) = (&args.write_prefix, &report.best) {
         std::fs::write(path, format!("{}\n", best.prefix.trim_end())).map_err(|e| {
@@ -138,6 +148,14 @@ pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
     } else {
         ExitStatus::TestsFailed
     })
+}
+
+/// The model the search asks; with `--no-model` none is loaded.
+fn search_model(args: &ModelArgs, options: &ExecOptions) -> Result<SharedModel, CliError> {
+    if !options.use_model {
+        return Ok(std::sync::Arc::new(crate::exec::NoModel));
+    }
+    Ok(super::models::build(args)?.0)
 }
 
 /// The search on a fresh runtime, with progress lines on stderr unless `quiet`.
@@ -280,9 +298,10 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
 
     let options = args.search.options()?;
     let out = args.out.clone().unwrap_or_else(|| {
-        let model = args
-            .model
-            .model
+        let model = (!options.use_model)
+            .then(|| "none".to_string())
+            .or_else(|| args.model.model.clone());
+        let model = model
             .as_deref()
             .map(|m| {
                 Path::new(m)
@@ -295,8 +314,13 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
         } else {
             ""
         };
+        let standins = if options.standins {
+            ""
+        } else {
+            "-no-standins"
+        };
         PathBuf::from(format!(
-            "results/exec-treefix-{model}-n{}-k{}{missing}.jsonl",
+            "results/exec-treefix-{model}-n{}-k{}{missing}{standins}.jsonl",
             options.n, options.k
         ))
     });
@@ -364,7 +388,7 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
     if !todo.is_empty() {
         let runner = args.sandbox.runner()?;
         let prompts = load_prompts(&args.model)?;
-        let (generator, _) = super::models::build(&args.model)?;
+        let generator = search_model(&args.model, &options)?;
         let runtime = super::runtime()?;
         let quiet = args.quiet;
         for (i, record) in todo.iter().enumerate() {
@@ -435,6 +459,9 @@ pub fn find_prefix(
         n: args.exec_n,
         k: args.exec_k,
         allow_missing: args.allow_missing,
+        // Debugging reads the values the prefix made: stand-ins answer everything with more
+        // stand-ins, so the prefix here is one the model wrote.
+        standins: false,
         ..ExecOptions::default()
     };
     let report = run_search(snippet, model, runner, prompts, &options, quiet)?;

@@ -21,6 +21,7 @@ pub mod names;
 pub mod prefix;
 pub mod report;
 pub mod search;
+pub mod standins;
 pub mod tree;
 
 use crate::model::{ChatModel, ModelError};
@@ -55,6 +56,10 @@ pub struct ExecOptions {
     pub max_reply_tokens: u32,
     /// Stop asking the model once its calls cost this many tokens.
     pub budget_tokens: Option<u64>,
+    /// Try the model-free stand-in prefixes ([`standins`]) before asking the model.
+    pub standins: bool,
+    /// Ask the model at all; without it only the snippet as it is and the stand-ins run.
+    pub use_model: bool,
 }
 
 impl Default for ExecOptions {
@@ -67,7 +72,28 @@ impl Default for ExecOptions {
             rng_seed: 0,
             max_reply_tokens: 768,
             budget_tokens: None,
+            standins: true,
+            use_model: true,
         }
+    }
+}
+
+/// The model of a search run with `use_model` off: it is never asked, and says so if it is.
+pub struct NoModel;
+
+#[async_trait::async_trait]
+impl ChatModel for NoModel {
+    async fn chat(
+        &self,
+        _request: &crate::model::ChatRequest,
+    ) -> Result<crate::model::ChatResponse, ModelError> {
+        Err(ModelError::Local(
+            "the prefix search runs without a model here (--no-model)".into(),
+        ))
+    }
+
+    fn name(&self) -> String {
+        "none".into()
     }
 }
 

@@ -1,6 +1,8 @@
 //! The search for prefixes: Treefix's three steps over the model, the sandbox and the tree.
 //!
-//! 0. Run the snippet as it is (the tree's root); stop if that covers every statement.
+//! 0. Run the snippet as it is (the tree's root); stop if that covers every statement. Then,
+//!    unless turned off, two model-free prefixes that bind every undefined name to a stand-in
+//!    ([`super::standins`]); they are never shown to the model.
 //! 1. Undefinedness guidance: one prompt listing the undefined names and the attributes read
 //!    from them; `n` replies, each one prefix. (No undefined names: the as-is run is step 1.)
 //! 2. Error guidance: for each of up to `n` runs that raised (distinct errors, most coverage
@@ -21,6 +23,7 @@ use serde::Serialize;
 
 use super::coverage::{annotate_uncovered, execute, short_ending, Ending, Execution};
 use super::prefix::{prefix_schema, Prefix};
+use super::standins::{standin_prefix, Iteration};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -130,6 +133,19 @@ impl Search<'_> {
         if self.full() {
             return Ok(Stop::FullCoverage);
         }
+        if self.options.standins && !self.snippet.undefined.names.is_empty() {
+            let nodes = [Iteration::Empty, Iteration::Once]
+                .map(|it| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, it)))
+                .to_vec();
+            let ids = self.run_nodes(nodes).await?;
+            self.report_step("stand-ins", &ids);
+            if self.full() {
+                return Ok(Stop::FullCoverage);
+            }
+        }
+        if !self.options.use_model {
+            return Ok(Stop::StepsDone);
+        }
         let first_prompt = self.prompts.render(
             "exec_undefined",
             serde_json::json!({
@@ -196,7 +212,8 @@ impl Search<'_> {
                 return Ok(Stop::Budget);
             }
             self.learn_names();
-            let Some(best) = self.tree.best() else {
+            // The model builds on its own prefixes: a stand-in prefix is not shown to it.
+            let Some(best) = self.tree.best_where(|n| n.step != Step::StandIns) else {
                 break;
             };
             let Some(best_node) = self.tree.get(best) else {

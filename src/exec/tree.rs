@@ -1,8 +1,9 @@
 //! The tree of attempts, the best prefix, and the smallest set of prefixes that together reach
 //! the best coverage.
 //!
-//! The root is the snippet run as it is (the empty prefix). Every other node is one prefix the
-//! model proposed: from the undefined names (step 1), as a refinement of a node whose run
+//! The root is the snippet run as it is (the empty prefix). Then come the two stand-in
+//! prefixes (no model), and every other node is one prefix the model proposed: from the
+//! undefined names (step 1), as a refinement of a node whose run
 //! raised (step 2), or aimed at lines no node has covered yet (step 3); its parent is the node
 //! it refines. The covering set is chosen exactly (smallest number of prefixes whose union
 //! equals the union of all nodes) while the candidates are few, and greedily beyond that.
@@ -20,6 +21,8 @@ use super::prefix::Prefix;
 pub enum Step {
     /// The snippet as given, with an empty prefix.
     AsIs,
+    /// Before the model: every undefined name bound to a stand-in ([`super::standins`]).
+    StandIns,
     /// Step 1: initialise the undefined names.
     Undefined,
     /// Step 2: fix the error a prefix ran into.
@@ -32,6 +35,7 @@ impl Step {
     pub fn label(self) -> &'static str {
         match self {
             Step::AsIs => "as is",
+            Step::StandIns => "stand-ins",
             Step::Undefined => "undefined names",
             Step::Error => "error",
             Step::Coverage => "coverage",
@@ -123,9 +127,14 @@ impl Tree {
 
     /// The node that covers most; ties go to a run that finished, then to the earlier node.
     pub fn best(&self) -> Option<usize> {
+        self.best_where(|_| true)
+    }
+
+    /// [`Tree::best`] among the nodes `keep` accepts.
+    pub fn best_where(&self, keep: impl Fn(&Node) -> bool) -> Option<usize> {
         self.nodes
             .iter()
-            .filter(|n| n.execution.is_some())
+            .filter(|n| n.execution.is_some() && keep(n))
             .max_by(|a, b| {
                 (a.covered.len(), a.finished(), std::cmp::Reverse(a.id)).cmp(&(
                     b.covered.len(),
