@@ -27,6 +27,8 @@
 #   EXTRA       more `ldb eval` flags, e.g. "--proposers fresh:4,feedback:1 --prompts DIR"; the
 #               rows made before --prefill and fresh:4 became the defaults resume with
 #               EXTRA="--no-prefill --proposers fresh:4,feedback:1" (results headers record both)
+#   TASKS       report: only these of the 43 (comma-separated), e.g. the 8 whose seed passes the
+#               visible tests, the only ones `--verify` acts on
 #   PROGRESS    progress flags (default "--progress lines": a line per task in the log; set it
 #               empty for a binary older than the flag, such as target/eval-bin/ldb-dev3)
 # Every strategy gets the same --budget-tokens per task (prompt tokens the model evaluated plus
@@ -78,7 +80,7 @@ REPORT_SEEDS="$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"
 
 case "$SET" in
   report)
-    ids=$(failing_ids "$REPORT_SEEDS")
+    ids=${TASKS:-$(failing_ids "$REPORT_SEEDS")}
     nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
       "${COMMON[@]}" --out "$OUT/search-humaneval-gpt35-hiddenfail-$suffix"
     ;;

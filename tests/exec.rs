@@ -194,9 +194,16 @@ print(found)
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
     assert_eq!(steps, vec![Step::AsIs, Step::StandIns, Step::StandIns]);
     let best = report.best.as_ref().expect("a best prefix");
-    assert_eq!(best.node, 2, "the stand-ins that iterate once reach the loop body");
+    assert_eq!(
+        best.node, 2,
+        "the stand-ins that iterate once reach the loop body"
+    );
     assert_eq!((best.coverage.covered, best.coverage.total), (5, 5));
-    assert!(best.prefix.contains("Leaf = _LdbAnyType('Leaf'"), "{}", best.prefix);
+    assert!(
+        best.prefix.contains("Leaf = _LdbAnyType('Leaf'"),
+        "{}",
+        best.prefix
+    );
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
 }
 
@@ -240,7 +247,13 @@ if n > 3:
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
     assert_eq!(
         steps,
-        vec![Step::AsIs, Step::StandIns, Step::StandIns, Step::Undefined, Step::Coverage]
+        vec![
+            Step::AsIs,
+            Step::StandIns,
+            Step::StandIns,
+            Step::Undefined,
+            Step::Coverage
+        ]
     );
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
 }

@@ -567,12 +567,15 @@ async fn max_candidates_bounds_the_search_and_the_beam_keeps_the_best() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_seed_that_passes_is_returned_without_a_call() {
+async fn without_verify_a_seed_that_passes_is_returned_without_a_call() {
     let mut task = task();
     task.seed = Some(FIXED.to_string());
     let run = search(
         &task,
-        SearchOptions::default(),
+        SearchOptions {
+            verify: 0,
+            ..SearchOptions::default()
+        },
         None,
         no_replies(),
         no_replies(),
@@ -612,7 +615,10 @@ async fn verify_keeps_a_passing_seed_on_a_tie() {
     // One fresh program agrees with the seed, one disagrees: 2 against 1, the seed stays; and
     // with a 1-1 tie (the other vote fails a visible test) it stays as well.
     for (votes, groups) in [
-        (vec![FIXED_OTHER, FIXED_POSITIVE_ONLY], vec![vec![0, 1], vec![2]]),
+        (
+            vec![FIXED_OTHER, FIXED_POSITIVE_ONLY],
+            vec![vec![0, 1], vec![2]],
+        ),
         (vec![FIXED_POSITIVE_ONLY, HOPELESS], vec![vec![0], vec![1]]),
     ] {
         let mut task = task();

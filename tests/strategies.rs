@@ -488,4 +488,21 @@ fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
     assert!(fix(&["--prefill", "--no-prefill"]).search.no_prefill);
     assert!(!fix(&["--no-prefill", "--prefill"]).search.no_prefill);
     assert!(ldb::agent::FixOptions::default().prefill);
+    // A program that already passes is checked against 4 fresh ones (measured on the
+    // development sets: 3 wrong seeds of 25 replaced by right programs, no right seed of 30
+    // lost); --verify 0 returns it unchecked.
+    let options = default.search.options().expect("valid");
+    assert_eq!(options.verify, 4);
+    assert_eq!(
+        options.verify,
+        ldb::agent::search::SearchOptions::default().verify
+    );
+    assert_eq!(
+        fix(&["--verify", "0"])
+            .search
+            .options()
+            .expect("valid")
+            .verify,
+        0
+    );
 }

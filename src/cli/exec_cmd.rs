@@ -314,11 +314,7 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
         } else {
             ""
         };
-        let standins = if options.standins {
-            ""
-        } else {
-            "-no-standins"
-        };
+        let standins = if options.standins { "" } else { "-no-standins" };
         PathBuf::from(format!(
             "results/exec-treefix-{model}-n{}-k{}{missing}{standins}.jsonl",
             options.n, options.k

@@ -142,7 +142,7 @@ pub struct SearchArgs {
     /// Search: when the program already passes the visible tests, draw N fresh programs and
     /// keep it unless more of them agree with each other on extra inputs than with it
     /// (0: a passing program is returned unchecked).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 4)]
     pub verify: usize,
     /// Search: extra inputs made for --select (mutations of the visible tests' arguments).
     #[arg(long, value_name = "N", default_value_t = 12)]

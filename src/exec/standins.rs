@@ -29,7 +29,9 @@ pub fn standin_prefix(names: &[String], iteration: Iteration) -> Prefix {
     let mut code = ANY.replace("ITEMS", items);
     for name in names.iter().filter(|n| is_identifier(n)) {
         if name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            code.push_str(&format!("{name} = _LdbAnyType('{name}', (_LdbAny,), {{}})\n"));
+            code.push_str(&format!(
+                "{name} = _LdbAnyType('{name}', (_LdbAny,), {{}})\n"
+            ));
         } else {
             code.push_str(&format!("{name} = _LdbAny()\n"));
         }
@@ -52,7 +54,9 @@ mod tests {
         let names = ["self", "Leaf", "a.b", "9x"].map(String::from);
         let p = standin_prefix(&names, Iteration::Once);
         assert!(p.code.contains("self = _LdbAny()\n"));
-        assert!(p.code.contains("Leaf = _LdbAnyType('Leaf', (_LdbAny,), {})\n"));
+        assert!(p
+            .code
+            .contains("Leaf = _LdbAnyType('Leaf', (_LdbAny,), {})\n"));
         assert!(!p.code.contains("a.b ="));
         assert!(!p.code.contains("9x ="));
         assert!(p.code.contains("iter((_LdbAny(),))"));

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::select::{self, groups, SelectRule};
 use super::{extra_inputs, Search};
-use crate::agent::progress::Phase;
+use crate::agent::progress::{Phase, ProgressEvent};
 use crate::agent::report::{FixReport, FixStatus, SelectionReport};
 use crate::agent::{ms, AgentError};
 use crate::runner::{in_parallel, TestInput};
@@ -141,6 +141,31 @@ impl Search<'_> {
             .zip(&behaviours)
             .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
             .collect();
+        if first == 0 {
+            // The seed passed on its own: say what the votes did to it.
+            let votes: usize = id_groups.iter().map(Vec::len).sum::<usize>() - 1;
+            let message =
+                if chosen == 0 {
+                    format!(
+                    "the program passes the visible tests; {} of {votes} other passing programs \
+                     agree with it on {} extra inputs, so it is kept",
+                    id_groups.iter().find(|g| g.contains(&0)).map_or(0, |g| g.len() - 1),
+                    inputs.len()
+                )
+                } else {
+                    format!(
+                    "the program passes the visible tests, but {} other passing programs agree \
+                     with each other and not with it on {} extra inputs; one of them is returned \
+                     (the report's selection lists the inputs)",
+                    id_groups.first().map_or(0, Vec::len),
+                    inputs.len()
+                )
+                };
+            self.progress.event(ProgressEvent::Notice {
+                task_id: self.task.task_id.clone(),
+                message,
+            });
+        }
         report.selection = Some(SelectionReport {
             inputs,
             groups: id_groups,

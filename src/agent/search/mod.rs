@@ -175,7 +175,11 @@ impl Search<'_> {
             .await?;
         report.iterations.push(self.iteration_of(0, 0));
         let can_verify = self.options.verify > 0
-            && self.options.portfolio.iter().any(|(p, _)| *p == Proposer::Fresh);
+            && self
+                .options
+                .portfolio
+                .iter()
+                .any(|(p, _)| *p == Proposer::Fresh);
         if !self.passing.is_empty() && !can_verify {
             return Ok(());
         }
