@@ -219,7 +219,7 @@ impl ExecReport {
         match &self.best {
             Some(best) => {
                 let _ = writeln!(out, "\nBest prefix (#{}): {}", best.node, describe(best));
-                out.push_str(&indent(&best.prefix));
+                out.push_str(&indent(&super::standins::fold_classes(&best.prefix)));
             }
             None => out.push_str("\nNo prefix ran.\n"),
         }
@@ -247,7 +247,7 @@ impl ExecReport {
                 continue;
             }
             let _ = writeln!(out, "#{}: {}", member.node, describe(member));
-            out.push_str(&indent(&member.prefix));
+            out.push_str(&indent(&super::standins::fold_classes(&member.prefix)));
         }
         out.push_str("\nCoverage per line (best prefix | minimal set):\n");
         for l in &self.line_coverage {

@@ -39,6 +39,31 @@ pub fn standin_prefix(names: &[String], iteration: Iteration) -> Prefix {
     Prefix { code }
 }
 
+/// `code` with the stand-in classes folded into one comment line, for text output (the JSON
+/// report and `--write-prefix` keep the whole prefix).
+pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
+    for (iteration, label) in [
+        (Iteration::Empty, "iterate as empty"),
+        (Iteration::Once, "iterate once"),
+    ] {
+        let classes = ANY.replace(
+            "ITEMS",
+            match iteration {
+                Iteration::Empty => "()",
+                Iteration::Once => "(_LdbAny(),)",
+            },
+        );
+        if let Some(rest) = code.strip_prefix(classes.as_str()) {
+            return format!(
+                "# ldb's stand-in classes _LdbAnyType and _LdbAny ({label}; {} lines, in --format json)\n{rest}",
+                classes.lines().count()
+            )
+            .into();
+        }
+    }
+    code.into()
+}
+
 fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -63,5 +88,17 @@ mod tests {
         assert!(standin_prefix(&names, Iteration::Empty)
             .code
             .contains("iter(())"));
+    }
+
+    #[test]
+    fn text_output_folds_the_classes_and_keeps_the_bindings() {
+        let names = ["self"].map(String::from);
+        for it in [Iteration::Empty, Iteration::Once] {
+            let folded = fold_classes(&standin_prefix(&names, it).code).into_owned();
+            assert!(folded.starts_with("# ldb's stand-in classes"), "{folded}");
+            assert!(folded.ends_with("self = _LdbAny()\n"), "{folded}");
+            assert_eq!(folded.lines().count(), 2);
+        }
+        assert_eq!(fold_classes("x = 1\n"), "x = 1\n");
     }
 }
