@@ -489,7 +489,7 @@ fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
     assert!(!fix(&["--no-prefill", "--prefill"]).search.no_prefill);
     assert!(ldb::agent::FixOptions::default().prefill);
     // A program that already passes is checked against 4 fresh ones (measured on the
-    // development sets: 3 wrong seeds of 25 replaced by right programs, no right seed of 30
+    // development sets: 3 wrong seeds of 30 replaced by right programs, no right seed of 30
     // lost); --verify 0 returns it unchecked.
     let options = default.search.options().expect("valid");
     assert_eq!(options.verify, 4);
