@@ -151,6 +151,60 @@ fn fix_by_search_is_the_default_and_records_every_candidate() {
     );
 }
 
+/// The real twin of `tests/search.rs`'s `verify_*` tests: a program that already passes its
+/// visible tests is checked against fresh programs the embedded model writes.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn a_passing_program_is_checked_against_fresh_ones() {
+    model_path();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report_path = dir.path().join("report.json");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let mut task: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example).expect("example")).expect("JSON");
+    task["seed"] = serde_json::Value::String(
+        "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n".into(),
+    );
+    let task_path = dir.path().join("task.json");
+    std::fs::write(&task_path, task.to_string()).expect("task");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let output = ldb()
+        .args(["fix", &task_path.display().to_string(), "--model", MODEL])
+        .args([
+            "--verify",
+            "2",
+            "--no-cache",
+            "--config",
+            &config.display().to_string(),
+        ])
+        .args(["--report", &report_path.display().to_string()])
+        .output()
+        .expect("run ldb fix");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+            .expect("report is JSON");
+    let t = &report["tasks"][0];
+    let candidates = t["candidates"].as_array().expect("candidates");
+    assert_eq!(candidates[0]["proposer"], "seed");
+    assert_eq!(candidates.len(), 3, "the seed and two fresh programs: {t}");
+    assert!(
+        candidates[1..].iter().all(|c| c["proposer"] == "fresh"),
+        "{t}"
+    );
+    assert!(
+        stderr.contains("the program passes the visible tests"),
+        "{stderr}"
+    );
+    // The seed is right; whatever the votes said, the returned program passes.
+    assert!(
+        matches!(t["status"].as_str(), Some("already_passing" | "fixed")),
+        "{t}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
 #[test]
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
 fn samples_of_one_prompt_differ_by_seed_and_share_the_prompt() {
