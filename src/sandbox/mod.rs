@@ -20,8 +20,10 @@ mod warm;
 pub mod worker;
 mod zygote;
 
+pub(crate) use process::{os_pipe, place_fds, unix_socket_pair};
+
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -473,59 +475,6 @@ fn kill_group(pgid: i32) {
 
 fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
     os_pipe().map_err(SandboxError::Pipe)
-}
-
-/// A connected pair of Unix sockets of `kind` whose ends close on exec.
-pub(crate) fn unix_socket_pair(
-    kind: rustix::net::SocketType,
-) -> std::io::Result<(OwnedFd, OwnedFd)> {
-    Ok(rustix::net::socketpair(
-        rustix::net::AddressFamily::UNIX,
-        kind,
-        rustix::net::SocketFlags::CLOEXEC,
-        None,
-    )?)
-}
-
-/// A pipe whose ends close on exec: (read, write).
-pub(crate) fn os_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills both descriptors on success; we take ownership immediately.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: freshly created descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// In a child between fork and exec: puts `fds` at the request and response descriptors (3 and
-/// 4) and asks for SIGKILL when the parent dies. Only async-signal-safe calls.
-pub(crate) fn place_fds(fds: [i32; 2]) -> std::io::Result<()> {
-    // Move both ends above the target numbers first, so dup2 never sees src == dst.
-    // SAFETY: fcntl, dup2, close and prctl on descriptors this process owns.
-    unsafe {
-        let high = fds.map(|fd| libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10));
-        if high.iter().any(|&fd| fd < 0) {
-            return Err(std::io::Error::last_os_error());
-        }
-        for (target, fd) in [protocol::REQUEST_FD, protocol::RESPONSE_FD]
-            .into_iter()
-            .zip(high)
-        {
-            if libc::dup2(fd, target) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::close(fd);
-        }
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-    }
-    Ok(())
 }
 
 /// Read a stream to its end, keeping the first `keep` bytes and killing the group on a flood.

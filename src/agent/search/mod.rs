@@ -20,11 +20,13 @@
 //!
 //! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
 //! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
-//! program returned), `select` and `inputs` (grouping by behaviour on extra inputs).
+//! program returned), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
+//! tested program and its rank in the beam).
 
 mod budget;
 mod choose;
 mod inputs;
+mod node;
 mod options;
 mod proposals;
 mod select;
@@ -40,32 +42,13 @@ pub use select::{groups, SelectRule};
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
 use super::report::{CallRecord, FixReport, IterationReport, TestResult, Timings};
-use super::{ms, seed, unified_diff, AgentError, Fixer, Tested};
+use super::{ms, seed, unified_diff, AgentError, Fixer};
 use crate::agent::report::CallPurpose;
 use crate::python::normalize::program_key;
 use crate::reply::verdicts::Verdict;
 use crate::runner::{TestInput, TestStatus};
 use crate::task::Task;
-
-/// A tested program that can be a parent.
-struct Node {
-    id: usize,
-    tested: Tested,
-    errors: usize,
-    diff_lines: usize,
-}
-
-impl Node {
-    /// Beam order: more visible tests passed, fewer errors, smaller change, older.
-    fn rank(&self) -> (std::cmp::Reverse<usize>, usize, usize, usize) {
-        (
-            std::cmp::Reverse(self.tested.passed),
-            self.errors,
-            self.diff_lines,
-            self.id,
-        )
-    }
-}
+use node::{changed_lines, Node};
 
 /// The verdict exchange of one parent, kept so a parent that stays in the beam is traced and
 /// judged once.
@@ -553,14 +536,6 @@ impl Search<'_> {
     }
 }
 
-/// Lines added or removed going from `a` to `b`.
-fn changed_lines(a: &str, b: &str) -> usize {
-    similar::TextDiff::from_lines(a, b)
-        .iter_all_changes()
-        .filter(|c| c.tag() != similar::ChangeTag::Equal)
-        .count()
-}
-
 /// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample
 /// of a run has its own seed and a rerun draws the same ones.
 fn sample_seed(base: u64, parts: &[u64]) -> u64 {
@@ -591,12 +566,5 @@ mod tests {
         ] {
             assert_ne!(a, other);
         }
-    }
-
-    #[test]
-    fn changed_lines_counts_additions_and_removals() {
-        assert_eq!(changed_lines("a\nb\n", "a\nb\n"), 0);
-        assert_eq!(changed_lines("a\nb\n", "a\nc\n"), 2);
-        assert_eq!(changed_lines("a\n", "a\nb\n"), 1);
     }
 }
