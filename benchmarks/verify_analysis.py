@@ -15,18 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-
-def records(path):
-    out = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if r.get("kind") == "task":
-                out.append(r)
-    return out
+from search_analysis import records  # the same run files, read the same way
 
 
 def choose(r, hold):

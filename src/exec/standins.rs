@@ -22,11 +22,7 @@ pub enum Iteration {
 
 /// The stand-in prefix for `names` (identifiers, as the name finder reports them).
 pub fn standin_prefix(names: &[String], iteration: Iteration) -> Prefix {
-    let items = match iteration {
-        Iteration::Empty => "()",
-        Iteration::Once => "(_LdbAny(),)",
-    };
-    let mut code = ANY.replace("ITEMS", items);
+    let mut code = classes(iteration);
     for name in names.iter().filter(|n| is_identifier(n)) {
         if name.starts_with(|c: char| c.is_ascii_uppercase()) {
             code.push_str(&format!(
@@ -46,13 +42,7 @@ pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
         (Iteration::Empty, "iterate as empty"),
         (Iteration::Once, "iterate once"),
     ] {
-        let classes = ANY.replace(
-            "ITEMS",
-            match iteration {
-                Iteration::Empty => "()",
-                Iteration::Once => "(_LdbAny(),)",
-            },
-        );
+        let classes = classes(iteration);
         if let Some(rest) = code.strip_prefix(classes.as_str()) {
             return format!(
                 "# ldb's stand-in classes _LdbAnyType and _LdbAny ({label}; {} lines, in --format json)\n{rest}",
@@ -62,6 +52,15 @@ pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
         }
     }
     code.into()
+}
+
+/// The stand-in classes, iterating as `iteration` says.
+fn classes(iteration: Iteration) -> String {
+    let items = match iteration {
+        Iteration::Empty => "()",
+        Iteration::Once => "(_LdbAny(),)",
+    };
+    ANY.replace("ITEMS", items)
 }
 
 fn is_identifier(name: &str) -> bool {
