@@ -192,11 +192,11 @@ print(found)
     );
     assert!(model.requests().is_empty(), "no model call was needed");
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
-    assert_eq!(steps, vec![Step::AsIs, Step::StandIns, Step::StandIns]);
+    assert_eq!(steps, [vec![Step::AsIs], vec![Step::StandIns; 4]].concat());
     let best = report.best.as_ref().expect("a best prefix");
     assert_eq!(
         best.node, 2,
-        "the stand-ins that iterate once reach the loop body"
+        "the stand-ins that iterate once and answer yes reach the loop body"
     );
     assert_eq!((best.coverage.covered, best.coverage.total), (5, 5));
     assert!(
@@ -205,6 +205,41 @@ print(found)
         best.prefix
     );
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+}
+
+/// Unpacking gets as many stand-ins as it asks for, a loop waiting on a stand-in ends, and the
+/// variants that answer yes and no first reach both branches of a comparison between them.
+#[test]
+fn stand_in_variants_unpack_end_loops_and_take_both_branches() {
+    let snippet = "\
+a, b = pair
+head, *rest = row
+while node:
+    node = node.parent
+if size > limit:
+    print('big')
+else:
+    print('small')
+minutes, seconds = divmod(total, 60)
+";
+    let model = ScriptedModel::new(Vec::<String>::new());
+    let report = search(
+        snippet,
+        &model,
+        &ExecOptions {
+            standins: true,
+            ..options(1, 1)
+        },
+    );
+    assert!(model.requests().is_empty(), "no model call was needed");
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+    assert_eq!(
+        (report.set_coverage.covered, report.set_coverage.total),
+        (8, 8)
+    );
+    let best = report.best.as_ref().expect("a best prefix");
+    assert_eq!(best.coverage.covered, 7, "one variant takes one branch");
+    assert_eq!(report.minimal_set.len(), 2);
 }
 
 /// Where stand-ins fall short (a comparison they always answer False) the model is asked as
@@ -247,13 +282,12 @@ if n > 3:
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
     assert_eq!(
         steps,
-        vec![
-            Step::AsIs,
-            Step::StandIns,
-            Step::StandIns,
-            Step::Undefined,
-            Step::Coverage
+        [
+            vec![Step::AsIs],
+            vec![Step::StandIns; 4],
+            vec![Step::Undefined, Step::Coverage]
         ]
+        .concat()
     );
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
 }
@@ -644,7 +678,8 @@ print(f\"fastest change: {rate:.2f} per second\")
 
     #[tokio::test(flavor = "multi_thread")]
     async fn exec_exits_1_when_no_prefix_runs_the_snippet_to_its_end() {
-        let run = ldb(&["exec", "--n", "1", "--k", "0"], BUGGY).await;
+        // Without stand-ins: theirs answer any index, so they run the buggy loop to its end.
+        let run = ldb(&["exec", "--n", "1", "--k", "0", "--no-standins"], BUGGY).await;
         assert_eq!(run.status, 1, "{}", run.stderr);
         assert!(
             run.stdout.contains("IndexError at line 3"),

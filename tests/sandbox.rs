@@ -167,6 +167,19 @@ fn sys_exit_and_os_exit_are_reported_as_exits() {
     assert_eq!(out.exit_code, Some(0));
 }
 
+/// `exit(False)` crashed the harness: the bool reached the protocol as JSON `false`.
+#[test]
+fn exit_with_a_bool_or_a_huge_number_is_an_exit_not_a_crash() {
+    let out = run("def f():\n    exit(False)\n", "f()");
+    assert_eq!(out.status, TestStatus::Exited, "{out:?}");
+    assert_eq!(out.exit_code, Some(0));
+    let out = run("def f():\n    raise SystemExit(True)\n", "f()");
+    assert_eq!(out.exit_code, Some(1), "{out:?}");
+    let out = run("def f():\n    raise SystemExit(2 ** 70)\n", "f()");
+    assert_eq!(out.status, TestStatus::Exited, "{out:?}");
+    assert_eq!(out.exit_code, Some(1));
+}
+
 #[test]
 fn output_flood_is_capped() {
     let prog = "import sys\ndef f():\n    while True:\n        sys.stdout.write('x' * 65536)\n";

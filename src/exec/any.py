@@ -1,11 +1,30 @@
+def _ldb_ask(s, *o, _seen=set(), _f=__import__('sys')._getframe):
+    # The variant's answer the first time a place in the code asks, the other one after: both
+    # branches over the variants, and a loop waiting on a stand-in ends.
+    f = _f(1)
+    k = (id(f.f_code), f.f_lasti)
+    if k in _seen: return not TRUTH
+    _seen.add(k)
+    return TRUTH
+def _ldb_iter(items, _f=__import__('sys')._getframe, _op=__import__('opcode').opmap):
+    # Unpacking (`a, b = x`) gets as many stand-ins as it asks for.
+    try:
+        f = _f(2)
+        op, n = f.f_code.co_code[f.f_lasti], f.f_code.co_code[f.f_lasti + 1]
+        if op == _op['UNPACK_SEQUENCE']: return iter([_LdbAny() for _ in range(n)])
+        if op == _op['UNPACK_EX']: return iter([_LdbAny() for _ in range((n & 255) + (n >> 8))])
+    except Exception: pass
+    return iter(items)
 class _LdbAnyType(type):
     def __getattr__(c, a):
         if a[:2] == '__': raise AttributeError(a)
         return _LdbAny()
-    def __iter__(c): return iter(())
+    def __iter__(c): return _ldb_iter(ITEMS)
     def __getitem__(c, k): return _LdbAny()
-    def __contains__(c, x): return False
-    def __len__(c): return 0
+    __contains__ = _ldb_ask
+    def __len__(c): return len(ITEMS)
+    __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __or__ = __ror__ = __and__ = __rand__ = lambda c, *o: _LdbAny()
 class _LdbAny(metaclass=_LdbAnyType):
     def __init__(s, *a, **k): pass
     def __getattr__(s, a):
@@ -15,18 +34,18 @@ class _LdbAny(metaclass=_LdbAnyType):
     def __getitem__(s, k): return _LdbAny()
     def __setitem__(s, k, v): pass
     def __delitem__(s, k): pass
-    def __iter__(s): return iter(ITEMS)
-    def __len__(s): return 0
-    def __bool__(s): return True
+    def __iter__(s): return _ldb_iter(ITEMS)
+    def __len__(s): return len(ITEMS)
     def __enter__(s): return s
     def __exit__(s, *e): return False
     def __str__(s): return 'any'
-    def __int__(s): return 0
-    def __index__(s): return 0
-    def __float__(s): return 0.0
-    def __contains__(s, x): return False
-    def __lt__(s, o): return False
+    def __format__(s, spec): return 'any'
+    def __fspath__(s): return 'any'
+    def __int__(s): return len(ITEMS)
+    def __index__(s): return len(ITEMS)
+    def __float__(s): return float(len(ITEMS))
     def __mro_entries__(s, b): return (_LdbAny,)
-    __le__ = __gt__ = __ge__ = __lt__
+    __bool__ = __contains__ = __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
     __hash__ = object.__hash__
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __or__ = __ror__ = __and__ = __rand__ = __neg__ = lambda s, *o: s
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __matmul__ = __lshift__ = __rshift__ = __xor__ = __rxor__ = __or__ = __ror__ = __and__ = __rand__ = __neg__ = __pos__ = __abs__ = __invert__ = __round__ = lambda s, *o: s
+    __divmod__ = __rdivmod__ = lambda s, o: (s, s)

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::coverage::{annotate_uncovered, execute, short_ending, Ending, Execution};
 use super::prefix::{prefix_schema, Prefix};
-use super::standins::{standin_prefix, Iteration};
+use super::standins::{standin_prefix, VARIANTS};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -134,8 +134,8 @@ impl Search<'_> {
             return Ok(Stop::FullCoverage);
         }
         if self.options.standins && !self.snippet.undefined.names.is_empty() {
-            let nodes = [Iteration::Empty, Iteration::Once]
-                .map(|it| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, it)))
+            let nodes = VARIANTS
+                .map(|v| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, v)))
                 .to_vec();
             let ids = self.run_nodes(nodes).await?;
             self.report_step("stand-ins", &ids);

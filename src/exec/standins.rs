@@ -5,9 +5,12 @@
 //! for free, so the model's prefixes only have to add what a stand-in cannot give: real
 //! imports, domain values, branches a stand-in's fixed answers never take.
 //!
-//! Two variants, because no fixed answer suits every loop: iterating a stand-in yields nothing
-//! (loops are skipped, unpacking fails) or one stand-in (loop bodies run once). They cover
-//! different statements, and the minimal set takes what each adds.
+//! Four variants, because no fixed answer suits every loop and branch: iterating a stand-in
+//! yields nothing (loops are skipped) or one stand-in (loop bodies run once), and a stand-in
+//! answers truth tests, comparisons and membership with yes or with no, the first time a place
+//! in the code asks (the other answer after, so a loop waiting on a stand-in ends). Unpacking
+//! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
+//! statements, and the minimal set takes what each adds.
 
 use super::prefix::Prefix;
 
@@ -20,11 +23,54 @@ pub enum Iteration {
     Once,
 }
 
+/// One way the stand-ins behave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    pub iteration: Iteration,
+    /// The first answer to a truth test, comparison or membership test.
+    pub yes: bool,
+}
+
+/// The variants run, in order.
+pub const VARIANTS: [Variant; 4] = [
+    Variant {
+        iteration: Iteration::Empty,
+        yes: true,
+    },
+    Variant {
+        iteration: Iteration::Once,
+        yes: true,
+    },
+    Variant {
+        iteration: Iteration::Empty,
+        yes: false,
+    },
+    Variant {
+        iteration: Iteration::Once,
+        yes: false,
+    },
+];
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match (self.iteration, self.yes) {
+            (Iteration::Empty, true) => "iterate as empty, answer yes first",
+            (Iteration::Once, true) => "iterate once, answer yes first",
+            (Iteration::Empty, false) => "iterate as empty, answer no first",
+            (Iteration::Once, false) => "iterate once, answer no first",
+        }
+    }
+}
+
 /// The stand-in prefix for `names` (identifiers, as the name finder reports them).
-pub fn standin_prefix(names: &[String], iteration: Iteration) -> Prefix {
-    let mut code = classes(iteration);
+pub fn standin_prefix(names: &[String], variant: Variant) -> Prefix {
+    let mut code = classes(variant);
     for name in names.iter().filter(|n| is_identifier(n)) {
-        if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+        // A capitalised name is a class (`Leaf`), unless it is all capitals, a constant (`N`,
+        // `MAX_SIZE`); `cls` is one by convention (`object.__new__(cls)`).
+        let constant = !name.chars().any(|c| c.is_lowercase());
+        let class = name.starts_with(|c: char| c.is_ascii_uppercase()) && !constant;
+        if class || name == "cls" {
             code.push_str(&format!(
                 "{name} = _LdbAnyType('{name}', (_LdbAny,), {{}})\n"
             ));
@@ -38,14 +84,12 @@ pub fn standin_prefix(names: &[String], iteration: Iteration) -> Prefix {
 /// `code` with the stand-in classes folded into one comment line, for text output (the JSON
 /// report and `--write-prefix` keep the whole prefix).
 pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
-    for (iteration, label) in [
-        (Iteration::Empty, "iterate as empty"),
-        (Iteration::Once, "iterate once"),
-    ] {
-        let classes = classes(iteration);
+    for variant in VARIANTS {
+        let classes = classes(variant);
         if let Some(rest) = code.strip_prefix(classes.as_str()) {
             return format!(
-                "# ldb's stand-in classes _LdbAnyType and _LdbAny ({label}; {} lines, in --format json)\n{rest}",
+                "# ldb's stand-in classes _LdbAnyType and _LdbAny ({}; {} lines, in --format json)\n{rest}",
+                variant.label(),
                 classes.lines().count()
             )
             .into();
@@ -54,13 +98,14 @@ pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
     code.into()
 }
 
-/// The stand-in classes, iterating as `iteration` says.
-fn classes(iteration: Iteration) -> String {
-    let items = match iteration {
+/// The stand-in classes, behaving as `variant` says.
+fn classes(variant: Variant) -> String {
+    let items = match variant.iteration {
         Iteration::Empty => "()",
         Iteration::Once => "(_LdbAny(),)",
     };
-    ANY.replace("ITEMS", items)
+    let yes = if variant.yes { "True" } else { "False" };
+    ANY.replace("ITEMS", items).replace("TRUTH", yes)
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -75,25 +120,39 @@ mod tests {
 
     #[test]
     fn names_are_bound_by_case_and_non_identifiers_skipped() {
-        let names = ["self", "Leaf", "a.b", "9x"].map(String::from);
-        let p = standin_prefix(&names, Iteration::Once);
+        let names = ["self", "Leaf", "a.b", "9x", "MAX_N", "cls"].map(String::from);
+        let once = Variant {
+            iteration: Iteration::Once,
+            yes: true,
+        };
+        let p = standin_prefix(&names, once);
         assert!(p.code.contains("self = _LdbAny()\n"));
         assert!(p
             .code
             .contains("Leaf = _LdbAnyType('Leaf', (_LdbAny,), {})\n"));
+        assert!(p.code.contains("MAX_N = _LdbAny()\n"));
+        assert!(p
+            .code
+            .contains("cls = _LdbAnyType('cls', (_LdbAny,), {})\n"));
         assert!(!p.code.contains("a.b ="));
         assert!(!p.code.contains("9x ="));
-        assert!(p.code.contains("iter((_LdbAny(),))"));
-        assert!(standin_prefix(&names, Iteration::Empty)
-            .code
-            .contains("iter(())"));
+        assert!(p.code.contains("_ldb_iter((_LdbAny(),))"));
+        assert!(p.code.contains("return True\n"));
+        let empty = Variant {
+            iteration: Iteration::Empty,
+            yes: false,
+        };
+        let e = standin_prefix(&names, empty).code;
+        assert!(e.contains("_ldb_iter(())"));
+        assert!(e.contains("return False\n"));
+        assert!(!e.contains("ITEMS") && !e.contains("TRUTH"));
     }
 
     #[test]
     fn text_output_folds_the_classes_and_keeps_the_bindings() {
         let names = ["self"].map(String::from);
-        for it in [Iteration::Empty, Iteration::Once] {
-            let folded = fold_classes(&standin_prefix(&names, it).code).into_owned();
+        for variant in VARIANTS {
+            let folded = fold_classes(&standin_prefix(&names, variant).code).into_owned();
             assert!(folded.starts_with("# ldb's stand-in classes"), "{folded}");
             assert!(folded.ends_with("self = _LdbAny()\n"), "{folded}");
             assert_eq!(folded.lines().count(), 2);

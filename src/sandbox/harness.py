@@ -92,7 +92,10 @@ def _exit_code(exc):
     if code is None:
         return 0
     if isinstance(code, int):
-        return code
+        # A bool is an int (`exit(False)` is status 0) but would reach the protocol as JSON
+        # `false`; a status beyond 64 bits has no meaning there either.
+        code = int(code)
+        return code if -(2**63) <= code < 2**63 else 1
     return 1
 
 

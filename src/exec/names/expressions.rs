@@ -56,9 +56,7 @@ impl Walker {
                 self.expr(&b.right, scope);
             }
             Expr::UnaryOp(u) => self.expr(&u.operand, scope),
-            Expr::Lambda(l) => {
-                self.function(scope, &l.args, FunctionBody::Expr(&l.body), offset(l.range))
-            }
+            Expr::Lambda(l) => self.function(scope, &l.args, FunctionBody::Expr(&l.body)),
             Expr::IfExp(i) => {
                 self.expr(&i.test, scope);
                 self.expr(&i.body, scope);

@@ -72,7 +72,7 @@ struct Scope {
     parent: Option<usize>,
     /// A comprehension's scope (a walrus inside binds in the enclosing one).
     comprehension: bool,
-    /// Name → offset of its first binding.
+    /// Name → when its first binding happens (the walk's order, see [`Walker::clock`]).
     bound: HashMap<String, u32>,
     globals: HashSet<String>,
     nonlocals: HashSet<String>,
@@ -96,6 +96,8 @@ struct Use {
     name: String,
     scope: usize,
     offset: u32,
+    /// When it happens (the walk's order).
+    order: u32,
 }
 
 #[derive(Default)]
@@ -106,6 +108,9 @@ struct Walker {
     /// when called).
     attributes: Vec<(usize, String)>,
     star_import: bool,
+    /// Uses and bindings in the order they run: the walk visits a statement's value before its
+    /// targets, so `a = f(a)` reads `a` before it binds it (source offsets would say otherwise).
+    clock: u32,
 }
 
 fn offset(range: ast::text_size::TextRange) -> u32 {
@@ -113,7 +118,13 @@ fn offset(range: ast::text_size::TextRange) -> u32 {
 }
 
 impl Walker {
-    fn bind(&mut self, scope: usize, name: &str, at: u32) {
+    fn tick(&mut self) -> u32 {
+        self.clock += 1;
+        self.clock
+    }
+
+    fn bind(&mut self, scope: usize, name: &str) {
+        let at = self.tick();
         let Some(s) = self.scopes.get(scope) else {
             return;
         };
@@ -149,10 +160,12 @@ impl Walker {
     }
 
     fn use_name(&mut self, scope: usize, name: &str, at: u32) {
+        let order = self.tick();
         self.uses.push(Use {
             name: name.to_string(),
             scope,
             offset: at,
+            order,
         });
     }
 
@@ -201,7 +214,7 @@ impl Walker {
                 .scopes
                 .first()
                 .and_then(|m| m.bound.get(&u.name))
-                .is_some_and(|&first| first > u.offset && !self.star_import),
+                .is_some_and(|&first| first > u.order && !self.star_import),
             Some(_) => false,
         }
     }
@@ -294,6 +307,11 @@ print(os, np, parse, dumps, f, C, i, j, rest, fh, squares, lam)
     fn augmented_assignment_and_use_before_binding_are_undefined() {
         assert_eq!(undefined("total += 1\n"), ["total"]);
         assert_eq!(undefined("print(x)\nx = 1\n"), ["x"]);
+        // A function body's parameters: read by the statement that first binds them.
+        assert_eq!(
+            undefined("a = os.fspath(a)\nb = [a]\nfor c in c:\n    pass\n"),
+            ["os", "a", "c"]
+        );
         // Inside a function the order of definitions does not matter.
         assert!(undefined("def f():\n    return x\nx = 1\nf()\n").is_empty());
     }

@@ -3,7 +3,7 @@
 
 use rustpython_parser::ast::{self, Expr, Stmt};
 
-use super::{offset, FunctionBody, ScopeKind, Walker};
+use super::{FunctionBody, ScopeKind, Walker};
 
 impl Walker {
     pub(super) fn declarations(&mut self, stmt: &Stmt, scope: usize) {
@@ -57,13 +57,7 @@ impl Walker {
         }
     }
 
-    pub(super) fn function(
-        &mut self,
-        scope: usize,
-        args: &ast::Arguments,
-        body: FunctionBody<'_>,
-        at: u32,
-    ) {
+    pub(super) fn function(&mut self, scope: usize, args: &ast::Arguments, body: FunctionBody<'_>) {
         // Defaults and annotations are evaluated where the function is defined.
         let all_args = args
             .posonlyargs
@@ -85,10 +79,10 @@ impl Walker {
         }
         let inner = self.new_scope(ScopeKind::Function, scope);
         for a in all_args {
-            self.bind(inner, a.def.arg.as_str(), at);
+            self.bind(inner, a.def.arg.as_str());
         }
         for a in args.vararg.iter().chain(&args.kwarg) {
-            self.bind(inner, a.arg.as_str(), at);
+            self.bind(inner, a.arg.as_str());
         }
         match body {
             FunctionBody::Stmts(stmts) => self.stmts(stmts, inner),
@@ -103,26 +97,16 @@ impl Walker {
                 if let Some(r) = &f.returns {
                     self.expr(r, scope);
                 }
-                self.bind(scope, f.name.as_str(), offset(f.range));
-                self.function(
-                    scope,
-                    &f.args,
-                    FunctionBody::Stmts(&f.body),
-                    offset(f.range),
-                );
+                self.bind(scope, f.name.as_str());
+                self.function(scope, &f.args, FunctionBody::Stmts(&f.body));
             }
             Stmt::AsyncFunctionDef(f) => {
                 self.exprs(&f.decorator_list, scope);
                 if let Some(r) = &f.returns {
                     self.expr(r, scope);
                 }
-                self.bind(scope, f.name.as_str(), offset(f.range));
-                self.function(
-                    scope,
-                    &f.args,
-                    FunctionBody::Stmts(&f.body),
-                    offset(f.range),
-                );
+                self.bind(scope, f.name.as_str());
+                self.function(scope, &f.args, FunctionBody::Stmts(&f.body));
             }
             Stmt::ClassDef(c) => {
                 self.exprs(&c.decorator_list, scope);
@@ -130,7 +114,7 @@ impl Walker {
                 for k in &c.keywords {
                     self.expr(&k.value, scope);
                 }
-                self.bind(scope, c.name.as_str(), offset(c.range));
+                self.bind(scope, c.name.as_str());
                 let inner = self.new_scope(ScopeKind::Class, scope);
                 self.stmts(&c.body, inner);
             }
@@ -229,7 +213,7 @@ impl Walker {
                         Some(a) => a.to_string(),
                         None => alias.name.split('.').next().unwrap_or("").to_string(),
                     };
-                    self.bind(scope, &bound, offset(i.range));
+                    self.bind(scope, &bound);
                 }
             }
             Stmt::ImportFrom(i) => {
@@ -239,7 +223,7 @@ impl Walker {
                         continue;
                     }
                     let bound = alias.asname.as_ref().unwrap_or(&alias.name);
-                    self.bind(scope, bound.as_str(), offset(i.range));
+                    self.bind(scope, bound.as_str());
                 }
             }
             Stmt::Global(_) | Stmt::Nonlocal(_) => {}
@@ -270,7 +254,7 @@ impl Walker {
                 self.expr(t, scope);
             }
             if let Some(name) = &h.name {
-                self.bind(scope, name.as_str(), offset(h.range));
+                self.bind(scope, name.as_str());
             }
             self.stmts_same(&h.body, scope);
         }
@@ -297,7 +281,7 @@ impl Walker {
                 self.exprs(&m.keys, scope);
                 m.patterns.iter().for_each(|p| self.pattern(p, scope));
                 if let Some(rest) = &m.rest {
-                    self.bind(scope, rest.as_str(), offset(m.range));
+                    self.bind(scope, rest.as_str());
                 }
             }
             P::MatchClass(c) => {
@@ -309,7 +293,7 @@ impl Walker {
             }
             P::MatchStar(s) => {
                 if let Some(n) = &s.name {
-                    self.bind(scope, n.as_str(), offset(s.range));
+                    self.bind(scope, n.as_str());
                 }
             }
             P::MatchAs(a) => {
@@ -317,7 +301,7 @@ impl Walker {
                     self.pattern(p, scope);
                 }
                 if let Some(n) = &a.name {
-                    self.bind(scope, n.as_str(), offset(a.range));
+                    self.bind(scope, n.as_str());
                 }
             }
             P::MatchOr(o) => o.patterns.iter().for_each(|p| self.pattern(p, scope)),
@@ -327,7 +311,7 @@ impl Walker {
     /// An assignment target: names are bound, everything else in it is read.
     pub(super) fn target(&mut self, target: &Expr, scope: usize) {
         match target {
-            Expr::Name(n) => self.bind(scope, n.id.as_str(), offset(n.range)),
+            Expr::Name(n) => self.bind(scope, n.id.as_str()),
             Expr::Tuple(t) => t.elts.iter().for_each(|e| self.target(e, scope)),
             Expr::List(l) => l.elts.iter().for_each(|e| self.target(e, scope)),
             Expr::Starred(s) => self.target(&s.value, scope),
