@@ -1,11 +1,11 @@
-def _ldb_ask(s, *o, _seen=set(), _f=__import__('sys')._getframe):
+def _ldb_at(f, _seen=set()):
     # The variant's answer the first time a place in the code asks, the other one after: both
     # branches over the variants, and a loop waiting on a stand-in ends.
-    f = _f(1)
     k = (id(f.f_code), f.f_lasti)
     if k in _seen: return not TRUTH
     _seen.add(k)
     return TRUTH
+def _ldb_ask(s, *o, _f=__import__('sys')._getframe): return _ldb_at(_f(1))
 def _ldb_iter(items, _f=__import__('sys')._getframe, _op=__import__('opcode').opmap):
     # Unpacking (`a, b = x`) gets as many stand-ins as it asks for.
     try:
@@ -24,6 +24,8 @@ class _LdbAnyType(type):
     __contains__ = _ldb_ask
     def __len__(c): return len(ITEMS)
     __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
+    def __instancecheck__(c, x, _f=__import__('sys')._getframe): return type.__instancecheck__(c, x) or _ldb_at(_f(1))
+    def __subclasscheck__(c, x, _f=__import__('sys')._getframe): return type.__subclasscheck__(c, x) or _ldb_at(_f(1))
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __or__ = __ror__ = __and__ = __rand__ = lambda c, *o: _LdbAny()
 class _LdbAny(metaclass=_LdbAnyType):
     def __init__(s, *a, **k): pass
@@ -45,7 +47,11 @@ class _LdbAny(metaclass=_LdbAnyType):
     def __index__(s): return len(ITEMS)
     def __float__(s): return float(len(ITEMS))
     def __mro_entries__(s, b): return (_LdbAny,)
-    __bool__ = __contains__ = __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
+    # An instance in isinstance's second place (`isinstance(b, unicode)`) acts as a class.
+    __bool__ = __contains__ = __lt__ = __le__ = __gt__ = __ge__ = __instancecheck__ = __subclasscheck__ = _ldb_ask
     __hash__ = object.__hash__
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __matmul__ = __lshift__ = __rshift__ = __xor__ = __rxor__ = __or__ = __ror__ = __and__ = __rand__ = __neg__ = __pos__ = __abs__ = __invert__ = __round__ = lambda s, *o: s
+    __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __matmul__ = __lshift__ = __rshift__ = __xor__ = __rxor__ = __or__ = __ror__ = __and__ = __rand__ = __neg__ = __pos__ = __abs__ = __invert__ = __round__ = lambda s, *o: s
     __divmod__ = __rdivmod__ = lambda s, o: (s, s)
+    # Joined to a string it gives a string (`'_handle_' + kind` names an attribute).
+    __add__ = lambda s, o: 'any' + o if isinstance(o, str) else s
+    __radd__ = lambda s, o: o + 'any' if isinstance(o, str) else s
