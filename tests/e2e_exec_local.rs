@@ -35,8 +35,14 @@ fn example() -> PathBuf {
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
 fn exec_searches_prefixes_with_the_embedded_model() {
     require_model();
+    // The example plus a branch no stand-in takes (its `len()` is 0 or 1), so the model is asked.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snippet = dir.path().join("deltas.py");
+    let mut code = std::fs::read_to_string(example()).expect("example");
+    code.push_str("if len(readings) > 3:\n    print('a long series')\n");
+    std::fs::write(&snippet, code).expect("write snippet");
     let output = Command::new(env!("CARGO_BIN_EXE_ldb"))
-        .args(["exec", &example().display().to_string()])
+        .args(["exec", &snippet.display().to_string()])
         .args([
             "--model",
             MODEL,
@@ -56,8 +62,8 @@ fn exec_searches_prefixes_with_the_embedded_model() {
     // 0: a prefix ran the snippet to its end; 1: none did (the snippet has a bug).
     assert!(matches!(output.status.code(), Some(0 | 1)), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
-    assert_eq!(report["statements"], 5);
-    assert_eq!(report["line_coverage"].as_array().map(Vec::len), Some(6));
+    assert_eq!(report["statements"], 7);
+    assert_eq!(report["line_coverage"].as_array().map(Vec::len), Some(8));
     // The snippet as given stops at its first use of `readings`, line 3.
     assert_eq!(report["tree"][0]["step"], "as_is");
     assert_eq!(report["tree"][0]["ending"]["error"], "NameError");
