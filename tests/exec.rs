@@ -242,6 +242,55 @@ minutes, seconds = divmod(total, 60)
     assert_eq!(report.minimal_set.len(), 2);
 }
 
+/// A model prefix that leaves a name out raises; run again behind stand-ins it reaches the
+/// branch neither covers alone (stand-ins' `len()` is never above 1, the model gave no `config`),
+/// and the model is never shown that run.
+#[test]
+fn model_prefixes_run_again_behind_stand_ins() {
+    let snippet = "\
+if len(items) > 3:
+    print(config.name)
+";
+    let model = ScriptedModel::from_fn(|_| {
+        Ok(r#"{"imports": [], "initialization": {"items": "[1, 2, 3, 4]"}}"#.to_string())
+    });
+    let report = search(
+        snippet,
+        &model,
+        &ExecOptions {
+            standins: true,
+            ..options(1, 1)
+        },
+    );
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "step 1 only: the run behind stand-ins covers all"
+    );
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+    let model_node = report
+        .tree
+        .iter()
+        .find(|n| n.step == Step::Undefined)
+        .expect("the model's node");
+    assert_eq!(model_node.coverage.covered, 1, "NameError on config");
+    let best = report.best.as_ref().expect("a best prefix");
+    let best_node = &report.tree[best.node];
+    assert_eq!(best_node.step, Step::StandIns);
+    assert_eq!(best_node.parent, Some(model_node.id));
+    assert!(
+        best.prefix.trim_end().ends_with("items = [1, 2, 3, 4]"),
+        "{}",
+        best.prefix
+    );
+    assert!(
+        best.prefix.contains("config = _LdbAny()"),
+        "{}",
+        best.prefix
+    );
+    assert_eq!((best.coverage.covered, best.coverage.total), (2, 2));
+}
+
 /// Where stand-ins fall short (a comparison they always answer False) the model is asked as
 /// usual, and its coverage prompt builds on its own prefix, never on a stand-in one.
 #[test]

@@ -413,6 +413,50 @@ fn json_object(text: &str) -> Option<Value> {
     }
 }
 
+/// How many times a raising prefix statement is taken out before the prefix is given up on.
+const CLEANUP_ROUNDS: usize = 10;
+
+/// Run `prefix`; while the prefix itself raises, drop the statement that raised and run again.
+pub(super) fn run_with_cleanup(
+    runner: &crate::runner::Runner,
+    snippet: &super::Snippet,
+    prefix: &Prefix,
+    options: &super::ExecOptions,
+) -> Result<(Prefix, Vec<String>, super::coverage::Execution), super::ExecError> {
+    let mut prefix = prefix.clone();
+    let mut removed = Vec::new();
+    for _ in 0..CLEANUP_ROUNDS {
+        let execution = super::coverage::execute(
+            runner,
+            &snippet.text,
+            &snippet.statements,
+            &prefix.code,
+            options.allow_missing,
+        )?;
+        let super::coverage::Ending::PrefixError {
+            line: Some(line), ..
+        } = &execution.ending
+        else {
+            return Ok((prefix, removed, execution));
+        };
+        match prefix.without_line(*line) {
+            Some((rest, statement)) => {
+                removed.push(statement);
+                prefix = rest;
+            }
+            None => return Ok((prefix, removed, execution)),
+        }
+    }
+    let execution = super::coverage::execute(
+        runner,
+        &snippet.text,
+        &snippet.statements,
+        &prefix.code,
+        options.allow_missing,
+    )?;
+    Ok((prefix, removed, execution))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

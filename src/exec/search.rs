@@ -21,9 +21,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::coverage::{annotate_uncovered, execute, short_ending, Ending, Execution};
-use super::prefix::{prefix_schema, Prefix};
-use super::standins::{standin_prefix, VARIANTS};
+use super::coverage::{annotate_uncovered, short_ending, Ending};
+use super::prefix::{prefix_schema, run_with_cleanup, Prefix};
+use super::standins::{behind, standin_prefix, BEHIND, VARIANTS};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -171,6 +171,7 @@ impl Search<'_> {
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step("step 1 (undefined names)", &ids);
+            self.behind_standins(&ids).await?;
             ids
         };
         if self.full() {
@@ -198,6 +199,7 @@ impl Search<'_> {
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 2 (error of #{parent})"), &ids);
+            self.behind_standins(&ids).await?;
             if self.full() {
                 return Ok(Stop::FullCoverage);
             }
@@ -243,12 +245,40 @@ impl Search<'_> {
                 .await?;
             let ids = self.run_nodes(nodes).await?;
             self.report_step(&format!("step 3 (coverage, round {})", round + 1), &ids);
+            self.behind_standins(&ids).await?;
         }
         Ok(if self.full() {
             Stop::FullCoverage
         } else {
             Stop::StepsDone
         })
+    }
+
+    /// Every model prefix among `ids` whose run raised, run again behind stand-ins
+    /// ([`behind`]); never shown to the model.
+    async fn behind_standins(&mut self, ids: &[usize]) -> Result<(), ExecError> {
+        if !self.options.standins || self.full() {
+            return Ok(());
+        }
+        let raised = |n: &&Node| {
+            n.duplicate_of.is_none() && n.execution.as_ref().is_some_and(|e| !e.ending.finished())
+        };
+        let nodes: Vec<Node> = ids
+            .iter()
+            .filter_map(|&id| self.tree.get(id))
+            .filter(raised)
+            .flat_map(|n| {
+                BEHIND.map(|v| {
+                    let prefix = behind(&self.names, &n.prefix, v);
+                    Node::new(0, Some(n.id), Step::StandIns, prefix)
+                })
+            })
+            .collect();
+        if !nodes.is_empty() {
+            let ids = self.run_nodes(nodes).await?;
+            self.report_step("stand-ins behind", &ids);
+        }
+        Ok(())
     }
 
     /// Add the names runs reported as not defined to the names every reply initialises.
@@ -529,50 +559,6 @@ impl Search<'_> {
             total
         ));
     }
-}
-
-/// How many times a raising prefix statement is taken out before the prefix is given up on.
-const CLEANUP_ROUNDS: usize = 10;
-
-/// Run `prefix`; while the prefix itself raises, drop the statement that raised and run again.
-fn run_with_cleanup(
-    runner: &Runner,
-    snippet: &Snippet,
-    prefix: &Prefix,
-    options: &ExecOptions,
-) -> Result<(Prefix, Vec<String>, Execution), ExecError> {
-    let mut prefix = prefix.clone();
-    let mut removed = Vec::new();
-    for _ in 0..CLEANUP_ROUNDS {
-        let execution = execute(
-            runner,
-            &snippet.text,
-            &snippet.statements,
-            &prefix.code,
-            options.allow_missing,
-        )?;
-        let Ending::PrefixError {
-            line: Some(line), ..
-        } = &execution.ending
-        else {
-            return Ok((prefix, removed, execution));
-        };
-        match prefix.without_line(*line) {
-            Some((rest, statement)) => {
-                removed.push(statement);
-                prefix = rest;
-            }
-            None => return Ok((prefix, removed, execution)),
-        }
-    }
-    let execution = execute(
-        runner,
-        &snippet.text,
-        &snippet.statements,
-        &prefix.code,
-        options.allow_missing,
-    )?;
-    Ok((prefix, removed, execution))
 }
 
 /// What the model said for `node` (a prefix it proposed), for the conversation history; the

@@ -51,6 +51,19 @@ pub const VARIANTS: [Variant; 4] = [
     },
 ];
 
+/// The variants run behind a model's prefix whose run raised ([`behind`]): loop bodies run, and
+/// both answers.
+pub const BEHIND: [Variant; 2] = [VARIANTS[1], VARIANTS[3]];
+
+/// `prefix` (a model's) after stand-ins for `names`: the model's own bindings replace the
+/// stand-ins, so the names it left out, or whose statements raised and were taken out, no longer
+/// stop the run. Real values where the model gave them, stand-ins elsewhere.
+pub fn behind(names: &[String], prefix: &Prefix, variant: Variant) -> Prefix {
+    let mut p = standin_prefix(names, variant);
+    p.code.push_str(&prefix.code);
+    p
+}
+
 impl Variant {
     fn label(self) -> &'static str {
         match (self.iteration, self.yes) {
