@@ -73,6 +73,14 @@ fn options(n: usize, k: usize) -> ExecOptions {
     }
 }
 
+/// [`options`] with the stand-in prefixes on, `n` and `k` of 1.
+fn with_standins() -> ExecOptions {
+    ExecOptions {
+        standins: true,
+        ..options(1, 1)
+    }
+}
+
 fn search(snippet: &str, model: &ScriptedModel, options: &ExecOptions) -> ExecReport {
     let snippet = Snippet::new("snippet.py", snippet).expect("a valid snippet");
     let prompts = Prompts::new().expect("prompts");
@@ -182,14 +190,7 @@ if self.mode.preview:
 print(found)
 ";
     let model = ScriptedModel::new(Vec::<String>::new());
-    let report = search(
-        snippet,
-        &model,
-        &ExecOptions {
-            standins: true,
-            ..options(1, 1)
-        },
-    );
+    let report = search(snippet, &model, &with_standins());
     assert!(model.requests().is_empty(), "no model call was needed");
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
     assert_eq!(steps, [vec![Step::AsIs], vec![Step::StandIns; 4]].concat());
@@ -223,14 +224,7 @@ else:
 minutes, seconds = divmod(total, 60)
 ";
     let model = ScriptedModel::new(Vec::<String>::new());
-    let report = search(
-        snippet,
-        &model,
-        &ExecOptions {
-            standins: true,
-            ..options(1, 1)
-        },
-    );
+    let report = search(snippet, &model, &with_standins());
     assert!(model.requests().is_empty(), "no model call was needed");
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
     assert_eq!(
@@ -254,14 +248,7 @@ if len(items) > 3:
     let model = ScriptedModel::from_fn(|_| {
         Ok(r#"{"imports": [], "initialization": {"items": "[1, 2, 3, 4]"}}"#.to_string())
     });
-    let report = search(
-        snippet,
-        &model,
-        &ExecOptions {
-            standins: true,
-            ..options(1, 1)
-        },
-    );
+    let report = search(snippet, &model, &with_standins());
     assert_eq!(
         model.requests().len(),
         1,
@@ -309,14 +296,7 @@ if n > 3:
         }
         .to_string())
     });
-    let report = search(
-        snippet,
-        &model,
-        &ExecOptions {
-            standins: true,
-            ..options(1, 1)
-        },
-    );
+    let report = search(snippet, &model, &with_standins());
     let requests = model.requests();
     assert_eq!(requests.len(), 2, "step 1 and one coverage round");
     for request in &requests {

@@ -1,3 +1,4 @@
+_ldb_frame = __import__('sys')._getframe
 def _ldb_at(f, _seen=set()):
     # The variant's answer the first time a place in the code asks, the other one after: both
     # branches over the variants, and a loop waiting on a stand-in ends.
@@ -5,11 +6,11 @@ def _ldb_at(f, _seen=set()):
     if k in _seen: return not TRUTH
     _seen.add(k)
     return TRUTH
-def _ldb_ask(s, *o, _f=__import__('sys')._getframe): return _ldb_at(_f(1))
-def _ldb_iter(items, _f=__import__('sys')._getframe, _op=__import__('opcode').opmap):
+def _ldb_ask(s, *o): return _ldb_at(_ldb_frame(1))
+def _ldb_iter(items, _op=__import__('opcode').opmap):
     # Unpacking (`a, b = x`) gets as many stand-ins as it asks for.
     try:
-        f = _f(2)
+        f = _ldb_frame(2)
         op, n = f.f_code.co_code[f.f_lasti], f.f_code.co_code[f.f_lasti + 1]
         if op == _op['UNPACK_SEQUENCE']: return iter([_LdbAny() for _ in range(n)])
         if op == _op['UNPACK_EX']: return iter([_LdbAny() for _ in range((n & 255) + (n >> 8))])
@@ -24,8 +25,8 @@ class _LdbAnyType(type):
     __contains__ = _ldb_ask
     def __len__(c): return len(ITEMS)
     __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
-    def __instancecheck__(c, x, _f=__import__('sys')._getframe): return type.__instancecheck__(c, x) or _ldb_at(_f(1))
-    def __subclasscheck__(c, x, _f=__import__('sys')._getframe): return type.__subclasscheck__(c, x) or _ldb_at(_f(1))
+    def __instancecheck__(c, x): return type.__instancecheck__(c, x) or _ldb_at(_ldb_frame(1))
+    def __subclasscheck__(c, x): return type.__subclasscheck__(c, x) or _ldb_at(_ldb_frame(1))
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __or__ = __ror__ = __and__ = __rand__ = lambda c, *o: _LdbAny()
 class _LdbAny(metaclass=_LdbAnyType):
     def __init__(s, *a, **k): pass

@@ -425,7 +425,8 @@ pub(super) fn run_with_cleanup(
 ) -> Result<(Prefix, Vec<String>, super::coverage::Execution), super::ExecError> {
     let mut prefix = prefix.clone();
     let mut removed = Vec::new();
-    for _ in 0..CLEANUP_ROUNDS {
+    let mut round = 0;
+    loop {
         let execution = super::coverage::execute(
             runner,
             &snippet.text,
@@ -433,28 +434,19 @@ pub(super) fn run_with_cleanup(
             &prefix.code,
             options.allow_missing,
         )?;
-        let super::coverage::Ending::PrefixError {
-            line: Some(line), ..
-        } = &execution.ending
-        else {
+        let taken_out = match &execution.ending {
+            super::coverage::Ending::PrefixError {
+                line: Some(line), ..
+            } if round < CLEANUP_ROUNDS => prefix.without_line(*line),
+            _ => None,
+        };
+        let Some((rest, statement)) = taken_out else {
             return Ok((prefix, removed, execution));
         };
-        match prefix.without_line(*line) {
-            Some((rest, statement)) => {
-                removed.push(statement);
-                prefix = rest;
-            }
-            None => return Ok((prefix, removed, execution)),
-        }
+        removed.push(statement);
+        prefix = rest;
+        round += 1;
     }
-    let execution = super::coverage::execute(
-        runner,
-        &snippet.text,
-        &snippet.statements,
-        &prefix.code,
-        options.allow_missing,
-    )?;
-    Ok((prefix, removed, execution))
 }
 
 #[cfg(test)]
