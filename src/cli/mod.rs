@@ -419,6 +419,12 @@ pub struct LocalArgs {
     /// prompt does not evaluate it again (0: only the live cache).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub prompt_snapshots: usize,
+    /// Evaluate prompts in chunks of this many tokens at fixed positions and reuse only whole
+    /// chunks, so that a request draws the same reply whatever came before it (0: reuse any
+    /// shared prefix; fewer tokens evaluated, but a seed's sample may then depend on the
+    /// requests before it).
+    #[arg(long, value_name = "TOKENS", default_value_t = 32)]
+    pub prompt_chunk: usize,
 }
 
 impl LocalArgs {
@@ -428,6 +434,7 @@ impl LocalArgs {
             context_len: self.context,
             use_mmap: !self.no_mmap,
             prompt_snapshots: self.prompt_snapshots,
+            prompt_chunk: self.prompt_chunk,
             ..Default::default()
         }
     }

@@ -24,7 +24,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 pub use super::options::LocalOptions;
-use super::prompt_cache::{shared_prefix, PromptCache};
+use super::prompt_cache::{reusable, shared_prefix, PromptCache};
 use crate::model::{ChatModel, ChatRequest, ChatResponse, ModelError, Role, Usage};
 
 /// What the last call cost, for benchmarks and reports.
@@ -190,6 +190,7 @@ fn serve(
     let mut session = Session {
         model: &model,
         cached: Vec::new(),
+        whole: 0,
         snapshots: PromptCache::new(options.prompt_snapshots, options.snapshot_bytes),
         options,
     };
@@ -204,6 +205,7 @@ fn serve(
         if result.is_err() {
             // A failed call may leave the cache half-written; start clean next time.
             session.cached.clear();
+            session.whole = 0;
             session.snapshots.clear();
             let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
         }
@@ -215,6 +217,9 @@ struct Session<'m> {
     model: &'m LlamaModel,
     /// Tokens whose KV entries are in the context, in order.
     cached: Vec<LlamaToken>,
+    /// Leading cached tokens evaluated in whole prompt chunks (`LocalOptions::prompt_chunk`);
+    /// only these are reused.
+    whole: usize,
     /// KV states of earlier prompts, restored when a prompt shares more with one of them.
     snapshots: PromptCache<LlamaToken, SeqState>,
     options: &'m LocalOptions,
@@ -241,12 +246,21 @@ impl Session<'_> {
             )));
         }
 
-        // Reuse the longest shared prefix; always evaluate at least the last prompt token so
-        // there are logits to sample from.
+        // Reuse the longest shared prefix (in whole chunks: `reusable`); always evaluate at
+        // least the last prompt token so there are logits to sample from.
+        // A chunk is one batch at most.
+        let n_batch = ctx.n_batch().max(1) as usize;
+        let chunk = self.options.prompt_chunk.min(n_batch);
         if !self.options.reuse_prefix {
             self.cached.clear();
+            self.whole = 0;
         }
-        let live = shared_prefix(&self.cached, &tokens);
+        let live = reusable(
+            shared_prefix(&self.cached, &tokens),
+            self.whole,
+            tokens.len(),
+            chunk,
+        );
         let mut restored = false;
         if self.options.reuse_prefix {
             // Restoring costs a copy of the state: only worth it for a real gain.
@@ -257,24 +271,32 @@ impl Session<'_> {
                 ctx.state_seq_set(hit.state, 0)
                     .map_err(|e| local("restoring a prompt snapshot", &e))?;
                 self.cached.extend_from_slice(hit.tokens);
+                // A snapshot is taken right after its prompt was evaluated.
+                self.whole = whole_chunks(hit.tokens.len(), chunk);
                 restored = true;
             }
         }
-        let reused = shared_prefix(&self.cached, &tokens).min(tokens.len() - 1);
+        let reused = reusable(
+            shared_prefix(&self.cached, &tokens),
+            self.whole,
+            tokens.len(),
+            chunk,
+        );
         ctx.clear_kv_cache_seq(Some(0), Some(reused as u32), None)
             .map_err(|e| local("KV cache", &e))?;
         self.cached.truncate(reused);
 
         let t_prompt = Instant::now();
-        let n_batch = ctx.n_batch().max(1) as usize;
+        // `reused` is a multiple of the chunk, so these chunks sit at multiples of it too.
+        let step = if chunk > 1 { chunk } else { n_batch };
         let mut batch = LlamaBatch::new(n_batch, 1);
         let tail = &tokens[reused..];
         let mut pos = reused as i32;
-        for (ci, chunk) in tail.chunks(n_batch).enumerate() {
+        for (ci, piece) in tail.chunks(step).enumerate() {
             batch.clear();
-            let last_chunk = (ci + 1) * n_batch >= tail.len();
-            for (i, &tok) in chunk.iter().enumerate() {
-                let wants_logits = last_chunk && i + 1 == chunk.len();
+            let last_chunk = (ci + 1) * step >= tail.len();
+            for (i, &tok) in piece.iter().enumerate() {
+                let wants_logits = last_chunk && i + 1 == piece.len();
                 batch
                     .add(tok, pos, &[0], wants_logits)
                     .map_err(|e| local("batch", &e))?;
@@ -283,6 +305,7 @@ impl Session<'_> {
             ctx.decode(&mut batch).map_err(|e| local("decode", &e))?;
         }
         self.cached.extend_from_slice(tail);
+        self.whole = whole_chunks(tokens.len(), chunk);
         if self.options.reuse_prefix
             && self.options.prompt_snapshots > 0
             && tail.len() >= MIN_SNAPSHOT_TOKENS
@@ -406,6 +429,16 @@ impl Session<'_> {
 
 /// Prompts (or prompt tails) shorter than this are cheaper to evaluate again than to snapshot.
 const MIN_SNAPSHOT_TOKENS: usize = 32;
+
+/// Leading tokens of an evaluated prompt of `len` tokens that lie in whole chunks (all of them
+/// when prompts are not chunked).
+fn whole_chunks(len: usize, chunk: usize) -> usize {
+    if chunk > 1 {
+        len / chunk * chunk
+    } else {
+        len
+    }
+}
 
 /// Cores not busy with other work, measured over a short window: generation threads that
 /// compete with a busy process for a core slow down sharply, so leave busy cores alone.

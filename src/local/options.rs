@@ -17,6 +17,10 @@ pub struct LocalOptions {
     /// Keep the KV cache of the longest prefix shared with the previous call (off only to
     /// measure what it saves).
     pub reuse_prefix: bool,
+    /// Prompts are evaluated in chunks of this many tokens at fixed positions and only whole
+    /// chunks are reused, so a request's reply does not depend on the requests before it
+    /// (`prompt_cache::reusable`); 0 reuses any shared prefix and evaluates the rest at once.
+    pub prompt_chunk: usize,
     /// Evaluated prompts whose KV state is kept for later calls (`PromptCache`); 0 keeps
     /// only the live cache.
     pub prompt_snapshots: usize,
@@ -33,6 +37,7 @@ impl Default for LocalOptions {
             default_max_tokens: 1536,
             seed: 1234,
             reuse_prefix: true,
+            prompt_chunk: 32,
             prompt_snapshots: 8,
             snapshot_bytes: 384 << 20,
         }

@@ -34,6 +34,22 @@ pub struct Hit<'a, T, S> {
     pub shared: usize,
 }
 
+/// How many leading prompt tokens to take from the cache when the prompt has `prompt_len`
+/// tokens, shares `shared` with the cache, and the cache's first `whole` tokens were evaluated
+/// in whole chunks of `chunk` at multiples of `chunk`. The last prompt token is always
+/// evaluated (its logits are sampled). With `chunk` > 1 the answer is a multiple of `chunk`
+/// within `whole`: every prompt is then evaluated in the same chunks wherever it starts, so its
+/// logits do not depend on what the cache held before (llama.cpp's CPU kernels round
+/// differently by batch shape, and at a temperature above 0 the last bits can pick another
+/// token). `chunk` ≤ 1 reuses any shared prefix.
+pub fn reusable(shared: usize, whole: usize, prompt_len: usize, chunk: usize) -> usize {
+    let n = shared.min(prompt_len.saturating_sub(1));
+    if chunk <= 1 {
+        return n;
+    }
+    n.min(whole) / chunk * chunk
+}
+
 /// Leading elements `a` and `b` have in common.
 pub fn shared_prefix<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -127,6 +143,22 @@ mod tests {
 
     fn toks(s: &str) -> Vec<char> {
         s.chars().collect()
+    }
+
+    #[test]
+    fn reuse_stops_at_a_whole_chunk_and_keeps_the_last_prompt_token() {
+        // Any prefix without chunks, less the last prompt token.
+        assert_eq!(reusable(100, 0, 100, 0), 99);
+        assert_eq!(reusable(40, 0, 100, 1), 40);
+        // Chunks of 32: the shared 100 tokens give 96, the last whole chunk.
+        assert_eq!(reusable(100, 128, 200, 32), 96);
+        // Tokens beyond the whole chunks (a reply decoded one by one) are evaluated again.
+        assert_eq!(reusable(150, 64, 200, 32), 64);
+        // The same prompt again: its last chunk is evaluated again, so its logits come from
+        // the same batch as the first time.
+        assert_eq!(reusable(64, 64, 64, 32), 32);
+        assert_eq!(reusable(70, 64, 70, 32), 64);
+        assert_eq!(reusable(10, 64, 70, 32), 0);
     }
 
     #[test]
