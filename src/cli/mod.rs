@@ -158,10 +158,13 @@ pub struct SearchArgs {
     /// every extra input, or the most agreement input by input.
     #[arg(long, value_name = "RULE", value_enum, default_value_t = crate::agent::search::SelectRule::Groups)]
     pub select_by: crate::agent::search::SelectRule,
-    /// Search: draw fresh programs with resampling's seeds, in its order, so the search sees
-    /// every program `--strategy resample` would (at equal temperatures) and adds its other
-    /// proposers and its choice on top.
-    #[arg(long)]
+    /// Search: draw fresh programs with seeds of their own, several per request, instead of
+    /// resampling's seeds in its order (the default, so the search sees every program
+    /// `--strategy resample` would at equal temperatures, and adds its checks on top).
+    #[arg(long, overrides_with = "fresh_as_resample")]
+    pub no_fresh_as_resample: bool,
+    /// The default (see --no-fresh-as-resample); accepted so that older command lines still run.
+    #[arg(long, hide = true, overrides_with = "no_fresh_as_resample")]
     pub fresh_as_resample: bool,
     /// Let the model write programs from the task alone (resample, the search's fresh
     /// proposer) in full. By default they start with the task's own signature and docstring and
@@ -211,7 +214,7 @@ impl SearchArgs {
             extra_inputs: self.extra_inputs,
             verdicts: self.verdicts,
             select_by: self.select_by,
-            fresh_as_resample: self.fresh_as_resample,
+            fresh_as_resample: !self.no_fresh_as_resample,
         })
     }
 }
