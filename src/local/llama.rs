@@ -247,8 +247,8 @@ impl Session<'_> {
         }
 
         // Reuse the longest shared prefix (in whole chunks: `reusable`); always evaluate at
-        // least the last prompt token so there are logits to sample from.
-        // A chunk is one batch at most.
+        // least the last prompt token so there are logits to sample from. A chunk is one
+        // batch at most.
         let n_batch = ctx.n_batch().max(1) as usize;
         let chunk = self.options.prompt_chunk.min(n_batch);
         if !self.options.reuse_prefix {
