@@ -28,7 +28,7 @@
 #               rows made before --prefill and fresh:4 became the defaults resume with
 #               EXTRA="--no-prefill --proposers fresh:4,feedback:1" (results headers record both);
 #               search rows made before fresh samples followed resampling's seeds by default
-#               (the tags p2, p3, seed1 and earlier) resume with "--no-fresh-as-resample" added
+#               (the tags p2, seed1 and earlier) resume with "--no-fresh-as-resample" added
 #   TASKS       report: only these of the 43 (comma-separated), e.g. the 8 whose seed passes the
 #               visible tests, the only ones `--verify` acts on
 #   PROGRESS    progress flags (default "--progress lines": a line per task in the log; set it
