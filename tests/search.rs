@@ -304,6 +304,39 @@ async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
     }
 }
 
+/// Fresh samples follow resampling's seeds one at a time (the default), except on a backend
+/// that batches: one call with `n` pays the prompt once.
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_samples_come_one_by_one_unless_the_backend_batches() {
+    let one_by_one = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))));
+    let batching = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))).batching());
+    for (model, sizes) in [(one_by_one, vec![1, 1, 1]), (batching, vec![3])] {
+        let fixer = Fixer {
+            generator: model.clone(),
+            debugger: model.clone(),
+            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+            prompts: Prompts::new().expect("templates load"),
+            options: FixOptions {
+                strategy: Strategy::Search,
+                max_iters: 1,
+                rng_seed: 5,
+                search: SearchOptions {
+                    fresh_as_resample: true,
+                    ..only(Proposer::Fresh, 3)
+                },
+                ..FixOptions::default()
+            },
+        };
+        fixer.fix(&task(), &Silent).await;
+        assert_eq!(model.batch_sizes(), sizes);
+        let seeds: Vec<_> = model.requests().iter().map(|r| r.seed).collect();
+        if sizes.len() == 3 {
+            // Resampling's seeds, in its order.
+            assert_eq!(seeds, [Some(5), Some(6), Some(7)]);
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repair_that_gives_the_parent_back_is_not_asked_again() {
     // The model returns the failing seed unchanged: the same prompt would do it again.

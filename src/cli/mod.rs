@@ -160,7 +160,8 @@ pub struct SearchArgs {
     pub select_by: crate::agent::search::SelectRule,
     /// Search: draw fresh programs with seeds of their own, several per request, instead of
     /// resampling's seeds in its order (the default, so the search sees every program
-    /// `--strategy resample` would at equal temperatures, and adds its checks on top).
+    /// `--strategy resample` would at equal temperatures, and adds its checks on top). A
+    /// backend that draws several samples in one call (OpenAI's `n`) always gets them together.
     #[arg(long, overrides_with = "fresh_as_resample")]
     pub no_fresh_as_resample: bool,
     /// The default (see --no-fresh-as-resample); accepted so that older command lines still run.

@@ -323,9 +323,13 @@ impl Search<'_> {
         None
     }
 
-    /// Whether `proposer`'s samples follow resampling's seeds, one at a time.
+    /// Whether `proposer`'s samples follow resampling's seeds, one at a time. Not on a backend
+    /// that draws several samples in one call (OpenAI's `n`): there one call pays the prompt
+    /// once, and a server's seeds do not promise the same sample anyway.
     fn as_resample(&self, proposer: Proposer) -> bool {
-        proposer == Proposer::Fresh && self.options.fresh_as_resample
+        proposer == Proposer::Fresh
+            && self.options.fresh_as_resample
+            && !self.model_of(proposer).batches()
     }
 
     fn model_of(&self, proposer: Proposer) -> std::sync::Arc<dyn crate::model::ChatModel> {
