@@ -57,6 +57,7 @@ fn probe_coverage_of_the_empty_prefix_matches_the_recorded_as_is_coverage() {
 
 use std::collections::BTreeSet;
 
+use ldb::exec::standins::VARIANTS;
 use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecError, ExecOptions, ExecReport, LineStatus, Snippet};
 use ldb::model::scripted::ScriptedModel;
@@ -193,11 +194,14 @@ print(found)
     let report = search(snippet, &model, &with_standins());
     assert!(model.requests().is_empty(), "no model call was needed");
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
-    assert_eq!(steps, [vec![Step::AsIs], vec![Step::StandIns; 4]].concat());
+    assert_eq!(
+        steps,
+        [vec![Step::AsIs], vec![Step::StandIns; VARIANTS.len()]].concat()
+    );
     let best = report.best.as_ref().expect("a best prefix");
     assert_eq!(
         best.node, 2,
-        "the stand-ins that iterate once and answer yes reach the loop body"
+        "the stand-ins that iterate and answer yes reach the loop body"
     );
     assert_eq!((best.coverage.covered, best.coverage.total), (5, 5));
     assert!(
@@ -237,7 +241,7 @@ minutes, seconds = divmod(total, 60)
 }
 
 /// A model prefix that leaves a name out raises; run again behind stand-ins it reaches the
-/// branch neither covers alone (stand-ins' `len()` is never above 1, the model gave no `config`),
+/// branch neither covers alone (stand-ins' `len()` is never above 2, the model gave no `config`),
 /// and the model is never shown that run.
 #[test]
 fn model_prefixes_run_again_behind_stand_ins() {
@@ -313,7 +317,7 @@ if n > 3:
         steps,
         [
             vec![Step::AsIs],
-            vec![Step::StandIns; 4],
+            vec![Step::StandIns; VARIANTS.len()],
             vec![Step::Undefined, Step::Coverage]
         ]
         .concat()
@@ -679,7 +683,21 @@ print(f\"fastest change: {rate:.2f} per second\")
 
     #[tokio::test(flavor = "multi_thread")]
     async fn exec_prints_json_with_coverage_of_the_snippet_lines() {
-        let run = ldb(&["exec", "--format", "json", "--n", "1", "--k", "1"], FIXED).await;
+        // Without stand-ins: they iterate twice, so they run this loop to its end with no model.
+        let run = ldb(
+            &[
+                "exec",
+                "--format",
+                "json",
+                "--n",
+                "1",
+                "--k",
+                "1",
+                "--no-standins",
+            ],
+            FIXED,
+        )
+        .await;
         assert_eq!(run.status, 0, "{}", run.stderr);
         let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON on stdout");
         assert_eq!(report["statements"], 5);

@@ -1,4 +1,5 @@
 _ldb_frame = __import__('sys')._getframe
+_ldb_isinstance, _ldb_exit, _ldb_open = isinstance, __import__('sys').exit, open
 def _ldb_at(f, _seen=set()):
     # The variant's answer the first time a place in the code asks, the other one after: both
     # branches over the variants, and a loop waiting on a stand-in ends.
@@ -50,9 +51,41 @@ class _LdbAny(metaclass=_LdbAnyType):
     def __mro_entries__(s, b): return (_LdbAny,)
     # An instance in isinstance's second place (`isinstance(b, unicode)`) acts as a class.
     __bool__ = __contains__ = __lt__ = __le__ = __gt__ = __ge__ = __instancecheck__ = __subclasscheck__ = _ldb_ask
+    __eq__ = EQUAL
     __hash__ = object.__hash__
     __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __pow__ = __rpow__ = __matmul__ = __lshift__ = __rshift__ = __xor__ = __rxor__ = __or__ = __ror__ = __and__ = __rand__ = __neg__ = __pos__ = __abs__ = __invert__ = __round__ = lambda s, *o: s
     __divmod__ = __rdivmod__ = lambda s, o: (s, s)
     # Joined to a string it gives a string (`'_handle_' + kind` names an attribute).
-    __add__ = lambda s, o: 'any' + o if isinstance(o, str) else s
-    __radd__ = lambda s, o: o + 'any' if isinstance(o, str) else s
+    __add__ = lambda s, o: 'any' + o if _ldb_isinstance(o, str) else s
+    __radd__ = lambda s, o: o + 'any' if _ldb_isinstance(o, str) else s
+def _ldb_module(n):
+    # A standard module's name is that module, with its real values (`sys.version_info`).
+    if n in __import__('sys').stdlib_module_names:
+        try: return __import__(n)
+        except Exception: pass
+    return _LdbAny()
+# A stand-in is whatever built-in type `isinstance` asks about, as the variant answers.
+def isinstance(o, c):
+    return _ldb_isinstance(o, c) or (_LdbAny in type(o).__mro__ and _ldb_at(_ldb_frame(1)))
+# A body cut out of its function ends each path with `exit(x)` (Treefix's extraction turns
+# `return x` into it): the first time at a place it returns, so the lines after it run.
+def exit(*a):
+    if _ldb_at(_ldb_frame(1)) != TRUTH: _ldb_exit(*a)
+quit = exit
+# A file the snippet reads but that is not there is made (content by its extension), so is
+# the folder of one it writes, and Python 2's unbuffered text files (`open(f, 'a', 0)`) are
+# buffered.
+def open(file, mode='r', buffering=-1, encoding=None, *a, **k):
+    if buffering == 0 and 'b' not in mode: buffering = -1
+    try: return _ldb_open(file, mode, buffering, encoding, *a, **k)
+    except FileNotFoundError:
+        try:
+            os = __import__('os')
+            path = os.fspath(file)
+            os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+            if not any(m in mode for m in 'wax'):
+                ext = os.path.splitext(path)[1].lower()
+                text = {'.json': '{}', '.csv': 'a,b\n1,2\n'}.get(ext, 'any\n')
+                with _ldb_open(path, 'w', encoding=encoding) as f: f.write(text)
+        except Exception: pass
+        return _ldb_open(file, mode, buffering, encoding, *a, **k)

@@ -1,8 +1,9 @@
 //! The search for prefixes: Treefix's three steps over the model, the sandbox and the tree.
 //!
 //! 0. Run the snippet as it is (the tree's root); stop if that covers every statement. Then,
-//!    unless turned off, two model-free prefixes that bind every undefined name to a stand-in
-//!    ([`super::standins`]); they are never shown to the model.
+//!    unless turned off, model-free prefixes that bind every undefined name to a stand-in
+//!    ([`super::standins`]; one when no name is undefined, for its `exit` and `open` shims);
+//!    they are never shown to the model.
 //! 1. Undefinedness guidance: one prompt listing the undefined names and the attributes read
 //!    from them; `n` replies, each one prefix. (No undefined names: the as-is run is step 1.)
 //! 2. Error guidance: for each of up to `n` runs that raised (distinct errors, most coverage
@@ -133,10 +134,18 @@ impl Search<'_> {
         if self.full() {
             return Ok(Stop::FullCoverage);
         }
-        if self.options.standins && !self.snippet.undefined.names.is_empty() {
-            let nodes = VARIANTS
-                .map(|v| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, v)))
-                .to_vec();
+        if self.options.standins {
+            // Without undefined names the variants do not differ (no stand-in is made), but the
+            // prelude's shims (`exit`, `open`) may still take the run further than as is.
+            let variants = if self.snippet.undefined.names.is_empty() {
+                &VARIANTS[..1]
+            } else {
+                &VARIANTS[..]
+            };
+            let nodes = variants
+                .iter()
+                .map(|&v| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, v)))
+                .collect();
             let ids = self.run_nodes(nodes).await?;
             self.report_step("stand-ins", &ids);
             if self.full() {

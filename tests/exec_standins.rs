@@ -1,0 +1,121 @@
+//! `ldb exec`'s model-free stand-ins on real sandbox runs: the shims every variant carries
+//! (`open` of a missing file, `exit` that returns once, `isinstance` of a stand-in) and the
+//! variants that make `==` answer and standard modules real.
+
+mod common;
+
+use std::time::Duration;
+
+use ldb::exec::tree::Step;
+use ldb::exec::{make_runnable, Ending, ExecOptions, ExecReport, Snippet};
+use ldb::model::scripted::ScriptedModel;
+use ldb::prompts::Prompts;
+
+/// Stand-ins only: no model step runs.
+fn search(snippet: &str) -> ExecReport {
+    let options = ExecOptions {
+        standins: true,
+        use_model: false,
+        ..ExecOptions::default()
+    };
+    let snippet = Snippet::new("snippet.py", snippet).expect("a valid snippet");
+    let prompts = Prompts::new().expect("prompts");
+    let model = ScriptedModel::new(Vec::<String>::new());
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let report = runtime
+        .block_on(make_runnable(
+            &snippet,
+            &model,
+            &common::runner(Duration::from_secs(30)),
+            &prompts,
+            &options,
+            &|_| {},
+        ))
+        .expect("search runs");
+    assert!(model.requests().is_empty(), "no model call");
+    report
+}
+
+fn set_covered(report: &ExecReport) -> (usize, usize) {
+    (report.set_coverage.covered, report.set_coverage.total)
+}
+
+/// A snippet with no undefined name still gets one stand-in run, for its shims: the file it
+/// reads is made (`{}` for JSON), so is the folder of one it appends to, Python 2's unbuffered
+/// text mode is buffered, and `exit()` returns the first time so the lines after it run.
+#[test]
+fn missing_files_are_made_and_exit_returns_once() {
+    let snippet = "\
+import json
+with open('data.json') as f:
+    data = json.load(f)
+log = open('logs/run.log', 'a', 0)
+aux = data
+exit(aux)
+print('after exit', data)
+";
+    let report = search(snippet);
+    let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
+    assert_eq!(steps, [Step::AsIs, Step::StandIns], "one variant, no names");
+    let root = report.tree[0].ending.as_ref().expect("as-is ran");
+    assert_eq!(root.error(), Some("FileNotFoundError"));
+    assert_eq!(set_covered(&report), (7, 7));
+    assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
+}
+
+/// `exit()` at a place it was called before ends the run: a loop around it does not spin until
+/// the time limit.
+#[test]
+fn exit_ends_the_run_the_second_time_a_place_calls_it() {
+    let report = search("while True:\n    exit(status)\n");
+    let node = report.tree.last().expect("a stand-in run");
+    assert_eq!(node.step, Step::StandIns);
+    assert_eq!(node.ending, Some(Ending::Finished), "{:?}", node.ending);
+}
+
+/// A stand-in is a list when `isinstance` asks (in the variants that answer yes first) and is
+/// not (in those that answer no), so both branches run.
+#[test]
+fn isinstance_of_a_stand_in_against_a_builtin_type_takes_both_branches() {
+    let snippet = "\
+if isinstance(a, list) and len(a) == 2:
+    print('a pair')
+else:
+    print('something else')
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (3, 3));
+}
+
+/// `kind == 'async'` is never true of a stand-in that equals only itself; the variants whose
+/// `==` answers like a comparison take the branch.
+#[test]
+fn equality_with_a_stand_in_answers_in_some_variants() {
+    let snippet = "\
+if kind == 'async':
+    print('async')
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (2, 2));
+    let best = report.best.as_ref().expect("a best prefix");
+    assert!(best.prefix.contains("__eq__ = _ldb_ask"), "{}", best.prefix);
+}
+
+/// An undefined `sys` is the real module in one variant: `sys.version_info[1]` is a number, so
+/// the range has elements and the loop body runs (a stand-in's range is empty).
+#[test]
+fn a_standard_module_name_is_the_module_in_one_variant() {
+    let snippet = "\
+versions = [(3, minor) for minor in range(3, sys.version_info[1] + 1)]
+for version in versions:
+    print(version)
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (3, 3));
+    let best = report.best.as_ref().expect("a best prefix");
+    assert!(
+        best.prefix.contains("sys = _ldb_module('sys')"),
+        "{}",
+        best.prefix
+    );
+}
