@@ -1,6 +1,6 @@
 //! `ldb exec`'s model-free stand-ins on real sandbox runs: the shims every variant carries
 //! (`open` of a missing file, `exit` that returns once, `isinstance` of a stand-in) and the
-//! variants that make `==` answer and standard modules real.
+//! variants that make `==` answer, standard modules real and names tested with `is None` None.
 
 mod common;
 
@@ -117,5 +117,22 @@ for version in versions:
         best.prefix.contains("sys = _ldb_module('sys')"),
         "{}",
         best.prefix
+    );
+}
+
+/// `hi is None` is never true of a stand-in; the variants that make a name the snippet tests
+/// against None be None take that branch.
+#[test]
+fn a_name_tested_with_is_none_is_none_in_some_variants() {
+    let snippet = "\
+if hi is None:
+    hi = len(items)
+print(hi)
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (3, 3));
+    assert!(
+        report.tree.iter().any(|n| n.prefix.contains("hi = None\n")),
+        "a variant binds hi to None"
     );
 }

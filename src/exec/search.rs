@@ -142,9 +142,13 @@ impl Search<'_> {
             } else {
                 &VARIANTS[..]
             };
+            let none = &self.snippet.undefined.none_tested;
             let nodes = variants
                 .iter()
-                .map(|&v| Node::new(0, Some(0), Step::StandIns, standin_prefix(&self.names, v)))
+                .map(|&v| {
+                    let prefix = standin_prefix(&self.names, none, v);
+                    Node::new(0, Some(0), Step::StandIns, prefix)
+                })
                 .collect();
             let ids = self.run_nodes(nodes).await?;
             self.report_step("stand-ins", &ids);

@@ -9,7 +9,8 @@
 //! yields nothing (loops are skipped), one or two stand-ins; a stand-in answers truth tests,
 //! comparisons and membership (and in some variants `==`) with yes or with no the first time a
 //! place in the code asks (the other answer after, so a loop waiting on a stand-in ends); an
-//! undefined name of a standard module (`sys`) is a stand-in or the module itself. Unpacking
+//! undefined name of a standard module (`sys`) is a stand-in or the module itself; a name the
+//! snippet tests with `is None` is a stand-in or None. Unpacking
 //! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
 //! statements, and the minimal set takes what each adds.
 //!
@@ -40,6 +41,8 @@ pub struct Variant {
     pub equal: bool,
     /// A name of a standard module (`sys`, `os`) is that module, not a stand-in.
     pub modules: bool,
+    /// A name the snippet tests with `is None` is None.
+    pub none: bool,
 }
 
 const fn variant(iteration: Iteration, yes: bool, equal: bool, modules: bool) -> Variant {
@@ -48,18 +51,24 @@ const fn variant(iteration: Iteration, yes: bool, equal: bool, modules: bool) ->
         yes,
         equal,
         modules,
+        none: false,
     }
 }
 
+const fn with_none(v: Variant) -> Variant {
+    Variant { none: true, ..v }
+}
+
 /// The variants run, in order: chosen greedily (each adding the most line coverage to those
-/// before it) among all 24 on the held-out standard-library bodies of
+/// before it) among all 48 on the held-out standard-library bodies of
 /// `benchmarks/exec_heldout.py`, stopping when the next added less than 0.2 points.
-pub const VARIANTS: [Variant; 5] = [
+pub const VARIANTS: [Variant; 6] = [
     variant(Iteration::Twice, false, true, false),
     variant(Iteration::Twice, true, true, false),
-    variant(Iteration::Empty, true, false, true),
-    variant(Iteration::Once, true, false, false),
-    variant(Iteration::Once, true, true, true),
+    with_none(variant(Iteration::Empty, true, false, true)),
+    with_none(variant(Iteration::Once, true, false, false)),
+    with_none(variant(Iteration::Empty, false, true, true)),
+    variant(Iteration::Twice, true, false, true),
 ];
 
 /// The variants run behind a model's prefix whose run raised ([`behind`]): loop bodies run, and
@@ -73,7 +82,7 @@ pub const BEHIND: [Variant; 2] = [
 /// stand-ins, so the names it left out, or whose statements raised and were taken out, no longer
 /// stop the run. Real values where the model gave them, stand-ins elsewhere.
 pub fn behind(names: &[String], prefix: &Prefix, variant: Variant) -> Prefix {
-    let mut p = standin_prefix(names, variant);
+    let mut p = standin_prefix(names, &[], variant);
     p.code.push_str(&prefix.code);
     p
 }
@@ -92,15 +101,18 @@ impl Variant {
     }
 }
 
-/// The stand-in prefix for `names` (identifiers, as the name finder reports them).
-pub fn standin_prefix(names: &[String], variant: Variant) -> Prefix {
+/// The stand-in prefix for `names` (identifiers, as the name finder reports them); in a variant
+/// that says so, the names in `none_tested` (tested with `is None`) are None.
+pub fn standin_prefix(names: &[String], none_tested: &[String], variant: Variant) -> Prefix {
     let mut code = classes(variant);
     for name in names.iter().filter(|n| is_identifier(n)) {
         // A capitalised name is a class (`Leaf`), unless it is all capitals, a constant (`N`,
         // `MAX_SIZE`); `cls` is one by convention (`object.__new__(cls)`).
         let constant = !name.chars().any(|c| c.is_lowercase());
         let class = name.starts_with(|c: char| c.is_ascii_uppercase()) && !constant;
-        if class || name == "cls" {
+        if variant.none && none_tested.contains(name) {
+            code.push_str(&format!("{name} = None\n"));
+        } else if class || name == "cls" {
             code.push_str(&format!(
                 "{name} = _LdbAnyType('{name}', (_LdbAny,), {{}})\n"
             ));
@@ -137,6 +149,7 @@ fn all_variants() -> impl Iterator<Item = Variant> {
         .flat_map(|i| [true, false].map(|y| (i, y)))
         .flat_map(|(i, y)| [true, false].map(|e| (i, y, e)))
         .flat_map(|(i, y, e)| [true, false].map(|m| variant(i, y, e, m)))
+        .flat_map(|v| [v, with_none(v)])
 }
 
 /// The stand-in classes, behaving as `variant` says.
@@ -171,7 +184,7 @@ mod tests {
     fn names_are_bound_by_case_and_non_identifiers_skipped() {
         let names = ["self", "Leaf", "a.b", "9x", "MAX_N", "cls"].map(String::from);
         let once = variant(Iteration::Once, true, false, false);
-        let p = standin_prefix(&names, once);
+        let p = standin_prefix(&names, &[], once);
         assert!(p.code.contains("self = _LdbAny()\n"));
         assert!(p
             .code
@@ -185,11 +198,11 @@ mod tests {
         assert!(p.code.contains("_ldb_iter((_LdbAny(),))"));
         assert!(p.code.contains("return True\n"));
         let empty = variant(Iteration::Empty, false, false, false);
-        let e = standin_prefix(&names, empty).code;
+        let e = standin_prefix(&names, &[], empty).code;
         assert!(e.contains("_ldb_iter(())"));
         assert!(e.contains("return False\n"));
         assert!(!e.contains("ITEMS") && !e.contains("TRUTH") && !e.contains("EQUAL"));
-        let modules = standin_prefix(&names, variant(Iteration::Twice, true, true, true)).code;
+        let modules = standin_prefix(&names, &[], variant(Iteration::Twice, true, true, true)).code;
         assert!(modules.contains("self = _ldb_module('self')\n"));
         assert!(modules.contains("Leaf = _LdbAnyType('Leaf'"));
         assert!(modules.contains("__eq__ = _ldb_ask\n"));
@@ -200,7 +213,7 @@ mod tests {
     fn text_output_folds_the_classes_and_keeps_the_bindings() {
         let names = ["self"].map(String::from);
         for variant in all_variants() {
-            let folded = fold_classes(&standin_prefix(&names, variant).code).into_owned();
+            let folded = fold_classes(&standin_prefix(&names, &[], variant).code).into_owned();
             assert!(folded.starts_with("# ldb's stand-in classes"), "{folded}");
             let binding = if variant.modules {
                 "self = _ldb_module('self')\n"

@@ -81,7 +81,21 @@ impl Walker {
             }
             Expr::YieldFrom(y) => self.expr(&y.value, scope),
             Expr::Compare(c) => {
+                let before = self.uses.len();
                 self.expr(&c.left, scope);
+                // `name is None` / `name is not None`: a prefix that makes `name` None takes
+                // the branch a stand-in never does.
+                let none_test = matches!(c.ops[..], [ast::CmpOp::Is | ast::CmpOp::IsNot])
+                    && matches!(
+                        c.comparators[..],
+                        [Expr::Constant(ast::ExprConstant {
+                            value: ast::Constant::None,
+                            ..
+                        })]
+                    );
+                if none_test && matches!(*c.left, Expr::Name(_)) && self.uses.len() > before {
+                    self.none_tested.push(before);
+                }
                 self.exprs(&c.comparators, scope);
             }
             Expr::Call(c) => {

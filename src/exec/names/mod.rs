@@ -35,6 +35,9 @@ pub struct Undefined {
     /// The snippet has `from X import *`: any name might come from there, so names used at
     /// module level are not reported.
     pub star_import: bool,
+    /// Undefined names the snippet tests with `is None` or `is not None`, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub none_tested: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -107,6 +110,8 @@ struct Walker {
     /// For every `name.attr` read: the use of `name` (index into `uses`) and `attr` (`attr()`
     /// when called).
     attributes: Vec<(usize, String)>,
+    /// Uses (indices into `uses`) of names tested with `is None` / `is not None`.
+    none_tested: Vec<usize>,
     star_import: bool,
     /// Uses and bindings in the order they run: the walk visits a statement's value before its
     /// targets, so `a = f(a)` reads `a` before it binds it (source offsets would say otherwise).
@@ -240,10 +245,17 @@ impl Walker {
                 Some(format!("{base}.{attr}"))
             })
             .collect();
+        let none_tested: BTreeSet<String> = self
+            .none_tested
+            .iter()
+            .filter(|&&i| undefined.get(i).copied().unwrap_or(false))
+            .filter_map(|&i| Some(self.uses.get(i)?.name.clone()))
+            .collect();
         Undefined {
             names,
             attributes: attributes.into_iter().collect(),
             star_import: self.star_import,
+            none_tested: none_tested.into_iter().collect(),
         }
     }
 }
@@ -261,6 +273,20 @@ mod tests {
         undefined_names(&SourceFile::new(code))
             .expect("parses")
             .name_list()
+    }
+
+    #[test]
+    fn undefined_names_tested_against_none_are_listed() {
+        let code = "\
+x = None
+if x is None or key is not None:
+    pass
+if hi is None and a.b is None and None is y:
+    pass
+";
+        let u = undefined_names(&SourceFile::new(code)).expect("parses");
+        assert_eq!(u.none_tested, ["hi", "key"]);
+        assert_eq!(u.name_list(), ["key", "hi", "a", "y"]);
     }
 
     #[test]
