@@ -1,6 +1,7 @@
 //! `ldb exec`'s model-free stand-ins on real sandbox runs: the shims every variant carries
 //! (`open` of a missing file, `exit` that returns once, `isinstance` of a stand-in) and the
-//! variants that make `==` answer, standard modules real and names tested with `is None` None.
+//! variants that make `==` answer, standard modules real, names tested with `is None` None and
+//! calls inside `try` raise.
 
 mod common;
 
@@ -134,5 +135,31 @@ print(hi)
     assert!(
         report.tree.iter().any(|n| n.prefix.contains("hi = None\n")),
         "a variant binds hi to None"
+    );
+}
+
+/// A call of a stand-in inside `try` raises, in one variant, what the handler catches, so the
+/// `except` body runs; an undefined name an `except` clause catches is an exception class (a
+/// plain stand-in class there is a TypeError once anything raises).
+#[test]
+fn a_call_inside_try_raises_what_the_handler_catches_in_one_variant() {
+    let snippet = "\
+try:
+    rv = loader.get_source(name)
+except TemplateNotFound:
+    rv = None
+try:
+    check(rv)
+except AssertionError:
+    print('not equal')
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (8, 8));
+    let first = &report.tree[1].prefix;
+    assert!(
+        first.contains(
+            "TemplateNotFound = _LdbAnyType('TemplateNotFound', (Exception, _LdbAny), {})"
+        ),
+        "{first}"
     );
 }

@@ -17,6 +17,32 @@ def _ldb_iter(items, _op=__import__('opcode').opmap):
         if op == _op['UNPACK_EX']: return iter([_LdbAny() for _ in range((n & 255) + (n >> 8))])
     except Exception: pass
     return iter(items)
+def _ldb_raise(f, _seen=set(), _dis=__import__('dis')):
+    # A call inside `try` raises what the innermost handler catches (any exception for a bare
+    # `except`), the first time at a place, so the `except` body runs. Python 3.11's bytecode:
+    # a handler starts with PUSH_EXC_INFO, then loads the class CHECK_EXC_MATCH tests.
+    k = (id(f.f_code), f.f_lasti)
+    if k in _seen: return
+    _seen.add(k)
+    try:
+        for e in _dis._parse_exception_table(f.f_code):
+            if e.start <= f.f_lasti < e.end: break
+        else: return
+        ins = [i for i in _dis.get_instructions(f.f_code) if i.offset >= e.target][:12]
+        if len(ins) < 2 or ins[0].opname != 'PUSH_EXC_INFO': return
+        if ins[1].opname == 'POP_TOP': t = Exception
+        else:
+            path = []
+            for i in ins[1:]:
+                if i.opname == 'CHECK_EXC_MATCH': break
+                if i.opname in ('LOAD_NAME', 'LOAD_GLOBAL', 'LOAD_FAST', 'LOAD_DEREF') and not path: path.append(i.argval)
+                elif i.opname == 'LOAD_ATTR' and len(path) == 1: path.append(i.argval)
+            else: return
+            b = f.f_builtins if _ldb_isinstance(f.f_builtins, dict) else vars(f.f_builtins)
+            t = f.f_locals.get(path[0], f.f_globals.get(path[0], b.get(path[0])))
+            for a in path[1:]: t = getattr(t, a)
+    except Exception: return
+    if _ldb_isinstance(t, type) and issubclass(t, BaseException): raise t.__new__(t)
 class _LdbAnyType(type):
     def __getattr__(c, a):
         if a[:2] == '__': raise AttributeError(a)
@@ -34,7 +60,9 @@ class _LdbAny(metaclass=_LdbAnyType):
     def __getattr__(s, a):
         if a[:2] == '__': raise AttributeError(a)
         return _LdbAny()
-    def __call__(s, *a, **k): return _LdbAny()
+    def __call__(s, *a, **k):
+        if RAISES: _ldb_raise(_ldb_frame(1))
+        return _LdbAny()
     def __getitem__(s, k): return _LdbAny()
     def __setitem__(s, k, v): pass
     def __delitem__(s, k): pass

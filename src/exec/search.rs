@@ -142,11 +142,10 @@ impl Search<'_> {
             } else {
                 &VARIANTS[..]
             };
-            let none = &self.snippet.undefined.none_tested;
             let nodes = variants
                 .iter()
                 .map(|&v| {
-                    let prefix = standin_prefix(&self.names, none, v);
+                    let prefix = standin_prefix(&self.names, &self.snippet.undefined, v);
                     Node::new(0, Some(0), Step::StandIns, prefix)
                 })
                 .collect();

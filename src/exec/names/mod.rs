@@ -38,6 +38,9 @@ pub struct Undefined {
     /// Undefined names the snippet tests with `is None` or `is not None`, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub none_tested: Vec<String>,
+    /// Undefined names an `except` clause catches, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caught: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -112,6 +115,8 @@ struct Walker {
     attributes: Vec<(usize, String)>,
     /// Uses (indices into `uses`) of names tested with `is None` / `is not None`.
     none_tested: Vec<usize>,
+    /// Uses of names an `except` clause catches.
+    caught: Vec<usize>,
     star_import: bool,
     /// Uses and bindings in the order they run: the walk visits a statement's value before its
     /// targets, so `a = f(a)` reads `a` before it binds it (source offsets would say otherwise).
@@ -245,17 +250,20 @@ impl Walker {
                 Some(format!("{base}.{attr}"))
             })
             .collect();
-        let none_tested: BTreeSet<String> = self
-            .none_tested
-            .iter()
-            .filter(|&&i| undefined.get(i).copied().unwrap_or(false))
-            .filter_map(|&i| Some(self.uses.get(i)?.name.clone()))
-            .collect();
+        let undefined_of = |uses: &[usize]| -> Vec<String> {
+            let set: BTreeSet<String> = uses
+                .iter()
+                .filter(|&&i| undefined.get(i).copied().unwrap_or(false))
+                .filter_map(|&i| Some(self.uses.get(i)?.name.clone()))
+                .collect();
+            set.into_iter().collect()
+        };
         Undefined {
             names,
             attributes: attributes.into_iter().collect(),
             star_import: self.star_import,
-            none_tested: none_tested.into_iter().collect(),
+            none_tested: undefined_of(&self.none_tested),
+            caught: undefined_of(&self.caught),
         }
     }
 }
@@ -287,6 +295,24 @@ if hi is None and a.b is None and None is y:
         let u = undefined_names(&SourceFile::new(code)).expect("parses");
         assert_eq!(u.none_tested, ["hi", "key"]);
         assert_eq!(u.name_list(), ["key", "hi", "a", "y"]);
+    }
+
+    #[test]
+    fn undefined_names_an_except_clause_catches_are_listed() {
+        let code = "\
+class Mine(Exception):
+    pass
+try:
+    run()
+except (NotFound, Mine, KeyError):
+    pass
+except errors.Timeout:
+    pass
+except Gone as e:
+    print(e)
+";
+        let u = undefined_names(&SourceFile::new(code)).expect("parses");
+        assert_eq!(u.caught, ["Gone", "NotFound"]);
     }
 
     #[test]

@@ -251,7 +251,24 @@ impl Walker {
         for h in handlers {
             let ast::ExceptHandler::ExceptHandler(h) = h;
             if let Some(t) = &h.type_ {
+                let before = self.uses.len();
                 self.expr(t, scope);
+                // `except X` / `except (X, Y)`: an undefined X has to be an exception class.
+                let named: Vec<&str> = match &**t {
+                    Expr::Name(n) => vec![n.id.as_str()],
+                    Expr::Tuple(tuple) => tuple
+                        .elts
+                        .iter()
+                        .filter_map(|e| match e {
+                            Expr::Name(n) => Some(n.id.as_str()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let caught = (before..self.uses.len())
+                    .filter(|&i| self.uses.get(i).is_some_and(|u| named.contains(&&*u.name)));
+                self.caught.extend(caught);
             }
             if let Some(name) = &h.name {
                 self.bind(scope, name.as_str());
