@@ -281,7 +281,7 @@ impl Search<'_> {
             .filter(raised)
             .flat_map(|n| {
                 BEHIND.map(|v| {
-                    let prefix = behind(&self.names, &n.prefix, v);
+                    let prefix = behind(&self.names, &self.snippet.undefined, &n.prefix, v);
                     Node::new(0, Some(n.id), Step::StandIns, prefix)
                 })
             })

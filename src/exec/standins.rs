@@ -93,8 +93,13 @@ pub const BEHIND: [Variant; 2] = [
 /// `prefix` (a model's) after stand-ins for `names`: the model's own bindings replace the
 /// stand-ins, so the names it left out, or whose statements raised and were taken out, no longer
 /// stop the run. Real values where the model gave them, stand-ins elsewhere.
-pub fn behind(names: &[String], prefix: &Prefix, variant: Variant) -> Prefix {
-    let mut p = standin_prefix(names, &Undefined::default(), variant);
+pub fn behind(
+    names: &[String],
+    undefined: &Undefined,
+    prefix: &Prefix,
+    variant: Variant,
+) -> Prefix {
+    let mut p = standin_prefix(names, undefined, variant);
     p.code.push_str(&prefix.code);
     p
 }
@@ -109,7 +114,12 @@ impl Variant {
         let answer = if self.yes { "yes" } else { "no" };
         // Whether standard modules are real shows in the bindings (`_ldb_module`), not here.
         let equal = if self.equal { ", == too" } else { "" };
-        format!("{iterate}, answer {answer} first{equal}")
+        let raises = if self.raises {
+            ", calls in try raise"
+        } else {
+            ""
+        };
+        format!("{iterate}, answer {answer} first{equal}{raises}")
     }
 }
 
