@@ -64,6 +64,23 @@ print('after exit', data)
     assert_eq!(report.stop, ldb::exec::Stop::FullCoverage);
 }
 
+/// A folder the snippet walks but that is not there is made, with a file in it, so the loop
+/// bodies run (as is, `os.walk` of a missing folder yields nothing).
+#[test]
+fn a_missing_folder_that_is_listed_is_made() {
+    let snippet = "\
+import os
+for root, dirs, files in os.walk('photos/2024'):
+    for name in files:
+        print(os.path.join(root, name))
+print(sorted(os.listdir('notes')))
+";
+    let report = search(snippet);
+    let root = report.tree[0].ending.as_ref().expect("as-is ran");
+    assert_eq!(root.error(), Some("FileNotFoundError"), "listdir of notes");
+    assert_eq!(set_covered(&report), (5, 5));
+}
+
 /// `exit()` at a place it was called before ends the run: a loop around it does not spin until
 /// the time limit.
 #[test]

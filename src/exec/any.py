@@ -117,3 +117,19 @@ def open(file, mode='r', buffering=-1, encoding=None, *a, **k):
                 with _ldb_open(path, 'w', encoding=encoding) as f: f.write(text)
         except Exception: pass
         return _ldb_open(file, mode, buffering, encoding, *a, **k)
+# A folder the snippet lists (`os.listdir`, `os.scandir`, `os.walk`) but that is not there is
+# made, with one file in it.
+def _ldb_folders(os=__import__('os')):
+    def made(p):
+        try:
+            path = os.fspath(p)
+            if path and not os.path.exists(path):
+                os.makedirs(path)
+                with _ldb_open(os.path.join(path, 'any.txt'), 'w') as f: f.write('any\n')
+        except Exception: pass
+    for name in ('listdir', 'scandir', 'walk'):
+        def listing(*a, _real=getattr(os, name), **k):
+            made(a[0] if a else k.get('path', k.get('top', '.')))
+            return _real(*a, **k)
+        setattr(os, name, listing)
+_ldb_folders()

@@ -16,10 +16,11 @@
 //! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
 //! statements, and the minimal set takes what each adds.
 //!
-//! Every variant's prelude also carries three shims: `isinstance` of a stand-in against any
-//! type answers as the variant does; `exit()` returns the first time a place calls it (a body
-//! cut out of its function ends each path with `exit(x)`); `open()` of a file that is not there
-//! makes it (content by its extension), and Python 2's unbuffered text mode is buffered.
+//! Every variant's prelude also carries shims: `isinstance` of a stand-in against any type
+//! answers as the variant does; `exit()` returns the first time a place calls it (a body cut
+//! out of its function ends each path with `exit(x)`); `open()` of a file that is not there
+//! makes it (content by its extension), and Python 2's unbuffered text mode is buffered; a
+//! folder `os.listdir`, `os.scandir` or `os.walk` lists that is not there is made, with a file.
 
 use super::names::Undefined;
 use super::prefix::Prefix;
