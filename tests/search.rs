@@ -277,23 +277,33 @@ async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
     assert_eq!(report.final_program, FIXED);
 }
 
+/// One round of the search with `model` as generator and debugger, the rest of `options` kept.
+fn one_model_search(model: Arc<ScriptedModel>, options: FixOptions) -> Fixer {
+    Fixer {
+        generator: model.clone(),
+        debugger: model,
+        runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 1,
+            ..options
+        },
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
     let one_by_one = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))));
     let batching = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))).batching());
     for (model, sizes) in [(one_by_one, vec![1, 1, 1]), (batching, vec![3])] {
-        let fixer = Fixer {
-            generator: model.clone(),
-            debugger: model.clone(),
-            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
-            prompts: Prompts::new().expect("templates load"),
-            options: FixOptions {
-                strategy: Strategy::Search,
-                max_iters: 1,
+        let fixer = one_model_search(
+            model.clone(),
+            FixOptions {
                 search: only(Proposer::Feedback, 3),
                 ..FixOptions::default()
             },
-        };
+        );
         let report = fixer.fix(&task(), &Silent).await;
         assert_eq!(model.batch_sizes(), sizes);
         // Three samples of the same prompt: distinct seeds either way.
@@ -311,14 +321,9 @@ async fn fresh_samples_come_one_by_one_unless_the_backend_batches() {
     let one_by_one = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))));
     let batching = Arc::new(ScriptedModel::from_fn(|_| Ok(program_reply(HOPELESS))).batching());
     for (model, sizes) in [(one_by_one, vec![1, 1, 1]), (batching, vec![3])] {
-        let fixer = Fixer {
-            generator: model.clone(),
-            debugger: model.clone(),
-            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
-            prompts: Prompts::new().expect("templates load"),
-            options: FixOptions {
-                strategy: Strategy::Search,
-                max_iters: 1,
+        let fixer = one_model_search(
+            model.clone(),
+            FixOptions {
                 rng_seed: 5,
                 search: SearchOptions {
                     fresh_as_resample: true,
@@ -326,7 +331,7 @@ async fn fresh_samples_come_one_by_one_unless_the_backend_batches() {
                 },
                 ..FixOptions::default()
             },
-        };
+        );
         fixer.fix(&task(), &Silent).await;
         assert_eq!(model.batch_sizes(), sizes);
         let seeds: Vec<_> = model.requests().iter().map(|r| r.seed).collect();

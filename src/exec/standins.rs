@@ -156,7 +156,8 @@ pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant)
 /// `code` with the stand-in classes folded into one comment line, for text output (the JSON
 /// report and `--write-prefix` keep the whole prefix).
 pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
-    for variant in all_variants() {
+    // The classes do not depend on how names are bound (`modules`, `none`).
+    for variant in all_variants().filter(|v| !v.modules && !v.none) {
         let classes = classes(variant);
         if let Some(rest) = code.strip_prefix(classes.as_str()) {
             return format!(
