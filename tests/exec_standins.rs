@@ -1,7 +1,8 @@
 //! `ldb exec`'s model-free stand-ins on real sandbox runs: the shims every variant carries
 //! (`open` of a missing file, `exit` that returns once, `isinstance` of a stand-in) and the
 //! variants that make `==` answer, standard modules real, names tested with `is None` None and
-//! calls inside `try` raise.
+//! calls inside `try` (and making instances of stand-in classes there) raise, and relative
+//! imports, which give stand-in modules.
 
 mod common;
 
@@ -179,4 +180,36 @@ except AssertionError:
         ),
         "{first}"
     );
+}
+
+/// Making an instance of a stand-in class is a call too: inside `try` it raises, in the raising
+/// variant, what the handler catches (a tuple of classes: the first).
+#[test]
+fn making_an_instance_of_a_stand_in_class_inside_try_raises_in_one_variant() {
+    let snippet = "\
+try:
+    pool = ProcessPool(max_workers=workers)
+except (ImportError, OSError):
+    pool = ThreadPool(max_workers=1)
+print(pool)
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (5, 5));
+}
+
+/// A relative import names a module of the snippet's own project, which nothing installs: the
+/// stand-in prefixes run the snippet in a stand-in package, so the import gives stand-ins and
+/// the lines after it run (as is it is an ImportError).
+#[test]
+fn a_relative_import_gives_a_stand_in_module_of_the_project() {
+    let snippet = "\
+from .debughelpers import explain
+from .. import config
+explain(config.DEBUG)
+print('done')
+";
+    let report = search(snippet);
+    let root = report.tree[0].ending.as_ref().expect("as-is ran");
+    assert_eq!(root.error(), Some("ImportError"));
+    assert_eq!(set_covered(&report), (4, 4));
 }

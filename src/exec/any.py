@@ -54,6 +54,10 @@ class _LdbAnyType(type):
     __lt__ = __le__ = __gt__ = __ge__ = _ldb_ask
     def __instancecheck__(c, x): return type.__instancecheck__(c, x) or _ldb_at(_ldb_frame(1))
     def __subclasscheck__(c, x): return type.__subclasscheck__(c, x) or _ldb_at(_ldb_frame(1))
+    # Making an instance is a call too (`executor = Pool()` inside `try`).
+    def __call__(c, *a, **k):
+        if RAISES: _ldb_raise(_ldb_frame(1))
+        return type.__call__(c, *a, **k)
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __or__ = __ror__ = __and__ = __rand__ = lambda c, *o: _LdbAny()
 class _LdbAny(metaclass=_LdbAnyType):
     def __init__(s, *a, **k): pass
@@ -133,3 +137,23 @@ def _ldb_folders(os=__import__('os')):
             return _real(*a, **k)
         setattr(os, name, listing)
 _ldb_folders()
+# A relative import (`from .helpers import f`) names a module of the snippet's own project,
+# which nothing installs: the snippet runs in a stand-in package whose modules give stand-ins.
+class _LdbProject(type(__import__('sys'))):
+    def __getattr__(m, a):
+        if a[:2] == '__': raise AttributeError(a)
+        return _LdbAny()
+class _LdbProjectFinder:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split('.')[0] != '_ldb_project': return None
+        return __import__('importlib.machinery').machinery.ModuleSpec(name, _LdbProjectFinder, is_package=True)
+    @staticmethod
+    def create_module(spec):
+        m = _LdbProject(spec.name)
+        m.__path__ = []
+        return m
+    @staticmethod
+    def exec_module(m): pass
+__import__('sys').meta_path.append(_LdbProjectFinder)
+__package__ = '_ldb_project.package'

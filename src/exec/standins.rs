@@ -10,9 +10,9 @@
 //! comparisons and membership (and in some variants `==`) with yes or with no the first time a
 //! place in the code asks (the other answer after, so a loop waiting on a stand-in ends); an
 //! undefined name of a standard module (`sys`) is a stand-in or the module itself; a name the
-//! snippet tests with `is None` is a stand-in or None; a call of a stand-in inside `try` returns
-//! or raises what the handler catches (a name an `except` clause catches is an exception class
-//! in every variant). Unpacking
+//! snippet tests with `is None` is a stand-in or None; a call of a stand-in inside `try` (making
+//! an instance of a stand-in class too) returns or raises what the handler catches (a name an
+//! `except` clause catches is an exception class in every variant). Unpacking
 //! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
 //! statements, and the minimal set takes what each adds.
 //!
@@ -20,7 +20,9 @@
 //! answers as the variant does; `exit()` returns the first time a place calls it (a body cut
 //! out of its function ends each path with `exit(x)`); `open()` of a file that is not there
 //! makes it (content by its extension), and Python 2's unbuffered text mode is buffered; a
-//! folder `os.listdir`, `os.scandir` or `os.walk` lists that is not there is made, with a file.
+//! folder `os.listdir`, `os.scandir` or `os.walk` lists that is not there is made, with a file;
+//! the snippet runs in a stand-in package, so a relative import (`from .helpers import f`, a
+//! module of the snippet's own project, which nothing installs) gives a stand-in module.
 
 use super::names::Undefined;
 use super::prefix::Prefix;
