@@ -2,7 +2,7 @@
 //! (`open` of a missing file, `exit` that returns once, `isinstance` of a stand-in) and the
 //! variants that make `==` answer, standard modules real, names tested with `is None` None and
 //! calls inside `try` (and making instances of stand-in classes there) raise, and relative
-//! imports, which give stand-in modules.
+//! imports, which give stand-in modules; two names tested with `a is b` are one object.
 
 mod common;
 
@@ -212,4 +212,21 @@ print('done')
     let root = report.tree[0].ending.as_ref().expect("as-is ran");
     assert_eq!(root.error(), Some("ImportError"));
     assert_eq!(set_covered(&report), (4, 4));
+}
+
+/// `exc is _sentinel` is never true of two stand-ins; the variants that make `is None` true
+/// bind the second name to the first, so the branch runs.
+#[test]
+fn two_names_tested_for_identity_are_one_object_in_some_variants() {
+    let snippet = "\
+if exc is _sentinel:
+    exc = None
+print(exc)
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (3, 3));
+    assert!(
+        report.tree.iter().any(|n| n.prefix.ends_with("_sentinel = exc\n")),
+        "a variant binds _sentinel to exc"
+    );
 }

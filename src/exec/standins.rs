@@ -10,7 +10,8 @@
 //! comparisons and membership (and in some variants `==`) with yes or with no the first time a
 //! place in the code asks (the other answer after, so a loop waiting on a stand-in ends); an
 //! undefined name of a standard module (`sys`) is a stand-in or the module itself; a name the
-//! snippet tests with `is None` is a stand-in or None; a call of a stand-in inside `try` (making
+//! snippet tests with `is None` is a stand-in or None (and two it tests with `a is b` one
+//! object, or two); a call of a stand-in inside `try` (making
 //! an instance of a stand-in class too) returns or raises what the handler catches (a name an
 //! `except` clause catches is an exception class in every variant). Unpacking
 //! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
@@ -47,7 +48,8 @@ pub struct Variant {
     pub equal: bool,
     /// A name of a standard module (`sys`, `os`) is that module, not a stand-in.
     pub modules: bool,
-    /// A name the snippet tests with `is None` is None.
+    /// A name the snippet tests with `is None` is None, and two names it tests with `a is b`
+    /// are one object.
     pub none: bool,
     /// A call of a stand-in inside `try` raises what the handler catches, once per place.
     pub raises: bool,
@@ -150,6 +152,14 @@ pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant)
             code.push_str(&format!("{name} = _ldb_module('{name}')\n"));
         } else {
             code.push_str(&format!("{name} = _LdbAny()\n"));
+        }
+    }
+    // `a is b` of two undefined names: one object, in the variants that make `is None` true.
+    if variant.none {
+        for (a, b) in &undefined.identity_tested {
+            if is_identifier(a) && is_identifier(b) && names.contains(a) && names.contains(b) {
+                code.push_str(&format!("{b} = {a}\n"));
+            }
         }
     }
     Prefix { code }

@@ -96,7 +96,19 @@ impl Walker {
                 if none_test && matches!(*c.left, Expr::Name(_)) && self.uses.len() > before {
                     self.none_tested.push(before);
                 }
+                let left = (self.uses.len() == before + 1).then_some(before);
+                let middle = self.uses.len();
                 self.exprs(&c.comparators, scope);
+                // `a is b` of two names: a prefix that binds both to one object takes the
+                // branch two stand-ins never do.
+                let identity = matches!(c.ops[..], [ast::CmpOp::Is | ast::CmpOp::IsNot])
+                    && matches!(c.comparators[..], [Expr::Name(_)])
+                    && matches!(*c.left, Expr::Name(_));
+                if let (true, Some(left)) = (identity, left) {
+                    if self.uses.len() == middle + 1 {
+                        self.identity_tested.push((left, middle));
+                    }
+                }
             }
             Expr::Call(c) => {
                 match &*c.func {

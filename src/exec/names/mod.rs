@@ -41,6 +41,9 @@ pub struct Undefined {
     /// Undefined names an `except` clause catches, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caught: Vec<String>,
+    /// Pairs of undefined names the snippet tests for identity (`a is b`), sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub identity_tested: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -117,6 +120,8 @@ struct Walker {
     none_tested: Vec<usize>,
     /// Uses of names an `except` clause catches.
     caught: Vec<usize>,
+    /// Uses of two names tested for identity (`a is b`, `a is not b`).
+    identity_tested: Vec<(usize, usize)>,
     star_import: bool,
     /// Uses and bindings in the order they run: the walk visits a statement's value before its
     /// targets, so `a = f(a)` reads `a` before it binds it (source offsets would say otherwise).
@@ -258,12 +263,29 @@ impl Walker {
                 .collect();
             set.into_iter().collect()
         };
+        let identity_tested: BTreeSet<(String, String)> = self
+            .identity_tested
+            .iter()
+            .filter(|(a, b)| {
+                [a, b]
+                    .iter()
+                    .all(|&&i| undefined.get(i).copied().unwrap_or(false))
+            })
+            .filter_map(|&(a, b)| {
+                Some((
+                    self.uses.get(a)?.name.clone(),
+                    self.uses.get(b)?.name.clone(),
+                ))
+            })
+            .filter(|(a, b)| a != b)
+            .collect();
         Undefined {
             names,
             attributes: attributes.into_iter().collect(),
             star_import: self.star_import,
             none_tested: undefined_of(&self.none_tested),
             caught: undefined_of(&self.caught),
+            identity_tested: identity_tested.into_iter().collect(),
         }
     }
 }
@@ -281,6 +303,21 @@ mod tests {
         undefined_names(&SourceFile::new(code))
             .expect("parses")
             .name_list()
+    }
+
+    #[test]
+    fn undefined_names_tested_for_identity_are_paired() {
+        let code = "\
+x = object()
+if exc is _sentinel or x is y or a.b is c:
+    pass
+if value is not MISSING and value is value:
+    pass
+";
+        let u = undefined_names(&SourceFile::new(code)).expect("parses");
+        let pairs = [("exc", "_sentinel"), ("value", "MISSING")]
+            .map(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(u.identity_tested, pairs);
     }
 
     #[test]
