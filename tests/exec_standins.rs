@@ -15,9 +15,15 @@ use ldb::prompts::Prompts;
 
 /// Stand-ins only: no model step runs.
 fn search(snippet: &str) -> ExecReport {
+    search_variants(snippet, false)
+}
+
+/// Stand-ins only, the seven variants or all 96.
+fn search_variants(snippet: &str, all_variants: bool) -> ExecReport {
     let options = ExecOptions {
         standins: true,
         use_model: false,
+        all_variants,
         ..ExecOptions::default()
     };
     let snippet = Snippet::new("snippet.py", snippet).expect("a valid snippet");
@@ -226,7 +232,31 @@ print(exc)
     let report = search(snippet);
     assert_eq!(set_covered(&report), (3, 3));
     assert!(
-        report.tree.iter().any(|n| n.prefix.ends_with("_sentinel = exc\n")),
+        report
+            .tree
+            .iter()
+            .any(|n| n.prefix.ends_with("_sentinel = exc\n")),
         "a variant binds _sentinel to exc"
     );
+}
+
+/// `--all-variants` runs every variant: here only one that both makes `sys` the real module (so
+/// the loop runs) and raises inside `try` (so the handler runs) reaches the last line, and the
+/// seven chosen variants have no such one.
+#[test]
+fn all_variants_reach_what_the_seven_chosen_do_not() {
+    let snippet = "\
+for minor in range(3, sys.version_info[1] + 1):
+    try:
+        tree = parse(src, minor)
+    except SyntaxError as e:
+        error = str(e)
+print(error)
+";
+    let seven = search_variants(snippet, false);
+    assert_eq!(seven.tree.len(), 1 + 7);
+    assert!(set_covered(&seven).0 < 6, "{:?}", set_covered(&seven));
+    let all = search_variants(snippet, true);
+    assert_eq!(all.tree.len(), 1 + 96);
+    assert_eq!(set_covered(&all), (6, 6));
 }

@@ -46,6 +46,10 @@ pub struct ExecSearchArgs {
     /// stand-in object before asking the model (Treefix's method alone).
     #[arg(long)]
     pub no_standins: bool,
+    /// Run all 96 variants of the stand-in prefixes, not the seven chosen on a held-out set:
+    /// more coverage, for about 14 times the stand-in runs (a second or so each).
+    #[arg(long, conflicts_with = "no_standins")]
+    pub all_variants: bool,
     /// Run only the snippet as it is and the stand-in prefixes: no model is loaded or asked
     /// (fast and offline; a floor for what the model adds).
     #[arg(long, conflicts_with = "no_standins")]
@@ -74,6 +78,7 @@ impl ExecSearchArgs {
             rng_seed: self.rng_seed,
             budget_tokens: self.budget_tokens,
             standins: !self.no_standins,
+            all_variants: self.all_variants,
             use_model: !self.no_model,
             ..ExecOptions::default()
         })

@@ -58,6 +58,8 @@ pub struct ExecOptions {
     pub budget_tokens: Option<u64>,
     /// Try the model-free stand-in prefixes ([`standins`]) before asking the model.
     pub standins: bool,
+    /// Run all 96 stand-in variants, not the seven [`standins::VARIANTS`].
+    pub all_variants: bool,
     /// Ask the model at all; without it only the snippet as it is and the stand-ins run.
     pub use_model: bool,
 }
@@ -73,6 +75,7 @@ impl Default for ExecOptions {
             max_reply_tokens: 768,
             budget_tokens: None,
             standins: true,
+            all_variants: false,
             use_model: true,
         }
     }

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::coverage::{annotate_uncovered, short_ending, Ending};
 use super::prefix::{prefix_schema, run_with_cleanup, Prefix};
-use super::standins::{behind, standin_prefix, BEHIND, VARIANTS};
+use super::standins::{behind, standin_prefix, variants_to_run, BEHIND};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -135,16 +135,10 @@ impl Search<'_> {
             return Ok(Stop::FullCoverage);
         }
         if self.options.standins {
-            // Without undefined names the variants do not differ (no stand-in is made), but the
-            // prelude's shims (`exit`, `open`) may still take the run further than as is.
-            let variants = if self.snippet.undefined.names.is_empty() {
-                &VARIANTS[..1]
-            } else {
-                &VARIANTS[..]
-            };
-            let nodes = variants
-                .iter()
-                .map(|&v| {
+            let no_names = self.snippet.undefined.names.is_empty();
+            let nodes = variants_to_run(no_names, self.options.all_variants)
+                .into_iter()
+                .map(|v| {
                     let prefix = standin_prefix(&self.names, &self.snippet.undefined, v);
                     Node::new(0, Some(0), Step::StandIns, prefix)
                 })

@@ -183,6 +183,17 @@ pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
     code.into()
 }
 
+/// The variants a search runs: [`VARIANTS`], or all 96 when asked (`--all-variants`). Without
+/// undefined names the variants do not differ (no stand-in is made), but the prelude's shims
+/// (`exit`, `open`) may still take the run further than as is: one runs.
+pub fn variants_to_run(no_names: bool, all: bool) -> Vec<Variant> {
+    match (no_names, all) {
+        (true, _) => VARIANTS[..1].to_vec(),
+        (false, true) => all_variants().collect(),
+        (false, false) => VARIANTS.to_vec(),
+    }
+}
+
 /// Every variant the classes can be written for.
 fn all_variants() -> impl Iterator<Item = Variant> {
     [Iteration::Empty, Iteration::Once, Iteration::Twice]
@@ -256,6 +267,18 @@ mod tests {
         assert!(modules.contains("Leaf = _LdbAnyType('Leaf'"));
         assert!(modules.contains("__eq__ = _ldb_ask\n"));
         assert!(modules.contains("_ldb_iter((_LdbAny(), _LdbAny()))"));
+    }
+
+    #[test]
+    fn all_variants_are_distinct_and_include_the_chosen_ones() {
+        let all = variants_to_run(false, true);
+        assert_eq!(all.len(), 96);
+        for (i, v) in all.iter().enumerate() {
+            assert!(!all[..i].contains(v), "{v:?} twice");
+        }
+        assert!(VARIANTS.iter().all(|v| all.contains(v)));
+        assert_eq!(variants_to_run(false, false), VARIANTS);
+        assert_eq!(variants_to_run(true, true), VARIANTS[..1]);
     }
 
     #[test]
