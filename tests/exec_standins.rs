@@ -260,3 +260,18 @@ print(error)
     assert_eq!(all.tree.len(), 1 + 96);
     assert_eq!(set_covered(&all), (6, 6));
 }
+
+/// The folder made for a listing also holds a file for each suffix the snippet names, so a
+/// filter by extension finds one.
+#[test]
+fn a_missing_folder_gets_a_file_for_each_suffix_the_snippet_names() {
+    let snippet = "\
+import os
+found = [f for f in os.listdir('scripts') if f.endswith('.py')]
+for name in found:
+    print(name)
+";
+    let report = search(snippet);
+    assert_eq!(set_covered(&report), (4, 4));
+    assert!(report.tree[1].prefix.contains("_ldb_suffixes = ('.py',)\n"));
+}

@@ -122,14 +122,16 @@ def open(file, mode='r', buffering=-1, encoding=None, *a, **k):
         except Exception: pass
         return _ldb_open(file, mode, buffering, encoding, *a, **k)
 # A folder the snippet lists (`os.listdir`, `os.scandir`, `os.walk`) but that is not there is
-# made, with one file in it.
+# made, with a file in it, and one for each file suffix the snippet names (`_ldb_suffixes`).
+_ldb_suffixes = ()
 def _ldb_folders(os=__import__('os')):
     def made(p):
         try:
             path = os.fspath(p)
             if path and not os.path.exists(path):
                 os.makedirs(path)
-                with _ldb_open(os.path.join(path, 'any.txt'), 'w') as f: f.write('any\n')
+                for s in ('.txt',) + tuple(_ldb_suffixes):
+                    with _ldb_open(os.path.join(path, 'any' + s), 'w') as f: f.write('any\n')
         except Exception: pass
     for name in ('listdir', 'scandir', 'walk'):
         def listing(*a, _real=getattr(os, name), **k):

@@ -21,7 +21,8 @@
 //! answers as the variant does; `exit()` returns the first time a place calls it (a body cut
 //! out of its function ends each path with `exit(x)`); `open()` of a file that is not there
 //! makes it (content by its extension), and Python 2's unbuffered text mode is buffered; a
-//! folder `os.listdir`, `os.scandir` or `os.walk` lists that is not there is made, with a file;
+//! folder `os.listdir`, `os.scandir` or `os.walk` lists that is not there is made, with a file
+//! (and one for each file suffix the snippet names, `'.py'`);
 //! the snippet runs in a stand-in package, so a relative import (`from .helpers import f`, a
 //! module of the snippet's own project, which nothing installs) gives a stand-in module.
 
@@ -133,6 +134,17 @@ impl Variant {
 /// an exception class, and in a variant that says so a name tested with `is None` is None.
 pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant) -> Prefix {
     let mut code = classes(variant);
+    if !undefined.suffixes.is_empty() {
+        let quoted: Vec<String> = undefined
+            .suffixes
+            .iter()
+            .map(|s| format!("'{s}', "))
+            .collect();
+        code.push_str(&format!(
+            "_ldb_suffixes = ({})\n",
+            quoted.concat().trim_end()
+        ));
+    }
     for name in names.iter().filter(|n| is_identifier(n)) {
         // A capitalised name is a class (`Leaf`), unless it is all capitals, a constant (`N`,
         // `MAX_SIZE`); `cls` is one by convention (`object.__new__(cls)`).

@@ -127,7 +127,18 @@ impl Walker {
                 }
             }
             Expr::JoinedStr(j) => self.exprs(&j.values, scope),
-            Expr::Constant(_) => {}
+            Expr::Constant(c) => {
+                // `'.txt'`, `'*.py'`: a file suffix the snippet filters what it lists by.
+                if let ast::Constant::Str(text) = &c.value {
+                    let suffix = text.trim_start_matches('*');
+                    let ext = suffix.strip_prefix('.').unwrap_or("");
+                    if (1..=5).contains(&ext.len())
+                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    {
+                        self.suffixes.insert(suffix.to_string());
+                    }
+                }
+            }
             Expr::Attribute(a) => self.attribute(a, scope, false),
             Expr::Subscript(s) => {
                 self.expr(&s.value, scope);

@@ -44,6 +44,10 @@ pub struct Undefined {
     /// Pairs of undefined names the snippet tests for identity (`a is b`), sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub identity_tested: Vec<(String, String)>,
+    /// String literals that look like file suffixes (`'.txt'`, `'*.py'` as `.py`), sorted: what
+    /// a folder the snippet lists may be expected to hold.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suffixes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -123,6 +127,7 @@ struct Walker {
     /// Uses of two names tested for identity (`a is b`, `a is not b`).
     identity_tested: Vec<(usize, usize)>,
     star_import: bool,
+    suffixes: BTreeSet<String>,
     /// Uses and bindings in the order they run: the walk visits a statement's value before its
     /// targets, so `a = f(a)` reads `a` before it binds it (source offsets would say otherwise).
     clock: u32,
@@ -286,6 +291,7 @@ impl Walker {
             none_tested: undefined_of(&self.none_tested),
             caught: undefined_of(&self.caught),
             identity_tested: identity_tested.into_iter().collect(),
+            suffixes: self.suffixes.iter().cloned().collect(),
         }
     }
 }
@@ -318,6 +324,15 @@ if value is not MISSING and value is value:
         let pairs = [("exc", "_sentinel"), ("value", "MISSING")]
             .map(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(u.identity_tested, pairs);
+    }
+
+    #[test]
+    fn string_literals_that_look_like_file_suffixes_are_listed() {
+        let code =
+            "names = [f for f in os.listdir(d) if f.endswith('.txt') or f.endswith('*.py')]\n\
+                    x = ('.', 'a.b', '.toolong', '.tar.gz', 'py', '.CSV')\n";
+        let u = undefined_names(&SourceFile::new(code)).expect("parses");
+        assert_eq!(u.suffixes, [".CSV", ".py", ".txt"]);
     }
 
     #[test]
