@@ -128,11 +128,13 @@ impl Walker {
             }
             Expr::JoinedStr(j) => self.exprs(&j.values, scope),
             Expr::Constant(c) => {
-                // `'.txt'`, `'*.py'`: a file suffix the snippet filters what it lists by.
+                // `'.txt'`, `'*.py'`: a file suffix the snippet filters what it lists by (not a
+                // format spec such as `'.2f'`).
                 if let ast::Constant::Str(text) = &c.value {
                     let suffix = text.trim_start_matches('*');
                     let ext = suffix.strip_prefix('.').unwrap_or("");
                     if (1..=5).contains(&ext.len())
+                        && ext.starts_with(|c: char| c.is_ascii_alphabetic())
                         && ext.chars().all(|c| c.is_ascii_alphanumeric())
                     {
                         self.suffixes.insert(suffix.to_string());

@@ -330,7 +330,7 @@ if value is not MISSING and value is value:
     fn string_literals_that_look_like_file_suffixes_are_listed() {
         let code =
             "names = [f for f in os.listdir(d) if f.endswith('.txt') or f.endswith('*.py')]\n\
-                    x = ('.', 'a.b', '.toolong', '.tar.gz', 'py', '.CSV')\n";
+                    x = ('.', 'a.b', '.toolong', '.tar.gz', 'py', '.CSV', '.2f', f'{v:.3e}')\n";
         let u = undefined_names(&SourceFile::new(code)).expect("parses");
         assert_eq!(u.suffixes, [".CSV", ".py", ".txt"]);
     }
