@@ -5,11 +5,13 @@ alone, dedented, `return x` turned into `exit(x)`), so the stand-ins can be tune
 that are not Treefix's sample.
 
 Usage:
-  python3 benchmarks/exec_heldout.py make OUT.jsonl [--count 60]
+  python3 benchmarks/exec_heldout.py make OUT.jsonl [--count 60] [--offset 0]
   python3 benchmarks/exec_heldout.py run OUT.jsonl LDB_BIN [ldb exec flags...]
 
 `make` picks every Nth function (in a fixed order: modules sorted by name, functions in file
-order) with at least four statements and none of `yield`, `await`, `global`, `nonlocal`.
+order) with at least four statements and none of `yield`, `await`, `global`, `nonlocal`,
+starting at the `--offset`th: offset 0 is the set the stand-ins were tuned on; another offset
+(`--offset 31` is the one in RESULTS) draws a second set, disjoint from it, kept for checking.
 `run` calls `LDB_BIN exec --no-model --format json` on each snippet and prints the mean line
 coverage of the minimal set and of the snippet as is (ldb's own tracer: executed lines over
 the snippet's statement lines).
@@ -66,12 +68,14 @@ def functions(root):
                     yield os.path.relpath(path, root), node
 
 
-def make(out, count):
+def make(out, count, offset=0):
     root = sysconfig.get_paths()["stdlib"]
     found = list(functions(root))
     step = max(1, len(found) // count)
+    if not 0 <= offset < step:
+        sys.exit(f"--offset must be at least 0 and below {step} (the sampling step)")
     with open(out, "w") as f:
-        for rel, fn in found[::step][:count]:
+        for rel, fn in found[offset::step][:count]:
             body = fn.body
             if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
@@ -79,7 +83,7 @@ def make(out, count):
             module = ast.Module(body=[ReturnToExit().visit(s) for s in body], type_ignores=[])
             code = f"# Extracted from {rel}\n" + ast.unparse(ast.fix_missing_locations(module)) + "\n"
             f.write(json.dumps({"id": f"stdlib/{rel}:{fn.name}", "code": code}) + "\n")
-    print(f"{min(count, len(found[::step]))} snippets of {len(found)} functions -> {out}",
+    print(f"{min(count, len(found[offset::step]))} snippets of {len(found)} functions -> {out}",
           file=sys.stderr)
 
 
@@ -115,7 +119,8 @@ def run(path, ldb, flags):
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "make":
         count = int(sys.argv[sys.argv.index("--count") + 1]) if "--count" in sys.argv else 60
-        make(sys.argv[2], count)
+        offset = int(sys.argv[sys.argv.index("--offset") + 1]) if "--offset" in sys.argv else 0
+        make(sys.argv[2], count, offset)
     elif len(sys.argv) >= 4 and sys.argv[1] == "run":
         run(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:

@@ -57,7 +57,7 @@ fn probe_coverage_of_the_empty_prefix_matches_the_recorded_as_is_coverage() {
 
 use std::collections::BTreeSet;
 
-use ldb::exec::standins::VARIANTS;
+use ldb::exec::standins::variants_to_run;
 use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecError, ExecOptions, ExecReport, LineStatus, Snippet};
 use ldb::model::scripted::ScriptedModel;
@@ -196,7 +196,11 @@ print(found)
     let steps: Vec<Step> = report.tree.iter().map(|n| n.step).collect();
     assert_eq!(
         steps,
-        [vec![Step::AsIs], vec![Step::StandIns; VARIANTS.len()]].concat()
+        [
+            vec![Step::AsIs],
+            vec![Step::StandIns; variants_to_run(false, false).len()]
+        ]
+        .concat()
     );
     let best = report.best.as_ref().expect("a best prefix");
     assert_eq!(
@@ -317,7 +321,7 @@ if n > 3:
         steps,
         [
             vec![Step::AsIs],
-            vec![Step::StandIns; VARIANTS.len()],
+            vec![Step::StandIns; variants_to_run(false, false).len() + ldb::exec::EXPLORE],
             vec![Step::Undefined, Step::Coverage]
         ]
         .concat()

@@ -8,6 +8,7 @@ mod common;
 
 use std::time::Duration;
 
+use ldb::exec::standins::VARIANTS;
 use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecOptions, ExecReport, Snippet};
 use ldb::model::scripted::ScriptedModel;
@@ -15,15 +16,16 @@ use ldb::prompts::Prompts;
 
 /// Stand-ins only: no model step runs.
 fn search(snippet: &str) -> ExecReport {
-    search_variants(snippet, false)
+    search_variants(snippet, false, ldb::exec::EXPLORE)
 }
 
-/// Stand-ins only, the seven variants or all 96.
-fn search_variants(snippet: &str, all_variants: bool) -> ExecReport {
+/// Stand-ins only, the seven variants or all 96, then at most `explore` seeded runs.
+fn search_variants(snippet: &str, all_variants: bool, explore: usize) -> ExecReport {
     let options = ExecOptions {
         standins: true,
         use_model: false,
         all_variants,
+        explore,
         ..ExecOptions::default()
     };
     let snippet = Snippet::new("snippet.py", snippet).expect("a valid snippet");
@@ -253,12 +255,40 @@ for minor in range(3, sys.version_info[1] + 1):
         error = str(e)
 print(error)
 ";
-    let seven = search_variants(snippet, false);
-    assert_eq!(seven.tree.len(), 1 + 7);
-    assert!(set_covered(&seven).0 < 6, "{:?}", set_covered(&seven));
-    let all = search_variants(snippet, true);
+    let chosen = search_variants(snippet, false, 0);
+    assert_eq!(chosen.tree.len(), 1 + VARIANTS.len());
+    assert!(set_covered(&chosen).0 < 6, "{:?}", set_covered(&chosen));
+    let all = search_variants(snippet, true, 0);
     assert_eq!(all.tree.len(), 1 + 96);
     assert_eq!(set_covered(&all), (6, 6));
+}
+
+/// Every fixed variant answers the first question at every place the same way, so a branch that
+/// needs `a` true and then `b` false is never taken; the seeded runs that follow answer each
+/// place its own way, and stop once every statement is covered.
+#[test]
+fn seeded_runs_take_branches_that_need_different_answers() {
+    let snippet = "\
+if a:
+    x = 1
+    if b:
+        y = 2
+    else:
+        y = 3
+print(x, y)
+";
+    let fixed = search_variants(snippet, false, 0);
+    assert_eq!(fixed.tree.len(), 1 + VARIANTS.len());
+    assert_eq!(set_covered(&fixed), (5, 6), "y = 3 needs yes, then no");
+    let explored = search_variants(snippet, false, 64);
+    assert_eq!(set_covered(&explored), (6, 6));
+    let seeded = explored.tree.len() - 1 - VARIANTS.len();
+    assert!(seeded > 0 && seeded < 64, "{seeded} seeded runs");
+    assert!(explored
+        .tree
+        .iter()
+        .skip(1 + VARIANTS.len())
+        .all(|n| n.step == Step::StandIns));
 }
 
 /// The folder made for a listing also holds a file for each suffix the snippet names, so a

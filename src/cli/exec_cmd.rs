@@ -50,6 +50,10 @@ pub struct ExecSearchArgs {
     /// more coverage, for about 14 times the stand-in runs (a second or so each).
     #[arg(long, conflicts_with = "no_standins")]
     pub all_variants: bool,
+    /// After the stand-in variants, this many runs (fewer once every statement is covered) in
+    /// which each place in the code answers its own way first, by a seed; 0 runs none.
+    #[arg(long, value_name = "RUNS", default_value_t = crate::exec::EXPLORE, conflicts_with = "no_standins")]
+    pub explore: usize,
     /// Run only the snippet as it is and the stand-in prefixes: no model is loaded or asked
     /// (fast and offline; a floor for what the model adds).
     #[arg(long, conflicts_with = "no_standins")]
@@ -79,6 +83,7 @@ impl ExecSearchArgs {
             budget_tokens: self.budget_tokens,
             standins: !self.no_standins,
             all_variants: self.all_variants,
+            explore: self.explore,
             use_model: !self.no_model,
             ..ExecOptions::default()
         })

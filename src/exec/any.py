@@ -2,11 +2,13 @@ _ldb_frame = __import__('sys')._getframe
 _ldb_isinstance, _ldb_exit, _ldb_open = isinstance, __import__('sys').exit, open
 def _ldb_at(f, _seen=set()):
     # The variant's answer the first time a place in the code asks, the other one after: both
-    # branches over the variants, and a loop waiting on a stand-in ends.
+    # branches over the variants, and a loop waiting on a stand-in ends. With a seed, the first
+    # answer is a coin per place, so places answer differently from one another.
     k = (id(f.f_code), f.f_lasti)
-    if k in _seen: return not TRUTH
+    first = TRUTH if not SEED else hash((f.f_lasti, f.f_code.co_firstlineno, SEED)) >> 4 & 1 == 1
+    if k in _seen: return not first
     _seen.add(k)
-    return TRUTH
+    return first
 def _ldb_ask(s, *o): return _ldb_at(_ldb_frame(1))
 def _ldb_iter(items, _op=__import__('opcode').opmap):
     # Unpacking (`a, b = x`) gets as many stand-ins as it asks for.
@@ -101,8 +103,11 @@ def isinstance(o, c):
     return _ldb_isinstance(o, c) or (_LdbAny in type(o).__mro__ and _ldb_at(_ldb_frame(1)))
 # A body cut out of its function ends each path with `exit(x)` (Treefix's extraction turns
 # `return x` into it): the first time at a place it returns, so the lines after it run.
-def exit(*a):
-    if _ldb_at(_ldb_frame(1)) != TRUTH: _ldb_exit(*a)
+def exit(*a, _seen=set()):
+    f = _ldb_frame(1)
+    k = (id(f.f_code), f.f_lasti)
+    if k in _seen: _ldb_exit(*a)
+    _seen.add(k)
 quit = exit
 # A file the snippet reads but that is not there is made (content by its extension), so is
 # the folder of one it writes, and Python 2's unbuffered text files (`open(f, 'a', 0)`) are

@@ -39,6 +39,9 @@ pub use search::Stop;
 /// Snippets larger than this are refused: a snippet is a piece of code, not a project.
 pub const MAX_SNIPPET_BYTES: usize = 256 * 1024;
 
+/// Seeded stand-in runs at most, by default ([`ExecOptions::explore`]).
+pub const EXPLORE: usize = 64;
+
 /// Settings of the search.
 #[derive(Debug, Clone)]
 pub struct ExecOptions {
@@ -60,6 +63,9 @@ pub struct ExecOptions {
     pub standins: bool,
     /// Run all 96 stand-in variants, not the seven [`standins::VARIANTS`].
     pub all_variants: bool,
+    /// Seeded stand-in runs at most after the variants ([`standins::seeded`]); they stop early
+    /// once every statement is covered. 0 runs none.
+    pub explore: usize,
     /// Ask the model at all; without it only the snippet as it is and the stand-ins run.
     pub use_model: bool,
 }
@@ -76,6 +82,7 @@ impl Default for ExecOptions {
             budget_tokens: None,
             standins: true,
             all_variants: false,
+            explore: EXPLORE,
             use_model: true,
         }
     }

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::coverage::{annotate_uncovered, short_ending, Ending};
 use super::prefix::{prefix_schema, run_with_cleanup, Prefix};
-use super::standins::{behind, standin_prefix, variants_to_run, BEHIND};
+use super::standins::{behind, seeded, standin_prefix, variants_to_run, BEHIND};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -145,6 +145,9 @@ impl Search<'_> {
                 .collect();
             let ids = self.run_nodes(nodes).await?;
             self.report_step("stand-ins", &ids);
+            if !no_names {
+                self.explore().await?;
+            }
             if self.full() {
                 return Ok(Stop::FullCoverage);
             }
@@ -258,6 +261,28 @@ impl Search<'_> {
         } else {
             Stop::StepsDone
         })
+    }
+
+    /// Seeded stand-in runs ([`seeded`]), eight at a time, until `explore` ran or every
+    /// statement is covered. A random search over each place's first answer: on the held-out
+    /// bodies it went on finding lines up to about 64 runs (`benchmarks/RESULTS.md`).
+    async fn explore(&mut self) -> Result<(), ExecError> {
+        const ROUND: usize = 8;
+        let mut done = 0;
+        while done < self.options.explore && !self.full() {
+            let count = ROUND.min(self.options.explore - done);
+            let nodes = (done..done + count)
+                .map(|i| {
+                    let v = seeded(u32::try_from(i + 1).unwrap_or(u32::MAX));
+                    let prefix = standin_prefix(&self.names, &self.snippet.undefined, v);
+                    Node::new(0, Some(0), Step::StandIns, prefix)
+                })
+                .collect();
+            done += count;
+            let ids = self.run_nodes(nodes).await?;
+            self.report_step("stand-ins, seeded", &ids);
+        }
+        Ok(())
     }
 
     /// Every model prefix among `ids` whose run raised, run again behind stand-ins

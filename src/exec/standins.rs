@@ -54,6 +54,8 @@ pub struct Variant {
     pub none: bool,
     /// A call of a stand-in inside `try` raises what the handler catches, once per place.
     pub raises: bool,
+    /// Not 0: the first answer at each place is a coin toss seeded by this, not `yes`.
+    pub seed: u32,
 }
 
 const fn variant(iteration: Iteration, yes: bool, equal: bool, modules: bool) -> Variant {
@@ -64,6 +66,7 @@ const fn variant(iteration: Iteration, yes: bool, equal: bool, modules: bool) ->
         modules,
         none: false,
         raises: false,
+        seed: 0,
     }
 }
 
@@ -88,6 +91,27 @@ pub const VARIANTS: [Variant; 7] = [
     variant(Iteration::Twice, true, false, true),
     raising(variant(Iteration::Once, false, true, false)),
 ];
+
+/// Seeded variant `i` (from 1): one of all 96 variants, picked by `i`, in which each place in
+/// the code answers its own way first, so branches that need different answers at different
+/// places are taken together ([`super::search`] runs these after [`VARIANTS`]).
+pub fn seeded(i: u32) -> Variant {
+    // A fixed mix of `i`'s bits (splitmix64's finaliser), so consecutive seeds pick unrelated
+    // variants.
+    let mut x = u64::from(i).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    let all: Vec<Variant> = all_variants().collect();
+    let pick = all
+        .get((x % all.len().max(1) as u64) as usize)
+        .copied()
+        .unwrap_or(VARIANTS[0]);
+    Variant {
+        seed: i.max(1),
+        ..pick
+    }
+}
 
 /// The variants run behind a model's prefix whose run raised ([`behind`]): loop bodies run, and
 /// both answers.
@@ -125,6 +149,10 @@ impl Variant {
         } else {
             ""
         };
+        if self.seed > 0 {
+            let seed = self.seed;
+            return format!("{iterate}, each place's first answer by seed {seed}{equal}{raises}");
+        }
         format!("{iterate}, answer {answer} first{equal}{raises}")
     }
 }
@@ -180,20 +208,25 @@ pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant)
 /// `code` with the stand-in classes folded into one comment line, for text output (the JSON
 /// report and `--write-prefix` keep the whole prefix).
 pub fn fold_classes(code: &str) -> std::borrow::Cow<'_, str> {
-    // The classes do not depend on how names are bound (`modules`, `none`).
-    for variant in all_variants().filter(|v| !v.modules && !v.none) {
-        let classes = classes(variant);
-        if let Some(rest) = code.strip_prefix(classes.as_str()) {
-            return format!(
-                "# ldb's stand-in classes _LdbAnyType and _LdbAny ({}; {} lines, in --format json)\n{rest}",
-                variant.label(),
-                classes.lines().count()
-            )
-            .into();
-        }
+    let folded = code.strip_prefix(LABEL).and_then(|rest| {
+        let (label, rest) = rest.split_once('\n')?;
+        let end = rest.find(END)? + END.len();
+        let lines = rest[..end].lines().count() + 1;
+        let rest = &rest[end..];
+        Some(format!(
+            "# ldb's stand-in classes _LdbAnyType and _LdbAny ({label}; {lines} lines, in --format json)\n{rest}"
+        ))
+    });
+    match folded {
+        Some(f) => f.into(),
+        None => code.into(),
     }
-    code.into()
 }
+
+/// The first line of every stand-in prefix, before the variant's label.
+const LABEL: &str = "# ldb stand-ins: ";
+/// The last line of the classes (`any.py`).
+const END: &str = "__package__ = '_ldb_project.package'\n";
 
 /// The variants a search runs: [`VARIANTS`], or all 96 when asked (`--all-variants`). Without
 /// undefined names the variants do not differ (no stand-in is made), but the prelude's shims
@@ -231,10 +264,13 @@ fn classes(variant: Variant) -> String {
         "object.__eq__"
     };
     let raises = if variant.raises { "True" } else { "False" };
-    ANY.replace("ITEMS", items)
+    let body = ANY
+        .replace("SEED", &variant.seed.to_string())
+        .replace("ITEMS", items)
         .replace("TRUTH", yes)
         .replace("EQUAL", equal)
-        .replace("RAISES", raises)
+        .replace("RAISES", raises);
+    format!("{LABEL}{}\n{body}", variant.label())
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -263,11 +299,11 @@ mod tests {
         assert!(!p.code.contains("a.b ="));
         assert!(!p.code.contains("9x ="));
         assert!(p.code.contains("_ldb_iter((_LdbAny(),))"));
-        assert!(p.code.contains("return True\n"));
+        assert!(p.code.contains("first = True if not 0 else"));
         let empty = variant(Iteration::Empty, false, false, false);
         let e = standin_prefix(&names, &Undefined::default(), empty).code;
         assert!(e.contains("_ldb_iter(())"));
-        assert!(e.contains("return False\n"));
+        assert!(e.contains("first = False if not 0 else"));
         assert!(!e.contains("ITEMS") && !e.contains("TRUTH") && !e.contains("EQUAL"));
         let modules = standin_prefix(
             &names,
