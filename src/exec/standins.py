@@ -62,6 +62,16 @@ class _LdbStandInModule(type(_ldb_sys)):
         return _LdbStandIn(self.__name__ + "." + attr)
 class _LdbStandInFinder(_ldb_abc.MetaPathFinder, _ldb_abc.Loader):
     def find_spec(self, name, path=None, target=None):
+        # Only what the snippet or the prefix imports, never a standard module's name: the
+        # standard library and installed packages probe for optional modules (`msvcrt`,
+        # `_winapi`) and take another path when they are missing, and a stand-in would break that.
+        if name.split(".")[0] in _ldb_sys.stdlib_module_names:
+            return None
+        f = _ldb_sys._getframe(1)
+        while f is not None and f.f_code.co_filename.startswith("<frozen "):
+            f = f.f_back
+        if f is None or f.f_globals.get("__name__") not in ("__main__", "__ldb_program__"):
+            return None
         return _ldb_machinery.ModuleSpec(name, self, is_package=True)
     def create_module(self, spec):
         module = _LdbStandInModule(spec.name)
