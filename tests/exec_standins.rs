@@ -305,3 +305,31 @@ for name in found:
     assert_eq!(set_covered(&report), (4, 4));
     assert!(report.tree[1].prefix.contains("_ldb_suffixes = ('.py',)\n"));
 }
+
+/// A stand-in call never returns None, so `if handler is None:` after `handler = f(...)` was
+/// never taken; in the variants that make `is None` true, a call whose result goes straight
+/// into a name the snippet tests against None gives None the first time at that place.
+#[test]
+fn a_call_stored_in_a_name_tested_against_none_gives_none_in_the_none_variants() {
+    let snippet = "\
+handler = registry.find(kind)
+if handler is None:
+    result = 'none'
+else:
+    result = handler(kind)
+print(result)
+";
+    let report = search_variants(snippet, false, 0);
+    assert_eq!(set_covered(&report), (5, 5));
+    let gives_none: Vec<&str> = report
+        .tree
+        .iter()
+        .filter(|n| n.prefix.contains("_ldb_none_results = ('handler',)"))
+        .map(|n| n.prefix.as_str())
+        .collect();
+    assert_eq!(
+        gives_none.len(),
+        VARIANTS.iter().filter(|v| v.none).count(),
+        "every none variant, and only those"
+    );
+}

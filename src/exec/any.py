@@ -1,13 +1,14 @@
 _ldb_frame = __import__('sys')._getframe
 _ldb_isinstance, _ldb_exit, _ldb_open = isinstance, __import__('sys').exit, open
-def _ldb_at(f, _seen=set()):
+def _ldb_at(f, _seen={}):
     # The variant's answer the first time a place in the code asks, the other one after: both
     # branches over the variants, and a loop waiting on a stand-in ends. With a seed, the first
-    # answer is a coin per place, so places answer differently from one another.
+    # answer is a coin per place, so places answer differently from one another; the coin goes
+    # by the order in which places first ask, which the same run of an instrumented copy of the
+    # snippet (other offsets, other line numbers) shares.
     k = (id(f.f_code), f.f_lasti)
-    first = TRUTH if not SEED else hash((f.f_lasti, f.f_code.co_firstlineno, SEED)) >> 4 & 1 == 1
-    if k in _seen: return not first
-    _seen.add(k)
+    if k in _seen: return not _seen[k]
+    _seen[k] = first = TRUTH if not SEED else hash((len(_seen), SEED)) >> 4 & 1 == 1
     return first
 def _ldb_ask(s, *o): return _ldb_at(_ldb_frame(1))
 def _ldb_iter(items, _op=__import__('opcode').opmap):
@@ -45,6 +46,23 @@ def _ldb_raise(f, _seen=set(), _dis=__import__('dis')):
             for a in path[1:]: t = getattr(t, a)
     except Exception: return
     if _ldb_isinstance(t, type) and issubclass(t, BaseException): raise t.__new__(t)
+_ldb_none_results = ()
+def _ldb_none_result(f, _seen=set(), _next={}, _dis=__import__('dis')):
+    # A call whose result goes straight into a name the snippet tests with `is None`
+    # (`handler = self.find(e)`, then `if handler is None:`) gives None, the first time at a
+    # place: read from the caller's next instruction.
+    k = (id(f.f_code), f.f_lasti)
+    if not _ldb_none_results or k in _seen: return False
+    try:
+        after = _next.get(f.f_code)
+        if after is None:
+            ins = list(_dis.get_instructions(f.f_code))
+            after = _next[f.f_code] = {a.offset: b for a, b in zip(ins, ins[1:])}
+        n = after.get(f.f_lasti)
+        if n is None or not n.opname.startswith('STORE_') or n.argval not in _ldb_none_results: return False
+    except Exception: return False
+    _seen.add(k)
+    return True
 class _LdbAnyType(type):
     def __getattr__(c, a):
         if a[:2] == '__': raise AttributeError(a)
@@ -68,6 +86,7 @@ class _LdbAny(metaclass=_LdbAnyType):
         return _LdbAny()
     def __call__(s, *a, **k):
         if RAISES: _ldb_raise(_ldb_frame(1))
+        if NONE and _ldb_none_result(_ldb_frame(1)): return None
         return _LdbAny()
     def __getitem__(s, k): return _LdbAny()
     def __setitem__(s, k, v): pass

@@ -173,6 +173,18 @@ pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant)
             quoted.concat().trim_end()
         ));
     }
+    if variant.none && !undefined.none_results.is_empty() {
+        let quoted: Vec<String> = undefined
+            .none_results
+            .iter()
+            .filter(|n| is_identifier(n))
+            .map(|n| format!("'{n}', "))
+            .collect();
+        code.push_str(&format!(
+            "_ldb_none_results = ({})\n",
+            quoted.concat().trim_end()
+        ));
+    }
     for name in names.iter().filter(|n| is_identifier(n)) {
         // A capitalised name is a class (`Leaf`), unless it is all capitals, a constant (`N`,
         // `MAX_SIZE`); `cls` is one by convention (`object.__new__(cls)`).
@@ -264,12 +276,14 @@ fn classes(variant: Variant) -> String {
         "object.__eq__"
     };
     let raises = if variant.raises { "True" } else { "False" };
+    let none = if variant.none { "True" } else { "False" };
     let body = ANY
         .replace("SEED", &variant.seed.to_string())
         .replace("ITEMS", items)
         .replace("TRUTH", yes)
         .replace("EQUAL", equal)
-        .replace("RAISES", raises);
+        .replace("RAISES", raises)
+        .replace("NONE", none);
     format!("{LABEL}{}\n{body}", variant.label())
 }
 

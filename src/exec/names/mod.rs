@@ -38,6 +38,10 @@ pub struct Undefined {
     /// Undefined names the snippet tests with `is None` or `is not None`, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub none_tested: Vec<String>,
+    /// Names the snippet binds itself and tests with `is None` or `is not None`, sorted: where
+    /// one is bound to a stand-in call's result, None takes the branch a stand-in never does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub none_results: Vec<String>,
     /// Undefined names an `except` clause catches, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caught: Vec<String>,
@@ -284,8 +288,15 @@ impl Walker {
             })
             .filter(|(a, b)| a != b)
             .collect();
+        let none_results: BTreeSet<String> = self
+            .none_tested
+            .iter()
+            .filter(|&&i| !undefined.get(i).copied().unwrap_or(false))
+            .filter_map(|&i| Some(self.uses.get(i)?.name.clone()))
+            .collect();
         Undefined {
             names,
+            none_results: none_results.into_iter().collect(),
             attributes: attributes.into_iter().collect(),
             star_import: self.star_import,
             none_tested: undefined_of(&self.none_tested),
@@ -346,6 +357,7 @@ if hi is None and a.b is None and None is y:
 ";
         let u = undefined_names(&SourceFile::new(code)).expect("parses");
         assert_eq!(u.none_tested, ["hi", "key"]);
+        assert_eq!(u.none_results, ["x"], "bound in the snippet, tested against None");
         assert_eq!(u.name_list(), ["key", "hi", "a", "y"]);
     }
 
