@@ -530,10 +530,19 @@ print(squares, kind, not_installed_here.anything)
             ..options(1, 0)
         },
     );
-    assert_eq!(lenient.as_is.ending, Some(Ending::Finished), "{:?}", lenient.tree[0]);
+    assert_eq!(
+        lenient.as_is.ending,
+        Some(Ending::Finished),
+        "{:?}",
+        lenient.tree[0]
+    );
     assert_eq!(lenient.tree[0].stand_ins, ["not_installed_here"]);
     let lines = &lenient.as_is.coverage;
-    assert_eq!((lines.covered, lines.total), (8, 10), "all but import msvcrt and kind = 'windows'");
+    assert_eq!(
+        (lines.covered, lines.total),
+        (8, 10),
+        "all but import msvcrt and kind = 'windows'"
+    );
 }
 
 #[test]

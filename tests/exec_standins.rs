@@ -324,7 +324,7 @@ print(result)
     let gives_none: Vec<&str> = report
         .tree
         .iter()
-        .filter(|n| n.prefix.contains("_ldb_none_results = ('handler',)"))
+        .filter(|n| n.prefix.contains("_ldb_results = {'handler': None}"))
         .map(|n| n.prefix.as_str())
         .collect();
     assert_eq!(
@@ -332,4 +332,22 @@ print(result)
         VARIANTS.iter().filter(|v| v.none).count(),
         "every none variant, and only those"
     );
+}
+
+/// The same for `is` between a name the snippet binds from a stand-in call and another name: a
+/// new stand-in is never `self`, so the check after `ctx = stack.get()` always raised.
+#[test]
+fn a_call_stored_in_a_name_tested_for_identity_gives_the_other_name() {
+    let snippet = "\
+ctx = stack.get()
+if ctx is not self:
+    raise AssertionError('popped the wrong context')
+done = True
+";
+    let report = search_variants(snippet, false, 0);
+    assert_eq!(set_covered(&report), (3, 4), "all but the raise");
+    assert!(report
+        .tree
+        .iter()
+        .any(|n| n.prefix.contains("_ldb_results = {'ctx': 'self'}")));
 }

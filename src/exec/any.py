@@ -46,23 +46,31 @@ def _ldb_raise(f, _seen=set(), _dis=__import__('dis')):
             for a in path[1:]: t = getattr(t, a)
     except Exception: return
     if _ldb_isinstance(t, type) and issubclass(t, BaseException): raise t.__new__(t)
-_ldb_none_results = ()
-def _ldb_none_result(f, _seen=set(), _next={}, _dis=__import__('dis')):
-    # A call whose result goes straight into a name the snippet tests with `is None`
-    # (`handler = self.find(e)`, then `if handler is None:`) gives None, the first time at a
-    # place: read from the caller's next instruction.
+_ldb_results = {}
+def _ldb_result(f, _seen=set(), _next={}, _dis=__import__('dis')):
+    # A call whose result goes straight into a name the snippet tests with `is None` or `is`
+    # (`handler = self.find(e)`, then `if handler is None:`; `ctx = stack.get()`, then `if
+    # ctx is not self:`) gives None or the other name's value, the first time at a place: read
+    # from the caller's next instruction. `_ldb_results` maps each such name to the other one
+    # (None for None).
     k = (id(f.f_code), f.f_lasti)
-    if not _ldb_none_results or k in _seen: return False
+    if not _ldb_results or k in _seen: return False, None
     try:
         after = _next.get(f.f_code)
         if after is None:
             ins = list(_dis.get_instructions(f.f_code))
             after = _next[f.f_code] = {a.offset: b for a, b in zip(ins, ins[1:])}
         n = after.get(f.f_lasti)
-        if n is None or not n.opname.startswith('STORE_') or n.argval not in _ldb_none_results: return False
-    except Exception: return False
+        if n is None or not n.opname.startswith('STORE_') or n.argval not in _ldb_results: return False, None
+        other = _ldb_results[n.argval]
+        value = None
+        if other is not None:
+            b = f.f_builtins if _ldb_isinstance(f.f_builtins, dict) else vars(f.f_builtins)
+            value = f.f_locals.get(other, f.f_globals.get(other, b.get(other, _ldb_results)))
+            if value is _ldb_results: return False, None
+    except Exception: return False, None
     _seen.add(k)
-    return True
+    return True, value
 class _LdbAnyType(type):
     def __getattr__(c, a):
         if a[:2] == '__': raise AttributeError(a)
@@ -86,7 +94,9 @@ class _LdbAny(metaclass=_LdbAnyType):
         return _LdbAny()
     def __call__(s, *a, **k):
         if RAISES: _ldb_raise(_ldb_frame(1))
-        if NONE and _ldb_none_result(_ldb_frame(1)): return None
+        if NONE:
+            given, value = _ldb_result(_ldb_frame(1))
+            if given: return value
         return _LdbAny()
     def __getitem__(s, k): return _LdbAny()
     def __setitem__(s, k, v): pass

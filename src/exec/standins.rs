@@ -173,17 +173,23 @@ pub fn standin_prefix(names: &[String], undefined: &Undefined, variant: Variant)
             quoted.concat().trim_end()
         ));
     }
-    if variant.none && !undefined.none_results.is_empty() {
-        let quoted: Vec<String> = undefined
+    if variant.none {
+        let results: Vec<String> = undefined
             .none_results
             .iter()
             .filter(|n| is_identifier(n))
-            .map(|n| format!("'{n}', "))
+            .map(|n| format!("'{n}': None"))
+            .chain(
+                undefined
+                    .identity_results
+                    .iter()
+                    .filter(|(a, b)| is_identifier(a) && is_identifier(b))
+                    .map(|(a, b)| format!("'{a}': '{b}'")),
+            )
             .collect();
-        code.push_str(&format!(
-            "_ldb_none_results = ({})\n",
-            quoted.concat().trim_end()
-        ));
+        if !results.is_empty() {
+            code.push_str(&format!("_ldb_results = {{{}}}\n", results.join(", ")));
+        }
     }
     for name in names.iter().filter(|n| is_identifier(n)) {
         // A capitalised name is a class (`Leaf`), unless it is all capitals, a constant (`N`,

@@ -42,6 +42,11 @@ pub struct Undefined {
     /// one is bound to a stand-in call's result, None takes the branch a stand-in never does.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub none_results: Vec<String>,
+    /// Pairs of names the snippet tests for identity (`ctx is not self`) where it binds the
+    /// first itself, sorted: where that one is bound to a stand-in call's result, the second's
+    /// value takes the branch a new stand-in never does.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub identity_results: Vec<(String, String)>,
     /// Undefined names an `except` clause catches, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub caught: Vec<String>,
@@ -294,9 +299,24 @@ impl Walker {
             .filter(|&&i| !undefined.get(i).copied().unwrap_or(false))
             .filter_map(|&i| Some(self.uses.get(i)?.name.clone()))
             .collect();
+        let is_undefined = |i: usize| undefined.get(i).copied().unwrap_or(false);
+        let identity_results: BTreeSet<(String, String)> = self
+            .identity_tested
+            .iter()
+            .flat_map(|&(a, b)| [(a, b), (b, a)])
+            .filter(|&(bound, _)| !is_undefined(bound))
+            .filter_map(|(bound, other)| {
+                Some((
+                    self.uses.get(bound)?.name.clone(),
+                    self.uses.get(other)?.name.clone(),
+                ))
+            })
+            .filter(|(a, b)| a != b)
+            .collect();
         Undefined {
             names,
             none_results: none_results.into_iter().collect(),
+            identity_results: identity_results.into_iter().collect(),
             attributes: attributes.into_iter().collect(),
             star_import: self.star_import,
             none_tested: undefined_of(&self.none_tested),
@@ -335,6 +355,8 @@ if value is not MISSING and value is value:
         let pairs = [("exc", "_sentinel"), ("value", "MISSING")]
             .map(|(a, b)| (a.to_string(), b.to_string()));
         assert_eq!(u.identity_tested, pairs);
+        let bound = [("x".to_string(), "y".to_string())];
+        assert_eq!(u.identity_results, bound, "x is bound in the snippet");
     }
 
     #[test]
@@ -357,7 +379,11 @@ if hi is None and a.b is None and None is y:
 ";
         let u = undefined_names(&SourceFile::new(code)).expect("parses");
         assert_eq!(u.none_tested, ["hi", "key"]);
-        assert_eq!(u.none_results, ["x"], "bound in the snippet, tested against None");
+        assert_eq!(
+            u.none_results,
+            ["x"],
+            "bound in the snippet, tested against None"
+        );
         assert_eq!(u.name_list(), ["key", "hi", "a", "y"]);
     }
 
