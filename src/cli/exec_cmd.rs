@@ -30,7 +30,8 @@ pub struct ExecSearchArgs {
     /// Coverage-guidance rounds at most (Treefix: 10).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub k: usize,
-    /// Modules that cannot be imported get stand-in objects instead of failing the run.
+    /// Modules the snippet or the prefix imports that are not installed get stand-in objects
+    /// instead of failing the run (never a standard-library name).
     #[arg(long)]
     pub allow_missing: bool,
     /// Stop asking the model once its calls cost this many tokens.

@@ -49,7 +49,8 @@ pub struct ExecOptions {
     pub n: usize,
     /// Coverage-guidance rounds at most.
     pub k: usize,
-    /// Modules that cannot be imported get stand-ins instead of failing the run.
+    /// Modules the snippet or the prefix imports that are not installed get stand-ins instead
+    /// of failing the run (never a standard-library name).
     pub allow_missing: bool,
     /// Temperature of every sample but the first of a prompt (the first is greedy).
     pub temperature: f32,

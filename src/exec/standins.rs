@@ -15,7 +15,12 @@
 //! an instance of a stand-in class too) returns or raises what the handler catches (a name an
 //! `except` clause catches is an exception class in every variant). Unpacking
 //! (`a, b = x`) always gets as many stand-ins as it asks for. The variants cover different
-//! statements, and the minimal set takes what each adds.
+//! statements, and the minimal set takes what each adds. After the chosen [`VARIANTS`], the
+//! search runs [`seeded`] ones: a variant picked from all 96 in which every place answers first
+//! by a coin, so branches that need different answers at different places are taken too. In the
+//! variants that make `is None` true, a stand-in call whose result goes straight into a name the
+//! snippet tests with `is None` (or `is` against another name) gives None (or that name's value)
+//! the first time at that place.
 //!
 //! Every variant's prelude also carries shims: `isinstance` of a stand-in against any type
 //! answers as the variant does; `exit()` returns the first time a place calls it (a body cut

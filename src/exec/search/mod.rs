@@ -2,8 +2,9 @@
 //!
 //! 0. Run the snippet as it is (the tree's root); stop if that covers every statement. Then,
 //!    unless turned off, model-free prefixes that bind every undefined name to a stand-in
-//!    ([`super::standins`]; one when no name is undefined, for its `exit` and `open` shims);
-//!    they are never shown to the model.
+//!    ([`super::standins`]; one when no name is undefined, for its `exit` and `open` shims),
+//!    then seeded ones while a statement is uncovered (`explore`); they are never shown to the
+//!    model.
 //! 1. Undefinedness guidance: one prompt listing the undefined names and the attributes read
 //!    from them; `n` replies, each one prefix. (No undefined names: the as-is run is step 1.)
 //! 2. Error guidance: for each of up to `n` runs that raised (distinct errors, most coverage
@@ -24,7 +25,6 @@ use serde::Serialize;
 
 use super::coverage::{annotate_uncovered, short_ending, Ending};
 use super::prefix::{prefix_schema, run_with_cleanup, Prefix};
-use super::standins::{behind, seeded, standin_prefix, variants_to_run, BEHIND};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
 use crate::agent::report::CallPurpose;
@@ -74,6 +74,8 @@ struct Search<'a> {
     /// The undefined names every reply initialises (one schema entry each).
     names: Vec<String>,
 }
+
+mod standin_runs;
 
 pub async fn run(
     snippet: &Snippet,
@@ -135,19 +137,7 @@ impl Search<'_> {
             return Ok(Stop::FullCoverage);
         }
         if self.options.standins {
-            let no_names = self.snippet.undefined.names.is_empty();
-            let nodes = variants_to_run(no_names, self.options.all_variants)
-                .into_iter()
-                .map(|v| {
-                    let prefix = standin_prefix(&self.names, &self.snippet.undefined, v);
-                    Node::new(0, Some(0), Step::StandIns, prefix)
-                })
-                .collect();
-            let ids = self.run_nodes(nodes).await?;
-            self.report_step("stand-ins", &ids);
-            if !no_names {
-                self.explore().await?;
-            }
+            self.standins().await?;
             if self.full() {
                 return Ok(Stop::FullCoverage);
             }
@@ -261,55 +251,6 @@ impl Search<'_> {
         } else {
             Stop::StepsDone
         })
-    }
-
-    /// Seeded stand-in runs ([`seeded`]), eight at a time, until `explore` ran or every
-    /// statement is covered. A random search over each place's first answer: on the held-out
-    /// bodies it went on finding lines up to about 64 runs (`benchmarks/RESULTS.md`).
-    async fn explore(&mut self) -> Result<(), ExecError> {
-        const ROUND: usize = 8;
-        let mut done = 0;
-        while done < self.options.explore && !self.full() {
-            let count = ROUND.min(self.options.explore - done);
-            let nodes = (done..done + count)
-                .map(|i| {
-                    let v = seeded(u32::try_from(i + 1).unwrap_or(u32::MAX));
-                    let prefix = standin_prefix(&self.names, &self.snippet.undefined, v);
-                    Node::new(0, Some(0), Step::StandIns, prefix)
-                })
-                .collect();
-            done += count;
-            let ids = self.run_nodes(nodes).await?;
-            self.report_step("stand-ins, seeded", &ids);
-        }
-        Ok(())
-    }
-
-    /// Every model prefix among `ids` whose run raised, run again behind stand-ins
-    /// ([`behind`]); never shown to the model.
-    async fn behind_standins(&mut self, ids: &[usize]) -> Result<(), ExecError> {
-        if !self.options.standins || self.full() {
-            return Ok(());
-        }
-        let raised = |n: &&Node| {
-            n.duplicate_of.is_none() && n.execution.as_ref().is_some_and(|e| !e.ending.finished())
-        };
-        let nodes: Vec<Node> = ids
-            .iter()
-            .filter_map(|&id| self.tree.get(id))
-            .filter(raised)
-            .flat_map(|n| {
-                BEHIND.map(|v| {
-                    let prefix = behind(&self.names, &self.snippet.undefined, &n.prefix, v);
-                    Node::new(0, Some(n.id), Step::StandIns, prefix)
-                })
-            })
-            .collect();
-        if !nodes.is_empty() {
-            let ids = self.run_nodes(nodes).await?;
-            self.report_step("stand-ins behind", &ids);
-        }
-        Ok(())
     }
 
     /// Add the names runs reported as not defined to the names every reply initialises.
