@@ -20,6 +20,10 @@ def _ldb_iter(items, _op=__import__('opcode').opmap):
         if op == _op['UNPACK_EX']: return iter([_LdbAny() for _ in range((n & 255) + (n >> 8))])
     except Exception: pass
     return iter(items)
+def _ldb_lookup(f, name, missing=None):
+    # What `name` means in frame `f`: local, global, then builtin.
+    b = f.f_builtins if _ldb_isinstance(f.f_builtins, dict) else vars(f.f_builtins)
+    return f.f_locals.get(name, f.f_globals.get(name, b.get(name, missing)))
 def _ldb_raise(f, _seen=set(), _dis=__import__('dis')):
     # A call inside `try` raises what the innermost handler catches (any exception for a bare
     # `except`), the first time at a place, so the `except` body runs. Python 3.11's bytecode:
@@ -41,8 +45,7 @@ def _ldb_raise(f, _seen=set(), _dis=__import__('dis')):
                 if i.opname in ('LOAD_NAME', 'LOAD_GLOBAL', 'LOAD_FAST', 'LOAD_DEREF') and not path: path.append(i.argval)
                 elif i.opname == 'LOAD_ATTR' and len(path) == 1: path.append(i.argval)
             else: return
-            b = f.f_builtins if _ldb_isinstance(f.f_builtins, dict) else vars(f.f_builtins)
-            t = f.f_locals.get(path[0], f.f_globals.get(path[0], b.get(path[0])))
+            t = _ldb_lookup(f, path[0])
             for a in path[1:]: t = getattr(t, a)
     except Exception: return
     if _ldb_isinstance(t, type) and issubclass(t, BaseException): raise t.__new__(t)
@@ -65,8 +68,7 @@ def _ldb_result(f, _seen=set(), _next={}, _dis=__import__('dis')):
         other = _ldb_results[n.argval]
         value = None
         if other is not None:
-            b = f.f_builtins if _ldb_isinstance(f.f_builtins, dict) else vars(f.f_builtins)
-            value = f.f_locals.get(other, f.f_globals.get(other, b.get(other, _ldb_results)))
+            value = _ldb_lookup(f, other, _ldb_results)
             if value is _ldb_results: return False, None
     except Exception: return False, None
     _seen.add(k)
@@ -94,7 +96,7 @@ class _LdbAny(metaclass=_LdbAnyType):
         return _LdbAny()
     def __call__(s, *a, **k):
         if RAISES: _ldb_raise(_ldb_frame(1))
-        if NONE:
+        if NONE and _ldb_results:
             given, value = _ldb_result(_ldb_frame(1))
             if given: return value
         return _LdbAny()
