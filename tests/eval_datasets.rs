@@ -248,6 +248,7 @@ fn hidden_tests_fall_back_to_visible_ones() {
         seed: None,
         source: None,
         io_tests: Vec::new(),
+        scope: Default::default(),
     };
     let (tests, source) = HiddenScorer::tests_of(&t);
     assert_eq!(

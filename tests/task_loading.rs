@@ -82,6 +82,7 @@ fn loads_single_task_json() {
                 stdin: "3\n1 2 3\n".into(),
                 stdout: "6\n".into()
             }],
+            scope: Default::default(),
         }]
     );
 }
@@ -333,6 +334,13 @@ fn missing_and_unknown_fields() {
         "{err}"
     );
     assert_eq!(err.hint(), "did you mean `visible_tests`?");
+
+    // A field far from every known one is a dataset's metadata (Refactory's), not a typo.
+    let mut t = valid_task();
+    t["question"] = json!("question_1");
+    t["file"] = json!("wrong_1_001.py");
+    let (_dir, path) = temp_file("meta.jsonl", t.to_string());
+    assert_eq!(load_tasks(&path).expect("metadata is ignored").len(), 1);
 
     let mut t = valid_task();
     t["io_tests"] = json!([{"stdin": "", "stdout": "1\n", "stderr": ""}]);

@@ -30,7 +30,7 @@ use crate::model::{ChatModel, ModelError};
 use crate::prompts::{PromptError, Prompts};
 use crate::runner::{visible_tests, Runner, TestInput, TestOutcome};
 use crate::sandbox::SandboxError;
-use crate::task::Task;
+use crate::task::{ProgramScope, Task};
 use crate::trace::sample::SampleConfig;
 use crate::trace::Level;
 
@@ -327,8 +327,13 @@ impl Fixer {
                 }
             };
             if let Some(new_program) = next {
-                iteration.diff = Some(unified_diff(&program, &new_program));
-                program = new_program;
+                match shape(task, &report.seed.program, new_program) {
+                    Ok(new_program) => {
+                        iteration.diff = Some(unified_diff(&program, &new_program));
+                        program = new_program;
+                    }
+                    Err(problem) => iteration.regeneration_problem = Some(problem),
+                }
             }
             report.iterations.push(iteration);
         }
@@ -381,6 +386,19 @@ impl Fixer {
             prompt: calls.iter().map(|c| c.prompt_tokens).sum(),
             completion: calls.iter().map(|c| c.completion_tokens).sum(),
         });
+    }
+}
+
+/// The program a model's candidate becomes: the candidate itself, or, when the task repairs one
+/// function of the user's module ([`ProgramScope::Function`]), the seed module with the
+/// candidate's definition spliced in. `Err` says why a candidate gives no program.
+pub(crate) fn shape(task: &Task, seed: &str, candidate: String) -> Result<String, String> {
+    match task.scope {
+        ProgramScope::Whole => Ok(candidate),
+        ProgramScope::Function => {
+            crate::python::splice::splice(seed, &task.entry_point, &candidate)
+                .map_err(|e| e.to_string())
+        }
     }
 }
 

@@ -217,32 +217,18 @@ pub fn read_snippet(path: &Path) -> Result<Snippet, CliError> {
             })?;
         ("<stdin>".to_string(), bytes)
     } else {
-        let meta = std::fs::metadata(path).map_err(|e| {
-            CliError::bad_input(
-                format!("cannot read {}: {e}", path.display()),
-                "check the path; snippets are plain UTF-8 Python files (or `-` for stdin)",
-            )
-        })?;
-        if meta.is_dir() {
-            return Err(CliError::bad_input(
-                format!("{} is a directory", path.display()),
-                "pass one Python file",
-            ));
-        }
-        if meta.len() > MAX_SNIPPET_BYTES as u64 {
-            return Err(ExecError::TooLarge {
-                name: path.display().to_string(),
-                bytes: usize::try_from(meta.len()).unwrap_or(usize::MAX),
-                limit: MAX_SNIPPET_BYTES,
+        let bytes = match crate::files::read_bytes(path, MAX_SNIPPET_BYTES as u64) {
+            Ok(bytes) => bytes,
+            Err(crate::files::ReadError::TooLarge { size, .. }) => {
+                return Err(ExecError::TooLarge {
+                    name: path.display().to_string(),
+                    bytes: usize::try_from(size).unwrap_or(usize::MAX),
+                    limit: MAX_SNIPPET_BYTES,
+                }
+                .into())
             }
-            .into());
-        }
-        let bytes = std::fs::read(path).map_err(|e| {
-            CliError::bad_input(
-                format!("cannot read {}: {e}", path.display()),
-                "check the path and its permissions",
-            )
-        })?;
+            Err(e) => return Err(e.into()),
+        };
         (path.display().to_string(), bytes)
     };
     Ok(Snippet::from_bytes(name, &bytes)?)
@@ -537,6 +523,7 @@ pub fn runnable_task(
         seed: Some(snippet.text.clone()),
         source: None,
         io_tests: Vec::new(),
+        scope: Default::default(),
     };
     Ok((task, prefix))
 }

@@ -12,8 +12,10 @@ pub mod mutate;
 pub mod normalize;
 pub mod self_tests;
 pub mod source;
+pub mod splice;
 pub mod text;
 mod tokens;
+pub mod toplevel;
 
 pub use cfg::{
     Block, BlockKind, EdgeKind, LineOwner, ProgramCfg, ScopeCfg, ScopeKind, StmtKind, StmtLines,

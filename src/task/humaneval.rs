@@ -42,6 +42,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         seed: None,
         source: None,
         io_tests: Vec::new(),
+        scope: Default::default(),
     })
 }
 

@@ -44,6 +44,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         visible_tests,
         seed: None,
         io_tests: Vec::new(),
+        scope: Default::default(),
     })
 }
 

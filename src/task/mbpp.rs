@@ -130,6 +130,7 @@ fn build(
         seed: None,
         source: None,
         io_tests: Vec::new(),
+        scope: Default::default(),
     })
 }
 

@@ -72,6 +72,22 @@ pub struct Task {
     /// Whole-program tests: feed `stdin`, expect `stdout`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_tests: Vec<IoTest>,
+    /// What a candidate replaces: the whole program, or only the entry function inside the
+    /// seed (a user's module). Set by the loader of a program file; not part of `task.json`.
+    #[serde(skip)]
+    pub scope: ProgramScope,
+}
+
+/// What a candidate program replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProgramScope {
+    /// The candidate is the whole program (task files, benchmarks, snippets).
+    #[default]
+    Whole,
+    /// The seed is the user's module and the unit of repair is its entry function: a
+    /// candidate's definition of the entry, with the helpers and imports it adds, is spliced
+    /// into the seed ([`crate::python::splice`]); the rest of the module stays byte for byte.
+    Function,
 }
 
 /// The program a translation task starts from.

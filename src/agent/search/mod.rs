@@ -415,6 +415,16 @@ impl Search<'_> {
         wall_ms: u64,
     ) -> Result<(), AgentError> {
         self.charge(&calls);
+        // A model writes whole programs; in a user's module only its function goes in.
+        let (program, problem) = match program {
+            Some(p) if proposer != Proposer::Seed => {
+                match super::shape(self.task, &self.seed_program, p) {
+                    Ok(p) => (Some(p), problem),
+                    Err(why) => (None, Some(why)),
+                }
+            }
+            other => (other, problem),
+        };
         let id = self.candidates.len();
         let mut record = CandidateRecord {
             id,

@@ -357,6 +357,7 @@ mod tests {
             seed: None,
             source: None,
             io_tests: Vec::new(),
+            scope: Default::default(),
         }
     }
 

@@ -26,7 +26,8 @@ mod program;
 
 use std::path::{Path, PathBuf};
 
-use super::{IoTest, Task};
+use super::{IoTest, ProgramScope, Task};
+use crate::python::splice;
 
 use collect::collect_tests;
 use program::{choose_entry, ProgramFacts};
@@ -150,6 +151,11 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
+    // A function of the module is what gets repaired; the rest of the file stays.
+    let scope = match &entry {
+        Some(e) if splice::defines(&input.program, e) => ProgramScope::Function,
+        _ => ProgramScope::Whole,
+    };
     let task = Task {
         task_id,
         prompt,
@@ -159,6 +165,7 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         seed: Some(input.program.clone()),
         source: None,
         io_tests: input.io_tests.clone(),
+        scope,
     };
     if let Err(problems) = task.validate() {
         if let Some(p) = problems.into_iter().next() {

@@ -7,6 +7,7 @@ use rustpython_parser::ast::{self, Ranged};
 
 use super::{FileInput, FileInputError};
 use crate::python::source::{parse_module, SourceFile};
+pub(super) use crate::python::toplevel::{bound_names, docstring};
 
 /// What the program defines at top level, when it parses.
 #[derive(Debug, Default)]
@@ -89,65 +90,6 @@ pub(super) fn lines(text: &str, first: u32, last: u32) -> String {
 
 pub(super) fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// The text of a docstring statement.
-pub(super) fn docstring(stmt: &ast::Stmt) -> Option<String> {
-    let ast::Stmt::Expr(e) = stmt else {
-        return None;
-    };
-    match e.value.as_ref() {
-        ast::Expr::Constant(c) => match &c.value {
-            ast::Constant::Str(s) => {
-                let s = s.trim();
-                (!s.is_empty()).then(|| s.to_string())
-            }
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Names a top-level statement binds.
-pub(super) fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
-    let mut out = Vec::new();
-    match stmt {
-        ast::Stmt::FunctionDef(f) => out.push(f.name.to_string()),
-        ast::Stmt::AsyncFunctionDef(f) => out.push(f.name.to_string()),
-        ast::Stmt::ClassDef(c) => out.push(c.name.to_string()),
-        ast::Stmt::Import(i) => {
-            for a in &i.names {
-                let bound = a.asname.as_ref().unwrap_or(&a.name);
-                out.push(bound.split('.').next().unwrap_or_default().to_string());
-            }
-        }
-        ast::Stmt::ImportFrom(i) => {
-            for a in &i.names {
-                if a.name.as_str() != "*" {
-                    out.push(a.asname.as_ref().unwrap_or(&a.name).to_string());
-                }
-            }
-        }
-        ast::Stmt::Assign(a) => {
-            for t in &a.targets {
-                target_names(t, &mut out);
-            }
-        }
-        ast::Stmt::AnnAssign(a) => target_names(&a.target, &mut out),
-        ast::Stmt::AugAssign(a) => target_names(&a.target, &mut out),
-        _ => {}
-    }
-    out
-}
-
-pub(super) fn target_names(expr: &ast::Expr, out: &mut Vec<String>) {
-    match expr {
-        ast::Expr::Name(n) => out.push(n.id.to_string()),
-        ast::Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
-        ast::Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
-        ast::Expr::Starred(s) => target_names(&s.value, out),
-        _ => {}
-    }
 }
 
 /// The function the tests exercise: `--entry`, else the one program function the tests call,
