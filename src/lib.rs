@@ -28,6 +28,7 @@ pub mod check;
 pub mod cli;
 pub mod eval;
 pub mod exec;
+pub mod files;
 pub mod http;
 pub mod local;
 pub mod model;

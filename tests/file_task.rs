@@ -12,6 +12,15 @@ const PROG: &str = "def running_max(xs):\n    \"\"\"Return a list whose i-th ele
 const FIXED: &str = "def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n    return out\n";
 const TESTS: &str = "import prog\nfrom prog import running_max\n\n\ndef test_rising():\n    assert running_max([1, 3, 2, 5]) == [1, 3, 3, 5]\n\n\ndef test_negative():\n    assert running_max([-3, -1, -2]) == [-3, -1, -1]\n\n\ndef test_empty():\n    assert prog.running_max([]) == []\n";
 
+/// FIXED spliced into PROG: the fix has no docstring, so PROG's stays.
+fn fixed_in_prog() -> String {
+    FIXED.replacen(
+        "def running_max(xs):\n",
+        "def running_max(xs):\n    \"\"\"Return a list whose i-th element is the largest of xs[0], ..., xs[i].\"\"\"\n",
+        1,
+    )
+}
+
 fn ldb(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ldb"))
         .args(args)
@@ -195,20 +204,44 @@ fn test_files_ldb_cannot_run_are_refused_with_the_line_and_a_hint() {
     );
 }
 
+/// How a fake server answers and how ldb is started.
+#[derive(Default)]
+struct Run<'a> {
+    /// Every reply's program (default FIXED).
+    reply: Option<&'a str>,
+    /// Each reply waits this long.
+    delay: Option<std::time::Duration>,
+    /// Extra environment for ldb.
+    env: Vec<(&'a str, &'a str)>,
+    /// The program file (default prog.py).
+    program: Option<&'a str>,
+}
+
 /// `ldb fix` on the files against a server whose every reply is the fixed program.
 async fn fix(dir: &Path, extra: &[&str]) -> Output {
+    fix_with(dir, extra, Run::default()).await
+}
+
+async fn fix_with(dir: &Path, extra: &[&str], run: Run<'_>) -> Output {
     let server = MockServer::start().await;
-    let reply = format!("Here is the corrected program:\n```python\n{FIXED}```\n");
+    let reply = format!(
+        "Here is the corrected program:\n```python\n{}```\n",
+        run.reply.unwrap_or(FIXED)
+    );
+    let mut response = ResponseTemplate::new(200).set_body_json(serde_json::json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    }));
+    if let Some(delay) = run.delay {
+        response = response.set_delay(delay);
+    }
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "fake-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        })))
+        .respond_with(response)
         .mount(&server)
         .await;
     let config = dir.join("config.toml");
@@ -216,7 +249,7 @@ async fn fix(dir: &Path, extra: &[&str]) -> Output {
     let base = format!("{}/v1", server.uri());
     let mut args = vec![
         "fix",
-        "prog.py",
+        run.program.unwrap_or("prog.py"),
         "--tests",
         "test_prog.py",
         "--base-url",
@@ -235,8 +268,21 @@ async fn fix(dir: &Path, extra: &[&str]) -> Output {
     args.extend(extra);
     let dir: PathBuf = dir.to_path_buf();
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = run
+        .env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     tokio::task::spawn_blocking(move || {
-        ldb(&dir, &args.iter().map(String::as_str).collect::<Vec<_>>())
+        Command::new(env!("CARGO_BIN_EXE_ldb"))
+            .args(&args)
+            .current_dir(&dir)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("LDB_CONFIG")
+            .envs(env)
+            .output()
+            .expect("run ldb")
     })
     .await
     .expect("join")
@@ -248,12 +294,12 @@ async fn fix_prints_the_fixed_file_and_leaves_the_program_alone() {
     let out = fix(dir.path(), &[]).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_eq!(stdout, FIXED);
+    assert_eq!(stdout, fixed_in_prog());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("prog.py")).expect("prog.py"),
         PROG
     );
-    assert!(!dir.path().join("prog.py.orig").exists());
+    assert!(!dir.path().join("prog.py.ldb-orig").exists());
 }
 
 #[tokio::test]
@@ -264,15 +310,15 @@ async fn fix_write_replaces_the_file_and_keeps_the_original() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout, "");
     assert!(
-        stderr.contains("wrote prog.py (the original is in prog.py.orig)"),
+        stderr.contains("wrote prog.py (the original is in prog.py.ldb-orig)"),
         "{stderr}"
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("prog.py")).expect("prog.py"),
-        FIXED
+        fixed_in_prog()
     );
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("prog.py.orig")).expect("prog.py.orig"),
+        std::fs::read_to_string(dir.path().join("prog.py.ldb-orig")).expect("prog.py.ldb-orig"),
         PROG
     );
     // And the tests now pass.
@@ -292,9 +338,231 @@ async fn the_default_search_fixes_a_file_whose_tests_import_it() {
     .await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_eq!(stdout, FIXED);
+    assert_eq!(stdout, fixed_in_prog());
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("JSON");
     assert_eq!(report["tasks"][0]["task_id"], "prog.py");
     assert_eq!(report["tasks"][0]["final_passed"], 3);
+}
+
+// ------------------------------------------------------------ --write never loses code
+
+/// A module with more than the function under test.
+const MODULE: &str = "\"\"\"Running maxima, and other things.\"\"\"\nimport os\n\nLIMIT = 10  # the cap\n\n\ndef helper(x):\n    return x * 2\n\n\ndef running_max(xs):\n    \"\"\"Return a list whose i-th element is the largest of xs[0], ..., xs[i].\"\"\"\n    out = []\n    best = 0\n    for x in xs:\n        best = max(best, x)\n        out.append(best)\n    return out\n\n\ndef another():\n    return helper(LIMIT) + len(os.sep)\n";
+
+fn module_fixed() -> String {
+    MODULE.replace(
+        "    out = []\n    best = 0\n    for x in xs:\n        best = max(best, x)\n        out.append(best)\n",
+        "    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n",
+    )
+}
+
+fn module_project() -> tempfile::TempDir {
+    let dir = project(TESTS);
+    std::fs::write(dir.path().join("prog.py"), MODULE).expect("prog.py");
+    dir
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[tokio::test]
+async fn write_keeps_the_rest_of_the_module() {
+    let dir = module_project();
+    // The model's reply holds its own copy of `helper` and a call at the end: neither goes in.
+    let reply =
+        format!("import os\n\ndef helper(x):\n    return 0\n\n{FIXED}\nprint(running_max([1]))\n");
+    let out = fix_with(
+        dir.path(),
+        &["--write"],
+        Run {
+            reply: Some(&reply),
+            ..Run::default()
+        },
+    )
+    .await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(read(dir.path(), "prog.py"), module_fixed());
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE);
+    // The diff shows the function's change only.
+    assert!(stderr.contains("-    best = 0\n"), "{stderr}");
+    assert!(!stderr.contains("-def helper"), "{stderr}");
+    assert!(!stderr.contains("LIMIT"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_kill_before_or_after_the_rename_leaves_the_original_or_the_whole_fix() {
+    for (point, expected) in [
+        ("before-rename", MODULE.to_string()),
+        ("after-rename", module_fixed()),
+    ] {
+        let dir = module_project();
+        let out = fix_with(
+            dir.path(),
+            &["--write"],
+            Run {
+                env: vec![("LDB_FAULT", point)],
+                ..Run::default()
+            },
+        )
+        .await;
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(9), "{point}: {:?}", text(&out));
+        assert_eq!(read(dir.path(), "prog.py"), expected, "{point}");
+        // The backup was complete before the file was touched.
+        assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE, "{point}");
+        // The next run cleans up the temp file the killed one left.
+        let _ = fix(dir.path(), &["--write"]).await;
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("ldb-tmp"))
+            .collect();
+        assert!(left.is_empty(), "{point}: {left:?}");
+        assert_eq!(read(dir.path(), "prog.py"), module_fixed(), "{point}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_or_unrelated_backup_is_never_trusted() {
+    let dir = module_project();
+    // A backup left empty by a killed run, and an editor's unrelated one under the next name.
+    std::fs::write(dir.path().join("prog.py.ldb-orig"), "").expect("empty backup");
+    std::fs::write(dir.path().join("prog.py.ldb-orig.1"), "unrelated\n").expect("backup");
+    let out = fix(dir.path(), &["--write"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the original is in prog.py.ldb-orig.2"),
+        "{stderr}"
+    );
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig.2"), MODULE);
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig"), "");
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig.1"), "unrelated\n");
+    assert_eq!(read(dir.path(), "prog.py"), module_fixed());
+}
+
+#[tokio::test]
+async fn concurrent_write_runs_take_turns() {
+    let dir = module_project();
+    let slow = || Run {
+        delay: Some(std::time::Duration::from_millis(1500)),
+        ..Run::default()
+    };
+    let first = fix_with(dir.path(), &["--write"], slow());
+    let second = async {
+        tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+        fix_with(dir.path(), &["--write"], slow()).await
+    };
+    let (a, b) = tokio::join!(first, second);
+    let (_, err_a) = text(&a);
+    let (_, err_b) = text(&b);
+    assert_eq!(a.status.code(), Some(0), "{err_a}");
+    assert_eq!(b.status.code(), Some(0), "{err_b}");
+    assert!(err_b.contains("waiting for another ldb run"), "{err_b}");
+    // The second run read the first one's fix, which passes: nothing more to do.
+    assert!(
+        err_b.contains("passes its tests; left unchanged"),
+        "{err_b}"
+    );
+    assert_eq!(read(dir.path(), "prog.py"), module_fixed());
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE);
+    assert!(!dir.path().join("prog.py.ldb-orig.1").exists());
+}
+
+#[tokio::test]
+async fn an_edit_made_during_the_run_is_kept() {
+    let dir = module_project();
+    let edited = MODULE.replace("LIMIT = 10", "LIMIT = 11");
+    let run = fix_with(
+        dir.path(),
+        &["--write"],
+        Run {
+            delay: Some(std::time::Duration::from_millis(1500)),
+            ..Run::default()
+        },
+    );
+    let edit = async {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        std::fs::write(dir.path().join("prog.py"), &edited).expect("edit");
+    };
+    let (out, ()) = tokio::join!(run, edit);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("changed while ldb was running"), "{stderr}");
+    assert!(stderr.contains("prog.py.ldb-fix"), "{stderr}");
+    assert_eq!(read(dir.path(), "prog.py"), edited);
+    assert_eq!(read(dir.path(), "prog.py.ldb-fix"), module_fixed());
+    assert!(!dir.path().join("prog.py.ldb-orig").exists());
+}
+
+#[tokio::test]
+async fn a_bom_and_crlf_lines_round_trip() {
+    let dir = module_project();
+    let crlf = |t: &str| t.replace('\n', "\r\n");
+    let mut original = b"\xEF\xBB\xBF".to_vec();
+    original.extend_from_slice(crlf(MODULE).as_bytes());
+    std::fs::write(dir.path().join("prog.py"), &original).expect("prog.py");
+    // Tests run: the BOM is no syntax error.
+    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("2 of 3 tests passed"), "{stdout}");
+    let out = fix(dir.path(), &["--write"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let mut expected = b"\xEF\xBB\xBF".to_vec();
+    expected.extend_from_slice(crlf(&module_fixed()).as_bytes());
+    assert_eq!(
+        String::from_utf8_lossy(&std::fs::read(dir.path().join("prog.py")).expect("prog.py")),
+        String::from_utf8_lossy(&expected)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("prog.py.ldb-orig")).expect("backup"),
+        original
+    );
+    // Only the function's lines are in the diff.
+    assert_eq!(stderr.matches("\n-    ").count(), 3, "{stderr}");
+}
+
+#[tokio::test]
+async fn a_full_disk_leaves_the_file_intact_and_prints_the_fix() {
+    // A real ENOSPC: a 64 KiB tmpfs mounted for the test (needs root; skipped otherwise).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).expect("mnt");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&mnt)
+        .output();
+    if !mounted.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipped: cannot mount a small tmpfs here (needs root): {:?}",
+            mounted.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        );
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    std::fs::write(mnt.join("prog.py"), MODULE).expect("prog.py");
+    std::fs::write(mnt.join("test_prog.py"), TESTS).expect("tests");
+    // Fill the file system so that neither a backup nor the new file fits.
+    let filler = vec![b'x'; 4096];
+    let mut f = std::fs::File::create(mnt.join("filler")).expect("filler");
+    use std::io::Write;
+    while f.write_all(&filler).is_ok() {}
+    drop(f);
+    let out = fix(&mnt, &["--write"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("prog.py is unchanged"), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+    assert_eq!(stdout, module_fixed());
+    assert_eq!(read(&mnt, "prog.py"), MODULE);
 }

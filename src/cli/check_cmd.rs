@@ -217,14 +217,19 @@ fn read_limited(name: &str, limit: usize) -> Result<Vec<u8>, CliError> {
             .take(limit as u64 + 1)
             .read_to_end(&mut bytes)
     } else {
-        let path = Path::new(name);
-        if path.is_dir() {
-            return Err(CliError::bad_input(
-                format!("{name} is a directory"),
-                "give a Python file, or - to read the program from stdin",
-            ));
+        // Regular files only: a FIFO or a device would hang or never end. One over the limit
+        // is read up to just past it, so the size check below reports it as it always has.
+        match crate::files::read_bytes(Path::new(name), limit as u64) {
+            Ok(b) => {
+                bytes = b;
+                Ok(0)
+            }
+            Err(crate::files::ReadError::TooLarge { .. }) => {
+                bytes = vec![0; limit + 1];
+                Ok(0)
+            }
+            Err(e) => return Err(e.into()),
         }
-        std::fs::File::open(path).and_then(|f| f.take(limit as u64 + 1).read_to_end(&mut bytes))
     };
     result.map_err(|e| {
         CliError::bad_input(

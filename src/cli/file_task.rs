@@ -96,6 +96,17 @@ pub fn load(
     quiet: bool,
 ) -> Result<(Task, Runner), CliError> {
     let text = output::read_source(program)?;
+    load_text(program, text, args, runner, quiet)
+}
+
+/// [`load`] with the program's text already read (`--write` reads it under its lock).
+pub fn load_text(
+    program: &Path,
+    text: String,
+    args: &FileTaskArgs,
+    runner: Runner,
+    quiet: bool,
+) -> Result<(Task, Runner), CliError> {
     let test_file = match &args.tests {
         Some(path) => Some((path.clone(), output::read_source(path)?)),
         None => None,
@@ -166,26 +177,6 @@ fn with_newline(input: &str) -> String {
 
 fn file_error(e: FileInputError) -> CliError {
     CliError::bad_input(e.to_string(), e.hint)
-}
-
-/// `--write`: replaces the program file with `fixed`, keeping the original as `FILE.orig` (an
-/// existing `.orig` is left alone: it is the oldest original). Returns the backup's path.
-pub fn write_back(program: &Path, fixed: &str) -> Result<PathBuf, CliError> {
-    let mut backup = program.as_os_str().to_owned();
-    backup.push(".orig");
-    let backup = PathBuf::from(backup);
-    let write_error = |path: &Path, e: std::io::Error| {
-        CliError::bad_input(
-            format!("cannot write {}: {e}", path.display()),
-            "check that the file and its directory are writable, or leave out --write and \
-             redirect stdout (ldb fix prog.py ... > fixed.py)",
-        )
-    };
-    if !backup.exists() {
-        std::fs::copy(program, &backup).map_err(|e| write_error(&backup, e))?;
-    }
-    std::fs::write(program, fixed).map_err(|e| write_error(program, e))?;
-    Ok(backup)
 }
 
 /// Which of `modules` the sandbox's Python cannot import (checked in the sandbox, never here).

@@ -36,6 +36,13 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             ));
         }
     }
+    // `--write` holds the file for the whole run: locked (a second run waits), checked to be
+    // writable before any model call, and read once; the fix replaces it only if unchanged.
+    let guard = if args.write && file_task::is_program(&args.task) {
+        Some(hold(&args.task, args.quiet)?)
+    } else {
+        None
+    };
     let snippet = if make_runnable {
         Some(super::exec_cmd::read_snippet(&args.task)?)
     } else {
@@ -44,8 +51,17 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
     let (mut tasks, mut runner) = if snippet.is_some() {
         (Vec::new(), args.sandbox.runner()?)
     } else if file_task::is_program(&args.task) {
-        let (task, runner) =
-            file_task::load(&args.task, &args.file, args.sandbox.runner()?, args.quiet)?;
+        let runner = args.sandbox.runner()?;
+        let (task, runner) = match &guard {
+            Some(g) => file_task::load_text(
+                &args.task,
+                g.original().text.clone(),
+                &args.file,
+                runner,
+                args.quiet,
+            )?,
+            None => file_task::load(&args.task, &args.file, runner, args.quiet)?,
+        };
         (vec![task], runner)
     } else {
         file_task::reject_flags_for_task_file(&args.task, &args.file)?;
@@ -133,15 +149,10 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         };
         let text = serde_json::to_string_pretty(&file)
             .map_err(|e| CliError::sandbox(format!("cannot encode the report: {e}")))?;
-        std::fs::write(path, text).map_err(|e| {
-            CliError::bad_input(
-                format!("cannot write the report to {}: {e}", path.display()),
-                "check that the directory exists and is writable",
-            )
-        })?;
+        output::write_file(path, &text, "the report")?;
     }
-    if args.write {
-        write_back(args, &reports)?;
+    if let Some(guard) = &guard {
+        write_back(args, guard, &reports)?;
     } else {
         write_results(args, &reports)?;
     }
@@ -212,9 +223,32 @@ fn seed_source(args: &FixArgs, tasks: usize) -> Result<SeedSource, CliError> {
     })
 }
 
-/// `--write`: the file is replaced only by a program that passes every test; otherwise it is
-/// left as it was and the best program goes to stdout, as without `--write`.
-fn write_back(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
+/// Hold `path` for `--write`, saying so when another run holds it.
+fn hold(path: &std::path::Path, quiet: bool) -> Result<crate::files::WriteGuard, CliError> {
+    let shown = path.display().to_string();
+    let mut on_wait = || {
+        if !quiet {
+            eprintln!("ldb: waiting for another ldb run that is writing {shown}");
+        }
+    };
+    crate::files::WriteGuard::acquire(path, &mut on_wait).map_err(|e| match e {
+        crate::files::GuardError::Read(e) => e.into(),
+        e @ crate::files::GuardError::NotWritable { .. } => CliError::bad_input(
+            e.to_string(),
+            "make the file and its directory writable, or leave out --write and redirect \
+             stdout (ldb fix prog.py ... > fixed.py)",
+        ),
+    })
+}
+
+/// `--write`: the file is replaced only by a program that passes every test, and only if it
+/// still holds what was read; otherwise it is left as it was and the program goes to stdout
+/// (or, when the file changed meanwhile, beside it).
+fn write_back(
+    args: &FixArgs,
+    guard: &crate::files::WriteGuard,
+    reports: &[FixReport],
+) -> Result<(), CliError> {
     let [report] = reports else {
         return write_results(args, reports);
     };
@@ -237,15 +271,47 @@ fn write_back(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
         }
         return Ok(());
     }
-    let backup = file_task::write_back(path, &report.final_program)?;
-    if !args.quiet {
-        eprintln!(
-            "wrote {} (the original is in {})",
-            path.display(),
-            backup.display()
-        );
+    match guard.commit(&report.final_program) {
+        Ok(backup) => {
+            if !args.quiet {
+                eprintln!(
+                    "wrote {} (the original is in {})",
+                    path.display(),
+                    backup.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e @ crate::files::CommitError::Changed { .. }) => {
+            let crate::files::CommitError::Changed { saved, .. } = &e else {
+                return Ok(());
+            };
+            let hint = match saved {
+                Some(beside) => format!(
+                    "your edits are kept; the fix is in {}: compare, then run ldb again",
+                    beside.display()
+                ),
+                None => {
+                    // Nowhere to put it beside the file: the fix goes to stdout.
+                    output::print(&report.final_program);
+                    "your edits are kept; the fix was printed to stdout".to_string()
+                }
+            };
+            Err(CliError::bad_input(e.to_string(), hint))
+        }
+        Err(e) => {
+            output::print(&report.final_program);
+            Err(CliError {
+                message: format!("{e}; {} is unchanged", path.display()),
+                hint: Some(
+                    "the fix was printed to stdout; free space or fix the permissions, then \
+                     save it (ldb fix ... > fixed.py)"
+                        .into(),
+                ),
+                status: output::ExitStatus::BadInput,
+            })
+        }
     }
-    Ok(())
 }
 
 fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
@@ -261,18 +327,16 @@ fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> 
                 total: r.visible_total,
                 program: &r.final_program,
             };
-            out.push_str(&serde_json::to_string(&line).unwrap_or_default());
+            let encoded = serde_json::to_string(&line).map_err(|e| {
+                CliError::sandbox(format!("cannot encode the result of {}: {e}", r.task_id))
+            })?;
+            out.push_str(&encoded);
             out.push('\n');
         }
         out
     };
     match &args.out {
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            CliError::bad_input(
-                format!("cannot write {}: {e}", path.display()),
-                "check that the directory exists and is writable",
-            )
-        }),
+        Some(path) => output::write_file(path, &text, "the result"),
         None => {
             output::print(&text);
             Ok(())

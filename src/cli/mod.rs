@@ -487,8 +487,9 @@ pub struct FixArgs {
     /// Write the final program (or, for many tasks, JSONL of results) here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// For a .py program: write the fixed program back to the file, keeping the original as
-    /// FILE.py.orig (only when the fix passes every test).
+    /// For a .py program: write the fix back into the file (only when it passes every test):
+    /// only the function under test changes, the original is kept as FILE.py.ldb-orig, and the
+    /// file is locked for the run and replaced atomically.
     #[arg(long, conflicts_with = "out")]
     pub write: bool,
     /// Write a JSON report of every iteration (schema: docs/report.schema.json).

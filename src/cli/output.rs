@@ -85,18 +85,25 @@ impl From<crate::sandbox::SandboxError> for CliError {
     }
 }
 
-/// Read a text file the user named, with an error that names it.
+/// Read a program or test file the user named (regular files only, up to
+/// [`crate::files::read::caps::SOURCE`], a byte-order mark dropped), with an error that names it.
 pub fn read_source(path: &Path) -> Result<String, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    Ok(crate::files::read_text(path, crate::files::read::caps::SOURCE)?.text)
+}
+
+impl From<crate::files::ReadError> for CliError {
+    fn from(e: crate::files::ReadError) -> Self {
+        CliError::bad_input(e.to_string(), e.hint())
+    }
+}
+
+/// Write `text` to `path` atomically (a synced temp file renamed over it), so a failed or
+/// killed write leaves the old file; `what` names it in the error.
+pub fn write_file(path: &Path, text: &str, what: &str) -> Result<(), CliError> {
+    crate::files::atomic_write(path, text.as_bytes()).map_err(|e| {
         CliError::bad_input(
-            format!("cannot read {}: {e}", path.display()),
-            "check the path; programs are plain UTF-8 Python files",
-        )
-    })?;
-    String::from_utf8(bytes).map_err(|_| {
-        CliError::bad_input(
-            format!("{} is not UTF-8 text", path.display()),
-            "save the program as UTF-8",
+            format!("cannot write {what} to {}: {e}", path.display()),
+            "check that the directory exists, is writable and has space",
         )
     })
 }

@@ -51,7 +51,18 @@ pub(crate) fn read_records(path: &Path) -> Result<Vec<Record>, TaskError> {
             hint,
         ));
     };
-    let bytes = std::fs::read(path).map_err(|e| TaskError::io(path, e))?;
+    // Regular files only, up to a cap: `/dev/zero` or a FIFO named as a task file is refused.
+    let bytes =
+        crate::files::read_bytes(path, crate::files::read::caps::DATA).map_err(|e| match e {
+            crate::files::ReadError::Io { source, .. } => TaskError::io(path, source),
+            other => TaskError::new(
+                ErrorKind::Read,
+                path,
+                Location::File,
+                other.to_string(),
+                other.hint(),
+            ),
+        })?;
     parse_records(path, kind, &bytes)
 }
 

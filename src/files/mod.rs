@@ -1,0 +1,12 @@
+//! Files ldb reads and writes on the user's behalf. Reads take regular files only, up to a size
+//! cap, as UTF-8 with an optional byte-order mark ([`read`]). Writes replace a file atomically
+//! and keep backups that are never trusted blindly ([`write`]); `ldb fix --write` holds the
+//! program file for the whole run ([`guard`]).
+
+pub mod guard;
+pub mod read;
+pub mod write;
+
+pub use guard::{CommitError, GuardError, WriteGuard};
+pub use read::{read_bytes, read_text, ReadError, Text};
+pub use write::atomic_write;
