@@ -129,6 +129,26 @@ pub(crate) fn reject_unknown_fields(
     ))
 }
 
+/// The first key of `record` that is not in `allowed` but is close to an allowed name: a typo
+/// such as `visible_test`. Other unknown keys are metadata a dataset carries (Refactory's
+/// `question`, `file`) and are ignored.
+pub(crate) fn reject_misspelt_fields(
+    record: &Map<String, Value>,
+    allowed: &[&str],
+    prefix: &str,
+) -> Result<(), FieldProblem> {
+    for key in record.keys().filter(|k| !allowed.contains(&k.as_str())) {
+        if let Some(known) = closest(key, allowed) {
+            return Err(FieldProblem::new(
+                format!("{prefix}{key}"),
+                "unknown field",
+                format!("did you mean `{prefix}{known}`?"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The allowed name nearest to `name` by edit distance, if it is near enough to be a typo.
 fn closest<'a>(name: &str, allowed: &[&'a str]) -> Option<&'a str> {
     let lower = name.to_lowercase().replace('-', "_");

@@ -1,14 +1,16 @@
 //! ldb's own task format (`task.json`, DESIGN.md §3), read field by field.
 //!
 //! A `hidden_tests` that defines `check` without calling it gets `check(<entry_point>)` appended,
-//! as for HumanEval. Unknown fields are errors here (a typo such as `visible_test` would otherwise silently drop the
-//! tests); the hint suggests the nearest known field.
+//! as for HumanEval. A field close to a known one is an error (a typo such as `visible_test`
+//! would otherwise silently drop the tests; the hint suggests the known field); other extra
+//! fields are a dataset's metadata (Refactory's `question`, `file`) and are ignored.
 
 use serde_json::{Map, Value};
 
 use super::error::FieldProblem;
 use super::fields::{
-    optional_string, optional_string_list, reject_unknown_fields, required_string, type_name,
+    optional_string, optional_string_list, reject_misspelt_fields, reject_unknown_fields,
+    required_string, type_name,
 };
 use super::humaneval::runnable_check;
 use super::{IoTest, SourceCode, Task};
@@ -27,7 +29,7 @@ pub(crate) const FIELDS: &[&str] = &[
 const TEST_HINT: &str = "write each test as a Python statement string, e.g. \"assert f(1) == 2\"";
 
 pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem> {
-    reject_unknown_fields(record, FIELDS, "")?;
+    reject_misspelt_fields(record, FIELDS, "")?;
     let mut task = Task {
         task_id: required_string(record, "task_id", "give every task a unique id string, e.g. \"demo/0\"")?,
         prompt: required_string(
@@ -50,6 +52,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         seed: optional_string(record, "seed", "the seed is a Python program as one string")?,
         source: source(record)?,
         io_tests: io_tests(record)?,
+        scope: Default::default(),
     };
     // DESIGN.md's example writes hidden tests as a bare `def check(candidate): ...`; without the
     // call they would pass every program. Adding it is idempotent, so saved tasks reload unchanged.

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Repair strategies with the embedded model at one token budget: the tables "Localise, then
+# repair" of benchmarks/RESULTS.md.
+#
+# Usage: benchmarks/repair_runs.sh [refactory|refactory-dev|report] [BUDGET_TOKENS]
+#   refactory (default): the held-out stratified sample of 303 Refactory student bugs
+#     (benchmarks/refactory_sample.py report); the figures are reported on it, nothing is tuned
+#     on it.
+#   refactory-dev: the development sample (refactory_sample.py dev, disjoint from the report
+#     sample), where defaults are chosen. DEV_SIZE shrinks it (default 303).
+#   report: the 43 HumanEval tasks whose GPT-3.5 seed (LDB's shipped seeds) fails the hidden
+#     tests.
+# Environment:
+#   MODEL       embedded model (default qwen2.5-coder-1.5b)
+#   STRATEGIES  default resample,search
+#   EXTRA       more `ldb eval` flags, e.g. "--proposers mutate:1"
+#   TAG         suffix of the output directory (a variant's name)
+#   THREADS     model threads (default 2; 1 while anything else busies a core)
+#   NICE        niceness (default 10)
+#   LDB_BIN     the binary (default: a private copy of a fresh release build, so a rebuild during
+#               a long run does not swap it under the sandbox workers)
+# Every strategy gets the same --budget-tokens per task; the caps on rounds and candidates are
+# high enough that the budget ends a task. Tasks run one at a time, every strategy on a task
+# before the next, so a partial run compares strategies on the same tasks. Runs resume: call it
+# again with the same arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SET=${1:-refactory}
+BUDGET=${2:-3000}
+DATA=${LDB_DATA_DIR:-../shared/datasets}
+OUT=benchmarks/results
+MODEL=${MODEL:-qwen2.5-coder-1.5b}
+STRATEGIES=${STRATEGIES:-resample,search}
+short=${MODEL#qwen2.5-coder-}
+suffix="qwen$short-b$BUDGET${TAG:+-$TAG}"
+
+if [ -z "${LDB_BIN:-}" ]; then
+  cargo build --release --bin ldb
+  mkdir -p target/eval-bin
+  LDB_BIN=target/eval-bin/ldb-$$
+  cp target/release/ldb "$LDB_BIN"
+fi
+
+# shellcheck disable=SC2206
+COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}"
+  --concurrency 1 --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES"
+  --progress lines ${EXTRA:-})
+
+case "$SET" in
+  refactory)
+    ids=$(python3 benchmarks/refactory_sample.py report --data "$DATA/refactory/tasks.jsonl")
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+      "${COMMON[@]}" --out "$OUT/repair-refactory-report-$suffix"
+    ;;
+  refactory-dev)
+    ids=$(python3 benchmarks/refactory_sample.py dev --size "${DEV_SIZE:-303}" --data "$DATA/refactory/tasks.jsonl")
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+      "${COMMON[@]}" --out "$OUT/repair-refactory-dev-$suffix"
+    ;;
+  report)
+    ids=$(python3 - "$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl" <<'EOF'
+import json, sys
+ids = [r["task_id"] for r in map(json.loads, open(sys.argv[1])) if not r["is_solved"]]
+ids.sort(key=lambda t: int(t.split("/")[1]))
+print(",".join(ids))
+EOF
+)
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
+      "${COMMON[@]}" --out "$OUT/repair-humaneval-gpt35-hiddenfail-$suffix"
+    ;;
+  *)
+    echo "usage: $0 [refactory|refactory-dev|report] [BUDGET_TOKENS]" >&2
+    exit 2
+    ;;
+esac
