@@ -31,6 +31,7 @@ pub mod exec;
 pub mod files;
 pub mod http;
 pub mod local;
+pub mod locate;
 pub mod model;
 pub mod prompts;
 pub mod python;

@@ -38,6 +38,9 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../prompts/repair_feedback.j2"),
     ),
     ("repair_code", include_str!("../prompts/repair_code.j2")),
+    // The `patch` proposer: the header of a fill-in-the-middle prompt, and the chat form.
+    ("patch_fim", include_str!("../prompts/patch_fim.j2")),
+    ("patch_chat", include_str!("../prompts/patch_chat.j2")),
     (
         "repair_verdicts",
         include_str!("../prompts/repair_verdicts.j2"),

@@ -154,6 +154,23 @@ fn every_template_renders_as_expected() {
                 "max_steps": 40,
             }),
         ),
+        (
+            "patch_fim",
+            json!({
+                "task_lines": ["Return the sum of the even numbers in xs."],
+                "tests": ["assert f([]) == 0", "assert f([2]) == 2"],
+                "failing": "assert f([2]) == 2 (got 0, expected 2)",
+            }),
+        ),
+        (
+            "patch_chat",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    return 0  # <-- FIX",
+                "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "hole_lines": 1,
+            }),
+        ),
     ];
     for (i, (name, vars)) in cases.iter().enumerate() {
         let text = p.render(name, vars).expect("renders");

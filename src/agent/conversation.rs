@@ -152,7 +152,7 @@ impl Conversation {
         Ok(out)
     }
 
-    fn record(&mut self, purpose: CallPurpose, response: &crate::model::ChatResponse) {
+    pub(super) fn record(&mut self, purpose: CallPurpose, response: &crate::model::ChatResponse) {
         self.calls.push(CallRecord {
             purpose,
             model: response.model.clone(),

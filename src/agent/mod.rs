@@ -180,6 +180,7 @@ impl Fixer {
             error_class: None,
             candidates: Vec::new(),
             selection: None,
+            confirmation: None,
         };
         let outcome = if self.options.strategy == Strategy::Search {
             let options = &self.options.search;

@@ -67,6 +67,10 @@ pub struct FixReport {
     /// How a search chose among candidates that pass the visible tests, when it had to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selection: Option<SelectionReport>,
+    /// What backs the returned program beyond the visible tests (a search that found a
+    /// passing program).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -145,6 +149,8 @@ pub enum CallPurpose {
     ExecError,
     /// `ldb exec`: a prefix that reaches the lines not yet covered.
     ExecCoverage,
+    /// The suspicious lines of a program rewritten (the `patch` proposer).
+    Patch,
 }
 
 impl CallPurpose {
@@ -164,6 +170,7 @@ impl CallPurpose {
             CallPurpose::ExecUndefined => "exec_undefined",
             CallPurpose::ExecError => "exec_error",
             CallPurpose::ExecCoverage => "exec_coverage",
+            CallPurpose::Patch => "patch",
         }
     }
 }
@@ -252,6 +259,12 @@ pub enum Proposer {
     Ldb,
     /// A fresh program from the task alone (repeated sampling).
     Fresh,
+    /// A model-free edit of a parent at a statement fault localisation ranks suspicious
+    /// (`crate::python::edits`): no tokens.
+    Mutate,
+    /// The model rewrites only the suspicious lines of a parent (fill-in-the-middle on the
+    /// embedded model, a chat prompt marking the lines on an endpoint).
+    Patch,
 }
 
 impl Proposer {
@@ -261,7 +274,17 @@ impl Proposer {
             Proposer::Feedback => "feedback",
             Proposer::Ldb => "ldb",
             Proposer::Fresh => "fresh",
+            Proposer::Mutate => "mutate",
+            Proposer::Patch => "patch",
         }
+    }
+
+    /// A program the model wrote whole (from the task, or from the failing tests or the
+    /// trace), so its agreement with another candidate is evidence: these vote in the
+    /// selection. Edits that keep the given program (`mutate`, `patch`) resemble it and each
+    /// other, and vote nothing.
+    pub fn independent(self) -> bool {
+        matches!(self, Proposer::Fresh | Proposer::Feedback | Proposer::Ldb)
     }
 
     pub(crate) fn code(self) -> u64 {
@@ -270,6 +293,8 @@ impl Proposer {
             Proposer::Feedback => 1,
             Proposer::Ldb => 2,
             Proposer::Fresh => 3,
+            Proposer::Mutate => 4,
+            Proposer::Patch => 5,
         }
     }
 }
@@ -303,6 +328,36 @@ pub struct CandidateRecord {
     pub group: Option<usize>,
     /// What was wrong with the reply, if anything.
     pub problem: Option<String>,
+    /// For `mutate` and `patch`: where the parent was edited and how. A mutant that neither
+    /// passed more visible tests than its parent nor was kept has no `program`: applying this
+    /// edit to the parent gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<EditRecord>,
+}
+
+/// Where and how a parent was edited.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EditRecord {
+    /// First line (in the parent) of the statement edited.
+    pub line: u32,
+    /// Its rank in the parent's fault localisation (0: the most suspicious statement).
+    pub rank: usize,
+    /// The edit, e.g. `< → <=`, or `lines 4-5` for a patch.
+    pub description: String,
+}
+
+/// Whether the program returned is backed by anything beyond the visible tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Confirmation {
+    /// Programs written independently (fresh samples) that pass the visible tests and behave
+    /// like the returned program on every extra input, not counting the program itself.
+    pub agreeing: usize,
+    /// Independent programs that pass the visible tests but behave otherwise.
+    pub disagreeing: usize,
+    /// `confirmed` (independent programs agree with it), `unconfirmed` (none passed the
+    /// visible tests to compare with: it is only plausible), or `majority` (returned because
+    /// the heaviest group of independent programs wrote it).
+    pub status: String,
 }
 
 /// What the report says about a selection.
@@ -322,4 +377,8 @@ pub struct SelectionReport {
     /// hashes in input order), so other ways of choosing can be compared on the same run.
     #[serde(default)]
     pub signatures: std::collections::BTreeMap<usize, Vec<String>>,
+    /// The seed's behaviour on the same inputs (even when it fails the visible tests), for the
+    /// prior that a repair changes the given program only where needed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seed_signature: Vec<String>,
 }

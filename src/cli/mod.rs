@@ -128,8 +128,10 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 24)]
     pub max_candidates: usize,
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
-    /// order they run: feedback (repair from the failing tests), ldb (repair from the trace and
-    /// block verdicts), fresh (a new program from the task).
+    /// order they run: mutate (model-free edits at the suspicious statements; the count is
+    /// ignored), patch (the model rewrites the suspicious lines), feedback (repair from the
+    /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program
+    /// from the task).
     #[arg(long, value_name = "LIST", default_value = "fresh:4")]
     pub proposers: String,
     /// Search: programs carried from one round to the next.
@@ -179,6 +181,23 @@ pub struct SearchArgs {
     /// Base of the sampling seeds: the same base draws the same samples again.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub rng_seed: u64,
+    /// Search, mutate: statements edited per program, most suspicious first.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub locate_top: usize,
+    /// Search, mutate: edits tried per program at most.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    pub mutate_limit: usize,
+    /// Search, mutate: edits in a row (when no single edit passes, the edits that got
+    /// furthest are edited again).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub mutate_depth: usize,
+    /// Search, patch: statements the model rewrites per program, most suspicious first.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub patch_top: usize,
+    /// Search, patch: fill-in-the-middle (the embedded model), a chat prompt with the lines
+    /// marked, or auto (the first where the backend takes raw prompts).
+    #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::agent::search::PatchForm::Auto)]
+    pub patch_form: crate::agent::search::PatchForm,
 }
 
 impl SearchArgs {
@@ -216,6 +235,11 @@ impl SearchArgs {
             verdicts: self.verdicts,
             select_by: self.select_by,
             fresh_as_resample: !self.no_fresh_as_resample,
+            locate_top: self.locate_top.max(1),
+            mutate_limit: self.mutate_limit,
+            mutate_depth: self.mutate_depth.max(1),
+            patch_top: self.patch_top.max(1),
+            patch_form: self.patch_form,
         })
     }
 }

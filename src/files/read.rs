@@ -73,13 +73,19 @@ impl Text {
         if self.bom {
             out.extend_from_slice(b"\xEF\xBB\xBF");
         }
-        if crate::python::splice::uses_crlf(&self.text) && !text.contains("\r\n") {
+        if uses_crlf(&self.text) && !text.contains("\r\n") {
             out.extend_from_slice(text.replace('\n', "\r\n").as_bytes());
         } else {
             out.extend_from_slice(text.as_bytes());
         }
         out
     }
+}
+
+/// Every line of `text` ends with `\r\n` (and there is at least one line end).
+pub fn uses_crlf(text: &str) -> bool {
+    let lf = text.matches('\n').count();
+    lf > 0 && text.matches("\r\n").count() == lf
 }
 
 /// The bytes of `path`, a regular file of at most `cap` bytes.

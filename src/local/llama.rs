@@ -141,6 +141,10 @@ impl ChatModel for LocalModel {
         })
     }
 
+    fn fills_in_middle(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -233,8 +237,14 @@ impl Session<'_> {
     ) -> Result<(String, Usage, CallStats), ModelError> {
         let local =
             |what: &str, e: &dyn std::fmt::Display| ModelError::Local(format!("{what}: {e}"));
-        let mut prompt = self.render(request)?;
-        let prefix = request.reply_prefix.as_deref().unwrap_or("");
+        // A raw prompt (fill-in-the-middle) goes as is; its special tokens are parsed below.
+        let (mut prompt, prefix) = match &request.raw_prompt {
+            Some(raw) => (raw.clone(), ""),
+            None => (
+                self.render(request)?,
+                request.reply_prefix.as_deref().unwrap_or(""),
+            ),
+        };
         prompt.push_str(prefix);
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), vocab.should_add_bos(), true);
@@ -337,6 +347,16 @@ impl Session<'_> {
             let backtick = piece.contains(&b'`');
             bytes.extend_from_slice(&piece);
             generated += 1;
+            if let Some(max) = request.max_lines {
+                let lines = bytes[prefix.len()..]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                if lines >= max as usize {
+                    // Not decoded, as for a closed code block below.
+                    break;
+                }
+            }
             // Only the model's own text can close the block (the prefix opens it).
             if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
                 if crate::model::has_closed_code_block(&String::from_utf8_lossy(&bytes), needle) {

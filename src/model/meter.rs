@@ -126,6 +126,10 @@ impl<M: ChatModel> ChatModel for MeteredModel<M> {
         self.inner.batches()
     }
 
+    fn fills_in_middle(&self) -> bool {
+        self.inner.fills_in_middle()
+    }
+
     fn name(&self) -> String {
         self.inner.name()
     }

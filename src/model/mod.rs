@@ -85,6 +85,14 @@ pub struct ChatRequest {
     /// ignore it; their models write the whole reply, which is read the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_prefix: Option<String>,
+    /// A prompt sent as is instead of the messages rendered by the chat template (the
+    /// embedded model's fill-in-the-middle). Only for backends whose
+    /// [`ChatModel::fills_in_middle`] says so; the messages then only describe the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_prompt: Option<String>,
+    /// Stop once the reply has this many line ends (a patch of a few lines needs no more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_lines: Option<u32>,
 }
 
 impl ChatRequest {
@@ -97,6 +105,8 @@ impl ChatRequest {
             seed: None,
             stop_after_code: None,
             reply_prefix: None,
+            raw_prompt: None,
+            max_lines: None,
         }
     }
 }
@@ -271,6 +281,12 @@ pub trait ChatModel: Send + Sync {
         false
     }
 
+    /// Whether the backend takes a [`ChatRequest::raw_prompt`]: a prompt sent as is, without
+    /// the chat template (fill-in-the-middle with the model's own tokens).
+    fn fills_in_middle(&self) -> bool {
+        false
+    }
+
     /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
     fn name(&self) -> String;
 }
@@ -307,6 +323,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn batches(&self) -> bool {
         (**self).batches()
     }
+    fn fills_in_middle(&self) -> bool {
+        (**self).fills_in_middle()
+    }
     fn name(&self) -> String {
         (**self).name()
     }
@@ -326,6 +345,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
     }
     fn batches(&self) -> bool {
         (**self).batches()
+    }
+    fn fills_in_middle(&self) -> bool {
+        (**self).fills_in_middle()
     }
     fn name(&self) -> String {
         (**self).name()

@@ -25,6 +25,8 @@ pub struct ScriptedModel {
     /// Claim to batch samples ([`ChatModel::batches`]), and count the batches asked for.
     batches: bool,
     batch_sizes: Mutex<Vec<usize>>,
+    /// Claim to take raw fill-in-the-middle prompts ([`ChatModel::fills_in_middle`]).
+    fim: bool,
 }
 
 impl ScriptedModel {
@@ -46,6 +48,7 @@ impl ScriptedModel {
             requests: Mutex::new(Vec::new()),
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
+            fim: false,
         }
     }
 
@@ -59,12 +62,19 @@ impl ScriptedModel {
             requests: Mutex::new(Vec::new()),
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
+            fim: false,
         }
     }
 
     /// Behave like a backend that samples several continuations in one call.
     pub fn batching(mut self) -> Self {
         self.batches = true;
+        self
+    }
+
+    /// Claim to take raw fill-in-the-middle prompts, as the embedded model does.
+    pub fn filling_in_middle(mut self) -> Self {
+        self.fim = true;
         self
     }
 
@@ -184,6 +194,10 @@ impl ChatModel for ScriptedModel {
 
     fn batches(&self) -> bool {
         self.batches
+    }
+
+    fn fills_in_middle(&self) -> bool {
+        self.fim
     }
 
     fn name(&self) -> String {

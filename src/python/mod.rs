@@ -4,9 +4,11 @@
 //! positions the AST drops), `headers` turns statements into line ranges, `cfg_build` cuts each
 //! scope into basic blocks, [`mod@cfg`] holds the result and its queries, `cfg_render` prints it.
 
+pub mod builtins;
 pub mod cfg;
 mod cfg_build;
 mod cfg_render;
+pub mod edits;
 mod headers;
 pub mod mutate;
 pub mod normalize;

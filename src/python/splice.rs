@@ -16,6 +16,7 @@
 //! New text takes the module's line endings (`\r\n` when every line of the module ends so).
 
 use super::toplevel::{def_lines_by_text, StmtClass, TopLevel};
+use crate::files::read::uses_crlf;
 
 /// Why a candidate could not be spliced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -224,12 +225,6 @@ fn ensure_line_end(out: &mut String, crlf: bool) {
 /// Lines with their terminators.
 fn split_lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()
-}
-
-/// Every line of `text` ends with `\r\n` (and there is at least one line end).
-pub fn uses_crlf(text: &str) -> bool {
-    let lf = text.matches('\n').count();
-    lf > 0 && text.matches("\r\n").count() == lf
 }
 
 #[cfg(test)]

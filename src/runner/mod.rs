@@ -213,6 +213,17 @@ impl Runner {
         &self.sandbox
     }
 
+    /// This runner with a shorter wall-clock and CPU limit (never a longer one), for runs
+    /// expected to be quick: a candidate edit that loops for ever then costs `wall_ms`.
+    pub fn with_wall_ms(&self, wall_ms: u64) -> Runner {
+        let mut limits = self.sandbox.limits().clone();
+        limits.wall_ms = limits.wall_ms.min(wall_ms.max(1));
+        limits.cpu_secs = limits.cpu_secs.min(limits.wall_ms.div_ceil(1000).max(1));
+        let mut r = self.clone();
+        r.sandbox = self.sandbox.clone().with_limits(limits);
+        r
+    }
+
     /// Run one test, optionally traced.
     pub fn run(
         &self,

@@ -222,6 +222,13 @@ impl Sandbox {
         &self.limits
     }
 
+    /// The same sandbox, sharing its warm workers, with other limits (each run sends its
+    /// limits to the worker).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
         let started = Instant::now();
         let workdir = tempfile::Builder::new()

@@ -43,10 +43,12 @@ impl Search<'_> {
     /// How many of `wanted` samples of `conv` to draw now: what the budget can pay for (the
     /// prompt once, a reply each), the candidates left, and the votes the selection still needs.
     pub(super) fn affordable(&self, conv: &Conversation, wanted: usize) -> usize {
-        let proposed = self.candidates.len().saturating_sub(1);
-        let mut room = self.options.max_candidates.saturating_sub(proposed);
+        let mut room = self
+            .options
+            .max_candidates
+            .saturating_sub(self.model_proposals());
         if let Some(&first) = self.passing.first() {
-            room = room.min((first + self.votes_wanted()).saturating_sub(proposed));
+            room = room.min(self.votes_wanted().saturating_sub(self.votes_after(first)));
         }
         let prompt = self.estimate(&conv.messages);
         let reply = self.reply_estimate();

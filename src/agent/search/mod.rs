@@ -26,8 +26,10 @@
 mod budget;
 mod choose;
 mod inputs;
+mod mutate;
 mod node;
 mod options;
+mod patch;
 mod proposals;
 mod select;
 
@@ -37,6 +39,7 @@ use std::time::Instant;
 pub use super::report::{CandidateRecord, Proposer, SelectionReport};
 pub use inputs::extra_inputs;
 pub use options::SearchOptions;
+pub use patch::PatchForm;
 pub use select::{groups, SelectRule};
 
 use super::conversation::Conversation;
@@ -92,6 +95,10 @@ struct Search<'a> {
     round_tests_ms: u64,
     /// Fresh samples drawn so far (their order, for `fresh_as_resample`).
     fresh_drawn: u64,
+    /// Parents `mutate` has edited.
+    mutated: std::collections::HashSet<usize>,
+    /// Each parent's suspicious statements (line ranges), most suspicious first.
+    localised: HashMap<usize, Vec<(u32, u32)>>,
 }
 
 /// Why the search stops.
@@ -144,6 +151,8 @@ pub(super) async fn run(
         round_trace: None,
         round_tests_ms: 0,
         fresh_drawn: 0,
+        mutated: std::collections::HashSet::new(),
+        localised: HashMap::new(),
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
@@ -216,9 +225,16 @@ impl Search<'_> {
         let mut jobs: Vec<(Proposer, Option<usize>, usize)> = Vec::new();
         for &(proposer, k) in &self.options.portfolio {
             match proposer {
-                Proposer::Feedback | Proposer::Ldb => {
+                Proposer::Feedback | Proposer::Ldb | Proposer::Patch => {
                     jobs.extend(failing.iter().map(|&p| (proposer, Some(p), k)))
                 }
+                // Each parent is edited once: the same edits would come back.
+                Proposer::Mutate => jobs.extend(
+                    failing
+                        .iter()
+                        .filter(|p| !self.mutated.contains(p))
+                        .map(|&p| (proposer, Some(p), k)),
+                ),
                 Proposer::Fresh => jobs.push((proposer, None, k)),
                 Proposer::Seed => {}
             }
@@ -244,7 +260,42 @@ impl Search<'_> {
             if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
                 continue;
             }
+            if proposer == Proposer::Mutate {
+                let p = parent.unwrap_or(0);
+                self.mutated.insert(p);
+                let found = self.mutate(p, None).await?;
+                // Edits of the edits that got furthest: two slips need two edits, and they
+                // cost no tokens.
+                let mut frontier = if found.is_empty() {
+                    vec![p]
+                } else {
+                    Vec::new()
+                };
+                for _ in 1..self.options.mutate_depth {
+                    let children = self.best_children(&frontier);
+                    frontier.clear();
+                    for c in children {
+                        if self.mutated.insert(c) && self.mutate(c, None).await?.is_empty() {
+                            frontier.push(c);
+                        }
+                        if !self.passing.is_empty() {
+                            break;
+                        }
+                    }
+                    if !self.passing.is_empty() {
+                        break;
+                    }
+                }
+                proposed_any = true;
+                continue;
+            }
+            if proposer == Proposer::Patch {
+                self.patch(parent.unwrap_or(0), k).await?;
+                proposed_any = true;
+                continue;
+            }
             let conv = match proposer {
+                Proposer::Mutate | Proposer::Patch => continue,
                 Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
                 Proposer::Ldb => match self.ldb_conversation(parent.unwrap_or(0)).await? {
                     Some(conv) => conv,
@@ -305,10 +356,11 @@ impl Search<'_> {
     }
 
     fn should_stop(&self) -> Option<Stop> {
-        let proposed = self.candidates.len().saturating_sub(1);
+        let proposed = self.model_proposals();
         if let Some(&first) = self.passing.first() {
             let wanted = self.votes_wanted();
-            if wanted == 0 || proposed >= first + wanted {
+            let can_vote = self.options.portfolio.iter().any(|(p, _)| p.independent());
+            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted {
                 return Some(Stop::Solved);
             }
         }
@@ -321,6 +373,41 @@ impl Search<'_> {
             return Some(Stop::Budget);
         }
         None
+    }
+
+    /// The kept edits of `parents`, best first, as many as the beam holds.
+    fn best_children(&self, parents: &[usize]) -> Vec<usize> {
+        let mut kids: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| {
+                self.candidates.get(n.id).is_some_and(|c| {
+                    c.proposer == Proposer::Mutate && c.parent.is_some_and(|p| parents.contains(&p))
+                })
+            })
+            .collect();
+        kids.sort_by_key(|n| n.rank());
+        kids.into_iter()
+            .take(self.options.beam.max(1))
+            .map(|n| n.id)
+            .collect()
+    }
+
+    /// Candidates the model proposed: model-free edits cost no tokens, so the caps on
+    /// proposals do not count them.
+    fn model_proposals(&self) -> usize {
+        self.candidates
+            .iter()
+            .filter(|c| !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
+            .count()
+    }
+
+    /// Model proposals after candidate `first`: the votes drawn since the first pass.
+    fn votes_after(&self, first: usize) -> usize {
+        self.candidates
+            .iter()
+            .filter(|c| c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
+            .count()
     }
 
     /// Whether `proposer`'s samples follow resampling's seeds, one at a time. Not on a backend
@@ -417,7 +504,12 @@ impl Search<'_> {
         self.charge(&calls);
         // A model writes whole programs; in a user's module only its function goes in.
         let (program, problem) = match program {
-            Some(p) if proposer != Proposer::Seed => {
+            Some(p)
+                if matches!(
+                    proposer,
+                    Proposer::Fresh | Proposer::Feedback | Proposer::Ldb
+                ) =>
+            {
                 match super::shape(self.task, &self.seed_program, p) {
                     Ok(p) => (Some(p), problem),
                     Err(why) => (None, Some(why)),
@@ -440,6 +532,7 @@ impl Search<'_> {
             wall_ms,
             group: None,
             problem,
+            edit: None,
         };
         let Some(program) = program else {
             self.candidates.push(record);

@@ -33,6 +33,17 @@ pub struct SearchOptions {
     /// the search then sees every program resampling would, and its other proposers and its
     /// choice come on top.
     pub fresh_as_resample: bool,
+    /// `mutate`: statements edited per parent, most suspicious first.
+    pub locate_top: usize,
+    /// `mutate`: edits tried per parent at most.
+    pub mutate_limit: usize,
+    /// `mutate`: edits in a row (2: when no single edit passes, the edits that got furthest
+    /// are edited again).
+    pub mutate_depth: usize,
+    /// `patch`: statements rewritten per parent, most suspicious first.
+    pub patch_top: usize,
+    /// `patch`: how the model is asked.
+    pub patch_form: super::patch::PatchForm,
 }
 
 impl Default for SearchOptions {
@@ -63,6 +74,11 @@ impl Default for SearchOptions {
             // draws; its checks come on top (benchmarks/RESULTS.md, "The same draws as
             // resampling").
             fresh_as_resample: true,
+            locate_top: 8,
+            mutate_limit: 400,
+            mutate_depth: 2,
+            patch_top: 2,
+            patch_form: super::patch::PatchForm::Auto,
         }
     }
 }
@@ -85,9 +101,11 @@ impl SearchOptions {
                 "feedback" | "tests" => Proposer::Feedback,
                 "ldb" | "trace" => Proposer::Ldb,
                 "fresh" | "resample" => Proposer::Fresh,
+                "mutate" | "edits" => Proposer::Mutate,
+                "patch" | "fim" => Proposer::Patch,
                 other => {
                     return Err(format!(
-                        "unknown proposer `{other}`; use feedback, ldb or fresh"
+                        "unknown proposer `{other}`; use mutate, patch, fresh, feedback or ldb"
                     ))
                 }
             };

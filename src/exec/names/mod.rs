@@ -11,9 +11,8 @@
 //! For each undefined name the attributes and methods the snippet reads from it are listed as
 //! well (`self.mode`, `node.children`, `p.init()`), which is what a prefix has to provide.
 //!
-//! Parts: `statements` and `expressions` (the walk), `builtins` (the names every module has).
+//! Parts: `statements` and `expressions` (the walk), `crate::python::builtins` (the names every module has).
 
-mod builtins;
 mod expressions;
 mod statements;
 
@@ -24,7 +23,7 @@ use serde::Serialize;
 
 use crate::python::source::{parse_module, SourceFile, SyntaxError};
 
-use builtins::BUILTINS;
+use crate::python::builtins::BUILTINS;
 
 /// Names a snippet needs from outside, in the order of their first use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

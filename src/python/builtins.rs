@@ -1,7 +1,7 @@
 //! The names Python defines in every module (CPython 3.11's `builtins`).
 
 /// Python 3.11's builtins (`dir(builtins)`), plus the module attributes every script has.
-pub(super) const BUILTINS: &[&str] = &[
+pub const BUILTINS: &[&str] = &[
     "ArithmeticError",
     "AssertionError",
     "AttributeError",

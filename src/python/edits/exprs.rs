@@ -1,0 +1,682 @@
+//! Edits of the expressions a statement evaluates: operators, constants, names, calls, bounds.
+
+use std::collections::BTreeSet;
+
+use rustpython_parser::ast::{self, CmpOp, Constant, Expr, Operator, Stmt};
+
+use super::walk::{all_exprs, own_exprs};
+use super::{operand, span, text_of, Candidate, Context, EditKind, Repl};
+
+/// Builtins that are each other's mistake.
+const BUILTIN_SWAPS: &[(&str, &str)] = &[
+    ("min", "max"),
+    ("max", "min"),
+    ("any", "all"),
+    ("all", "any"),
+    ("sorted", "reversed"),
+    ("reversed", "sorted"),
+];
+
+/// Methods that are each other's mistake.
+const METHOD_SWAPS: &[(&str, &str)] = &[
+    ("append", "extend"),
+    ("extend", "append"),
+    ("index", "find"),
+    ("find", "index"),
+    ("lower", "upper"),
+    ("upper", "lower"),
+    ("pop", "remove"),
+    ("remove", "pop"),
+];
+
+/// Methods of built-in types: `obj.NAME[...]` with one of these is a call written wrongly.
+const METHODS: &[&str] = &[
+    "append",
+    "count",
+    "index",
+    "pop",
+    "remove",
+    "insert",
+    "extend",
+    "sort",
+    "reverse",
+    "get",
+    "keys",
+    "values",
+    "items",
+    "split",
+    "join",
+    "strip",
+    "lower",
+    "upper",
+    "find",
+    "replace",
+    "startswith",
+    "endswith",
+    "add",
+    "discard",
+    "update",
+    "copy",
+    "isdigit",
+    "isalpha",
+];
+
+pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>) -> Vec<Candidate> {
+    let mut all = Vec::new();
+    for e in own_exprs(stmt) {
+        all_exprs(e, &mut all);
+    }
+    let mut out = Vec::new();
+    // In order of how often such a slip is the bug in small programs.
+    for e in &all {
+        comparison(e, ctx, &mut out);
+    }
+    for e in &all {
+        constant(e, ctx, &mut out);
+    }
+    for e in &all {
+        off_by_one(e, ctx, &mut out);
+    }
+    for e in &all {
+        boolean(e, ctx, &mut out);
+    }
+    if let Stmt::AugAssign(a) = stmt {
+        aug_assign(a, ctx, &mut out);
+    }
+    for e in &all {
+        arithmetic(e, ctx, &mut out);
+    }
+    for e in &all {
+        call(e, ctx, &mut out);
+    }
+    for e in &all {
+        method_subscript(e, ctx, &mut out);
+    }
+    for e in &all {
+        call_subscript(e, ctx, &mut out);
+    }
+    rename_undefined(&all, ctx, &mut out);
+    for e in &all {
+        variable(e, ctx, &mut out);
+    }
+    out
+}
+
+fn one(kind: EditKind, start: usize, end: usize, text: String, description: String) -> Candidate {
+    Candidate {
+        kind,
+        repls: vec![Repl { start, end, text }],
+        description,
+    }
+}
+
+/// The operator between two operands: the text between them without spaces and brackets.
+fn between(text: &str, left: &Expr, right: &Expr) -> Option<(usize, usize)> {
+    let (from, to) = (span(left).1, span(right).0);
+    let gap = text.get(from..to)?;
+    let skip = |c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\';
+    let lead = gap.len() - gap.trim_start_matches(skip).len();
+    let trail = gap.len() - gap.trim_end_matches(skip).len();
+    let (s, e) = (from + lead, to - trail);
+    (s < e).then_some((s, e))
+}
+
+fn cmp_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::NotEq => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::LtE => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::GtE => ">=",
+        CmpOp::Is => "is",
+        CmpOp::IsNot => "is not",
+        CmpOp::In => "in",
+        CmpOp::NotIn => "not in",
+    }
+}
+
+fn comparison(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Compare(c) = e else { return };
+    for (i, op) in c.ops.iter().enumerate() {
+        let left = if i == 0 {
+            c.left.as_ref()
+        } else {
+            &c.comparators[i - 1]
+        };
+        let Some(right) = c.comparators.get(i) else {
+            continue;
+        };
+        let Some((s, t)) = between(ctx.text, left, right) else {
+            continue;
+        };
+        // The boundary first (< ↔ <=), then the direction, then the rest.
+        let alternatives: &[&str] = match op {
+            CmpOp::Lt => &["<=", ">", ">=", "==", "!="],
+            CmpOp::LtE => &["<", ">=", ">", "==", "!="],
+            CmpOp::Gt => &[">=", "<", "<=", "==", "!="],
+            CmpOp::GtE => &[">", "<=", "<", "==", "!="],
+            CmpOp::Eq => &["!=", "<=", ">=", "<", ">"],
+            CmpOp::NotEq => &["==", "<", ">", "<=", ">="],
+            CmpOp::Is => &["is not", "=="],
+            CmpOp::IsNot => &["is", "!="],
+            CmpOp::In => &["not in"],
+            CmpOp::NotIn => &["in"],
+        };
+        for alt in alternatives {
+            out.push(one(
+                EditKind::Comparison,
+                s,
+                t,
+                alt.to_string(),
+                format!("{} → {alt}", cmp_text(*op)),
+            ));
+        }
+    }
+}
+
+fn constant(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Constant(c) = e else { return };
+    let (s, t) = span(e);
+    let old = text_of(ctx.text, e);
+    match &c.value {
+        Constant::Bool(b) => {
+            let new = if *b { "False" } else { "True" };
+            out.push(one(
+                EditKind::Constant,
+                s,
+                t,
+                new.into(),
+                format!("{old} → {new}"),
+            ));
+        }
+        Constant::Int(n) => {
+            let Ok(n) = n.to_string().parse::<i64>() else {
+                return;
+            };
+            for new in [n + 1, n - 1] {
+                // `-1` in place of `0` inside `x - 0` reads `x - -1`: valid, and a real option.
+                let text = new.to_string();
+                out.push(one(
+                    EditKind::Constant,
+                    s,
+                    t,
+                    text.clone(),
+                    format!("{old} → {text}"),
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `e + 1` and `e - 1` for the text of `e`.
+fn plus_minus(ctx: &Context<'_>, e: &Expr, kind: EditKind, out: &mut Vec<Candidate>) {
+    if matches!(e, Expr::Constant(_)) {
+        // Constants change by their own edit.
+        return;
+    }
+    let (s, t) = span(e);
+    let base = operand(ctx.text, e);
+    for sign in ["+", "-"] {
+        let text = format!("{base} {sign} 1");
+        out.push(one(
+            kind,
+            s,
+            t,
+            text.clone(),
+            format!("{} → {text}", text_of(ctx.text, e)),
+        ));
+    }
+}
+
+fn off_by_one(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    match e {
+        Expr::Subscript(s) => match s.slice.as_ref() {
+            Expr::Slice(sl) => {
+                for bound in [&sl.lower, &sl.upper].into_iter().flatten() {
+                    plus_minus(ctx, bound, EditKind::OffByOne, out);
+                    // Drop the bound (`xs[1:]` → `xs[:]` reads as a copy: also a real option).
+                    let (a, b) = span(bound.as_ref());
+                    out.push(one(
+                        EditKind::OffByOne,
+                        a,
+                        b,
+                        String::new(),
+                        format!("drop slice bound {}", text_of(ctx.text, bound.as_ref())),
+                    ));
+                }
+            }
+            index => plus_minus(ctx, index, EditKind::OffByOne, out),
+        },
+        Expr::Call(c) => {
+            if let Expr::Name(n) = c.func.as_ref() {
+                if n.id.as_str() == "range" {
+                    for a in &c.args {
+                        plus_minus(ctx, a, EditKind::OffByOne, out);
+                    }
+                }
+            }
+        }
+        Expr::Compare(c) => {
+            for side in std::iter::once(c.left.as_ref()).chain(c.comparators.iter()) {
+                if matches!(side, Expr::Name(_) | Expr::Call(_) | Expr::Subscript(_)) {
+                    plus_minus(ctx, side, EditKind::OffByOne, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn boolean(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    match e {
+        Expr::BoolOp(b) if b.values.len() >= 2 => {
+            let (old, new) = match b.op {
+                ast::BoolOp::And => ("and", "or"),
+                ast::BoolOp::Or => ("or", "and"),
+            };
+            let repls: Vec<Repl> = b
+                .values
+                .windows(2)
+                .filter_map(|w| between(ctx.text, &w[0], &w[1]))
+                .map(|(start, end)| Repl {
+                    start,
+                    end,
+                    text: new.to_string(),
+                })
+                .collect();
+            if repls.len() == b.values.len() - 1 {
+                out.push(Candidate {
+                    kind: EditKind::Boolean,
+                    repls,
+                    description: format!("{old} → {new}"),
+                });
+            }
+            let (s, t) = span(e);
+            let parts: Vec<String> = b.values.iter().map(|v| bool_operand(ctx.text, v)).collect();
+            if parts.len() == 2 {
+                // Order matters when the first operand guards the second (`not xs or xs[0]`).
+                out.push(one(
+                    EditKind::Boolean,
+                    s,
+                    t,
+                    format!("{} {old} {}", parts[1], parts[0]),
+                    format!("swap the operands of {old}"),
+                ));
+            }
+            for (i, part) in parts.iter().enumerate() {
+                let rest: Vec<&str> = parts
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i)
+                    .map(|(_, p)| p.as_str())
+                    .collect();
+                out.push(one(
+                    EditKind::Boolean,
+                    s,
+                    t,
+                    rest.join(&format!(" {old} ")),
+                    format!("drop `{part}` from {old}"),
+                ));
+            }
+        }
+        Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+            let (s, t) = span(e);
+            out.push(one(
+                EditKind::Negation,
+                s,
+                t,
+                operand(ctx.text, &u.operand),
+                format!("drop `not` from {}", text_of(ctx.text, e)),
+            ));
+        }
+        Expr::IfExp(i) => {
+            let (s, t) = span(i.test.as_ref());
+            out.push(one(
+                EditKind::Negation,
+                s,
+                t,
+                format!("not {}", operand(ctx.text, &i.test)),
+                format!("negate {}", text_of(ctx.text, i.test.as_ref())),
+            ));
+        }
+        _ => {}
+    }
+}
+
+fn op_alternatives(op: Operator) -> &'static [&'static str] {
+    match op {
+        Operator::Add => &["-", "*"],
+        Operator::Sub => &["+"],
+        Operator::Mult => &["/", "//", "+", "**"],
+        Operator::Div => &["//", "*"],
+        Operator::FloorDiv => &["/", "%", "*"],
+        Operator::Mod => &["//"],
+        Operator::Pow => &["*"],
+        _ => &[],
+    }
+}
+
+fn arithmetic(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::BinOp(b) = e else { return };
+    // `"%s" % x` formats; leave string arithmetic alone.
+    if matches!(b.left.as_ref(), Expr::Constant(c) if matches!(c.value, Constant::Str(_))) {
+        return;
+    }
+    if let Some((s, t)) = between(ctx.text, &b.left, &b.right) {
+        let old = ctx.text.get(s..t).unwrap_or("");
+        for alt in op_alternatives(b.op) {
+            out.push(one(
+                EditKind::Arithmetic,
+                s,
+                t,
+                alt.to_string(),
+                format!("{old} → {alt}"),
+            ));
+        }
+    }
+    if matches!(b.op, Operator::Add | Operator::Sub) {
+        // `len(xs) - 1` → `len(xs)`: a term too many.
+        let (s, t) = span(e);
+        out.push(one(
+            EditKind::Arithmetic,
+            s,
+            t,
+            operand(ctx.text, &b.left),
+            format!(
+                "{} → {}",
+                text_of(ctx.text, e),
+                text_of(ctx.text, b.left.as_ref())
+            ),
+        ));
+    }
+}
+
+fn aug_assign(a: &ast::StmtAugAssign, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Some((s, t)) = between(ctx.text, &a.target, &a.value) else {
+        return;
+    };
+    let old = ctx.text.get(s..t).unwrap_or("");
+    let alternatives: Vec<String> = op_alternatives(a.op)
+        .iter()
+        .map(|o| format!("{o}="))
+        .chain(std::iter::once("=".to_string()))
+        .collect();
+    for alt in alternatives {
+        out.push(one(
+            EditKind::Arithmetic,
+            s,
+            t,
+            alt.clone(),
+            format!("{old} → {alt}"),
+        ));
+    }
+}
+
+fn call(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Call(c) = e else { return };
+    match c.func.as_ref() {
+        Expr::Name(n) => {
+            for (from, to) in BUILTIN_SWAPS {
+                if n.id.as_str() == *from && !ctx.locals.contains(*from) {
+                    let (s, t) = span(c.func.as_ref());
+                    out.push(one(
+                        EditKind::Call,
+                        s,
+                        t,
+                        to.to_string(),
+                        format!("{from} → {to}"),
+                    ));
+                }
+            }
+        }
+        Expr::Attribute(a) => {
+            for (from, to) in METHOD_SWAPS {
+                if a.attr.as_str() == *from {
+                    // The attribute name ends the `func` expression.
+                    let (_, t) = span(c.func.as_ref());
+                    out.push(one(
+                        EditKind::Call,
+                        t - from.len(),
+                        t,
+                        to.to_string(),
+                        format!(".{from} → .{to}"),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    let sorts = match c.func.as_ref() {
+        Expr::Name(n) => n.id.as_str() == "sorted",
+        Expr::Attribute(a) => a.attr.as_str() == "sort",
+        _ => false,
+    };
+    if sorts
+        && !c
+            .keywords
+            .iter()
+            .any(|k| k.arg.as_deref() == Some("reverse"))
+    {
+        // Insert before the closing parenthesis.
+        let (_, t) = span(e);
+        let close = t.saturating_sub(1);
+        if ctx.text.get(close..t) == Some(")") {
+            let sep = if c.args.is_empty() && c.keywords.is_empty() {
+                ""
+            } else {
+                ", "
+            };
+            out.push(one(
+                EditKind::Call,
+                close,
+                close,
+                format!("{sep}reverse=True"),
+                "sort in reverse".into(),
+            ));
+        }
+    }
+}
+
+fn method_subscript(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Subscript(s) = e else { return };
+    let Expr::Attribute(a) = s.value.as_ref() else {
+        return;
+    };
+    if !METHODS.contains(&a.attr.as_str()) {
+        return;
+    }
+    // Every `obj.method[...]` of the function: one slip is usually made everywhere.
+    let mut repls = Vec::new();
+    let mut all = Vec::new();
+    for stmt in ctx.function_body {
+        collect_stmt_exprs(stmt, &mut all);
+    }
+    for x in all {
+        let Expr::Subscript(sx) = x else { continue };
+        let Expr::Attribute(ax) = sx.value.as_ref() else {
+            continue;
+        };
+        if !METHODS.contains(&ax.attr.as_str()) {
+            continue;
+        }
+        let (xs, xt) = span(x);
+        let inner = match sx.slice.as_ref() {
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .map(|el| text_of(ctx.text, el))
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => text_of(ctx.text, other).to_string(),
+        };
+        let text = format!("{}({inner})", text_of(ctx.text, sx.value.as_ref()));
+        if !repls.iter().any(|r: &Repl| r.start < xt && xs < r.end) {
+            repls.push(Repl {
+                start: xs,
+                end: xt,
+                text,
+            });
+        }
+    }
+    if !repls.is_empty() {
+        out.push(Candidate {
+            kind: EditKind::MethodCall,
+            description: format!(".{}[...] → .{}(...)", a.attr, a.attr),
+            repls,
+        });
+    }
+}
+
+/// A sequence called instead of indexed (`seq(i)` for `seq[i]`): every such call of that name
+/// in the function becomes an index.
+fn call_subscript(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Call(c) = e else { return };
+    let Expr::Name(n) = c.func.as_ref() else {
+        return;
+    };
+    let name = n.id.as_str();
+    if !ctx.variables.contains(name) || c.args.len() != 1 || !c.keywords.is_empty() {
+        return;
+    }
+    let mut all = Vec::new();
+    for stmt in ctx.function_body {
+        collect_stmt_exprs(stmt, &mut all);
+    }
+    let repls: Vec<Repl> = all
+        .into_iter()
+        .filter_map(|x| match x {
+            Expr::Call(cx) if cx.args.len() == 1 && cx.keywords.is_empty() => {
+                match cx.func.as_ref() {
+                    Expr::Name(nx) if nx.id.as_str() == name => {
+                        let (s, t) = span(x);
+                        Some(Repl {
+                            start: s,
+                            end: t,
+                            text: format!("{name}[{}]", text_of(ctx.text, &cx.args[0])),
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect();
+    out.push(Candidate {
+        kind: EditKind::MethodCall,
+        repls,
+        description: format!("{name}(...) → {name}[...]"),
+    });
+}
+
+/// Every expression of every statement of `stmt` and below (not into nested functions).
+fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
+    for e in own_exprs(stmt) {
+        all_exprs(e, out);
+    }
+    if matches!(
+        stmt,
+        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
+    ) {
+        return;
+    }
+    for body in super::walk::bodies(stmt) {
+        for s in body {
+            collect_stmt_exprs(s, out);
+        }
+    }
+}
+
+/// Names read that nothing defines: each replaced at every use by a defined name spelt alike.
+fn rename_undefined(all: &[&Expr], ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let mut undefined: BTreeSet<&str> = BTreeSet::new();
+    for e in all {
+        if let Expr::Name(n) = e {
+            if matches!(n.ctx, ast::ExprContext::Load) && !ctx.defined.contains(n.id.as_str()) {
+                undefined.insert(n.id.as_str());
+            }
+        }
+    }
+    if undefined.is_empty() {
+        return;
+    }
+    let mut uses = Vec::new();
+    for stmt in ctx.function_body {
+        collect_stmt_exprs(stmt, &mut uses);
+    }
+    for name in undefined {
+        let mut options: Vec<(usize, &String)> =
+            ctx.locals.iter().map(|l| (distance(name, l), l)).collect();
+        options.sort();
+        for (_, replacement) in options.into_iter().take(3) {
+            let repls: Vec<Repl> = uses
+                .iter()
+                .filter_map(|x| match x {
+                    Expr::Name(n) if n.id.as_str() == name => {
+                        let (s, t) = span(*x);
+                        Some(Repl {
+                            start: s,
+                            end: t,
+                            text: replacement.clone(),
+                        })
+                    }
+                    _ => None,
+                })
+                .collect();
+            out.push(Candidate {
+                kind: EditKind::Rename,
+                repls,
+                description: format!("undefined {name} → {replacement}"),
+            });
+        }
+    }
+}
+
+fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Expr::Name(n) = e else { return };
+    if !matches!(n.ctx, ast::ExprContext::Load) || !ctx.locals.contains(n.id.as_str()) {
+        return;
+    }
+    let (s, t) = span(e);
+    for other in ctx.locals.iter().filter(|l| l.as_str() != n.id.as_str()) {
+        out.push(one(
+            EditKind::Variable,
+            s,
+            t,
+            other.clone(),
+            format!("{} → {other}", n.id),
+        ));
+    }
+}
+
+/// An operand of `and`/`or`, parenthesised only where precedence needs it.
+fn bool_operand(text: &str, e: &Expr) -> String {
+    let t = text_of(text, e);
+    if matches!(
+        e,
+        Expr::BoolOp(_) | Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_)
+    ) {
+        format!("({t})")
+    } else {
+        t.to_string()
+    }
+}
+
+/// Edit distance, for spelling.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let v = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+            cur.push(v);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

@@ -1,0 +1,146 @@
+use super::*;
+
+fn all(program: &str) -> Vec<Edit> {
+    let lines: Vec<u32> = (1..=program.lines().count() as u32).collect();
+    edits(program, &lines, 10_000)
+}
+
+fn has(edits: &[Edit], program: &str) -> bool {
+    edits.iter().any(|e| e.program == program)
+}
+
+#[test]
+fn each_edit_parses_differs_and_is_listed_once() {
+    let p = "def f(xs, k):\n    total = 0\n    for i in range(len(xs)):\n        if xs[i] > k and i % 2 == 0:\n            total += xs[i] - 1\n    return max(total, 0)\n";
+    let e = all(p);
+    assert!(e.len() > 30, "{}", e.len());
+    let mut keys = std::collections::HashSet::new();
+    for x in &e {
+        assert_ne!(x.program, p);
+        assert!(
+            parse_module(&SourceFile::new(x.program.clone())).is_ok(),
+            "{}: {}",
+            x.description,
+            x.program
+        );
+        assert!(
+            keys.insert(program_key(&x.program)),
+            "twice: {}",
+            x.description
+        );
+    }
+    let kinds: HashSet<EditKind> = e.iter().map(|x| x.kind).collect();
+    for k in [
+        EditKind::Comparison,
+        EditKind::Arithmetic,
+        EditKind::Constant,
+        EditKind::Boolean,
+        EditKind::Negation,
+        EditKind::OffByOne,
+        EditKind::Variable,
+        EditKind::Call,
+        EditKind::Delete,
+    ] {
+        assert!(kinds.contains(&k), "{k:?} missing");
+    }
+    assert!(has(&e, &p.replace("xs[i] > k", "xs[i] >= k")));
+    assert!(has(&e, &p.replace("range(len(xs))", "range(len(xs) - 1)")));
+    assert!(has(&e, &p.replace("max(total", "min(total")));
+    assert!(has(&e, &p.replace(" and i %", " or i %")));
+    assert!(has(&e, &p.replace("total = 0", "total = 1")));
+    assert!(has(&e, &p.replace("xs[i] - 1", "xs[i]")));
+    assert!(has(
+        &e,
+        &p.replace(
+            "if xs[i] > k and i % 2 == 0:",
+            "if not (xs[i] > k and i % 2 == 0):"
+        )
+    ));
+}
+
+#[test]
+fn only_target_statements_are_edited_most_suspicious_first() {
+    let p = "def f(a, b):\n    x = a + 1\n    y = b + 2\n    return x < y\n";
+    let e = edits(p, &[4, 2], 10_000);
+    assert!(!e.is_empty());
+    assert!(e.iter().all(|x| x.line == 4 || x.line == 2));
+    assert_eq!(e[0].line, 4);
+    let first_2 = e.iter().position(|x| x.line == 2).unwrap();
+    assert!(e[first_2..].iter().all(|x| x.line == 2));
+    assert!(e.iter().all(|x| !x.program.contains("b + 3")));
+    assert_eq!(edits(p, &[4], 3).len(), 3);
+}
+
+#[test]
+fn student_slips_are_one_edit_away() {
+    // A method subscripted instead of called, everywhere in the function.
+    let p = "def f(lst):\n    out = []\n    for x in lst:\n        if out.count[x] == 0:\n            out.append[x]\n    return out\n";
+    let e = edits(p, &[4], 10_000);
+    let fixed = p
+        .replace("out.count[x]", "out.count(x)")
+        .replace("out.append[x]", "out.append(x)");
+    assert!(
+        has(&e, &fixed),
+        "{:#?}",
+        e.iter().map(|x| &x.description).collect::<Vec<_>>()
+    );
+
+    // A misspelt loop variable, at every use.
+    let p = "def f(xs):\n    best = xs[0]\n    for elements in xs:\n        if element > best:\n            best = element\n    return best\n";
+    let e = edits(p, &[4], 10_000);
+    assert!(has(
+        &e,
+        &p.replace("element >", "elements >")
+            .replace("= element\n", "= elements\n")
+    ));
+
+    // A guard after the access it guards.
+    let p = "def f(x, seq):\n    if x <= seq[0] or not seq:\n        return 0\n    return 1\n";
+    let e = edits(p, &[2], 10_000);
+    assert!(has(
+        &e,
+        &p.replace("x <= seq[0] or not seq", "not seq or x <= seq[0]")
+    ));
+
+    // A return one level too deep, and an `else: return` inside the loop.
+    let p = "def f(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            return i\n        else:\n            return len(seq)\n";
+    let e = edits(p, &[6], 10_000);
+    assert!(
+        has(&e, "def f(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            return i\n    return len(seq)\n"),
+        "{:#?}",
+        e.iter().map(|x| (&x.description, &x.program)).collect::<Vec<_>>()
+    );
+    let p =
+        "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x)\n        return out\n";
+    let e = edits(p, &[5], 10_000);
+    assert!(has(
+        &e,
+        "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x)\n    return out\n"
+    ));
+
+    // A sequence called instead of indexed, and a term too many.
+    let p = "def f(x, seq):\n    for i in range(len(seq)):\n        if x <= seq(i):\n            return i\n    return len(seq) + 1\n";
+    let e = edits(p, &[3], 10_000);
+    assert!(has(&e, &p.replace("seq(i)", "seq[i]")));
+    // A missing final return, and an update after the loop that belongs in it.
+    let p = "def f(x, seq):\n    for i in range(len(seq)):\n        if x <= seq[i]:\n            return i\n";
+    let e = edits(p, &[3], 10_000);
+    assert!(has(&e, &format!("{p}    return len(seq)\n")));
+    let p = "def f(xs):\n    i = 0\n    while i < len(xs):\n        xs[i] += 1\n    i = i + 1\n    return xs\n";
+    let e = edits(p, &[5], 10_000);
+    assert!(has(&e, "def f(xs):\n    i = 0\n    while i < len(xs):\n        xs[i] += 1\n        i = i + 1\n    return xs\n"));
+
+    // Sorting the wrong way round.
+    let p = "def f(xs):\n    return sorted(xs, key=lambda t: t[1])\n";
+    let e = edits(p, &[2], 10_000);
+    assert!(has(
+        &e,
+        "def f(xs):\n    return sorted(xs, key=lambda t: t[1], reverse=True)\n"
+    ));
+}
+
+#[test]
+fn a_program_that_does_not_parse_has_no_edits() {
+    assert!(all("def f(:\n    return 1\n").is_empty());
+    assert!(all("").is_empty());
+}
