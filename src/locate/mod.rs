@@ -15,7 +15,9 @@ pub mod spectrum;
 use serde::Serialize;
 
 pub use observe::{observe, Observable};
-pub use spectrum::{ochiai, rank, rank_blocks, Observation, Signals, Statement, Suspect, TieBreak};
+pub use spectrum::{
+    ochiai, rank, rank_blocks, rank_with, Observation, Signals, Statement, Suspect, TieBreak,
+};
 
 use crate::runner::{Runner, TestInput, TestOutcome};
 use crate::sandbox::SandboxError;

@@ -98,6 +98,17 @@ pub fn ochiai(ef: u32, ep: u32, failed: u32) -> f64 {
 /// Every statement some failing run executed, most suspicious first. Statements no failing run
 /// reached cannot hold the fault those runs show and are left out.
 pub fn rank(statements: &[Statement], runs: &[Observation], signals: &Signals) -> Vec<Suspect> {
+    rank_with(statements, runs, signals, &[])
+}
+
+/// [`rank`], with `bonus[i]` added to statement `i`'s score (another signal, such as the block
+/// a debugger's verdict names).
+pub fn rank_with(
+    statements: &[Statement],
+    runs: &[Observation],
+    signals: &Signals,
+    bonus: &[f64],
+) -> Vec<Suspect> {
     let failed = runs.iter().filter(|r| !r.passed).count() as u32;
     let mut counts = vec![(0u32, 0u32, 0u32); statements.len()];
     for run in runs {
@@ -126,6 +137,7 @@ pub fn rank(statements: &[Statement], runs: &[Observation], signals: &Signals) -
             if raised > 0 {
                 score += signals.exception;
             }
+            score += bonus.get(i).copied().unwrap_or(0.0);
             Suspect {
                 stmt: i,
                 score,
@@ -137,7 +149,7 @@ pub fn rank(statements: &[Statement], runs: &[Observation], signals: &Signals) -
         })
         .collect();
     let kind_rank = |s: &Statement| match s.kind {
-        StmtKind::If | StmtKind::While | StmtKind::Return => 0,
+        StmtKind::If | StmtKind::Elif | StmtKind::While | StmtKind::For | StmtKind::Return => 0,
         StmtKind::Simple => 1,
         _ => 2,
     };

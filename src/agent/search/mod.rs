@@ -40,7 +40,7 @@ pub use super::report::{CandidateRecord, Proposer, SelectionReport};
 pub use inputs::extra_inputs;
 pub use options::SearchOptions;
 pub use patch::PatchForm;
-pub use select::{groups, SelectRule};
+pub use select::{behaviour, groups, SelectRule};
 
 use super::conversation::Conversation;
 use super::progress::{Phase, Progress, ProgressEvent};
