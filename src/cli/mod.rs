@@ -229,6 +229,10 @@ pub struct SandboxArgs {
     /// Address-space limit per test run, in MiB.
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub memory: u64,
+    /// Space a test run may write, in MiB: its work dir, /tmp, /var/tmp and /dev/shm together
+    /// (kept in memory and gone with the run).
+    #[arg(long, default_value_t = 128, value_name = "MIB")]
+    pub disk: u64,
     /// Tests run at once (default: number of CPUs).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
@@ -260,6 +264,13 @@ impl SandboxArgs {
         })?;
         let mut limits = Limits::default().with_wall(Duration::from_secs_f64(self.timeout));
         limits.memory_bytes = self.memory.saturating_mul(1 << 20);
+        if self.disk == 0 {
+            return Err(CliError::bad_input(
+                "--disk must be at least 1 MiB",
+                "e.g. --disk 128",
+            ));
+        }
+        limits.disk_bytes = self.disk.saturating_mul(1 << 20);
         let python_path = self
             .python_path
             .iter()

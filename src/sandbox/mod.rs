@@ -15,6 +15,7 @@ mod process;
 pub mod protocol;
 mod pyjson;
 mod python_path;
+mod rundirs;
 pub mod split;
 mod warm;
 pub mod worker;
@@ -135,7 +136,8 @@ pub struct RunOutput {
 pub struct Sandbox {
     worker_exe: PathBuf,
     limits: Limits,
-    temp_root: PathBuf,
+    /// Where run dirs go (under the system temp dir by default).
+    dirs: Arc<rundirs::RunDirs>,
     /// Directories put before the interpreter's own on the program's `sys.path` (`PYTHONPATH`).
     python_path: Vec<PathBuf>,
     /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
@@ -152,7 +154,7 @@ impl Sandbox {
         let mut sandbox = Sandbox {
             worker_exe,
             limits,
-            temp_root: std::env::temp_dir(),
+            dirs: Arc::new(rundirs::RunDirs::new(std::env::temp_dir())),
             python_path: Vec::new(),
             warm: None,
         };
@@ -161,7 +163,11 @@ impl Sandbox {
     }
 
     fn new_pool(&self) -> Arc<warm::Pool> {
-        Arc::new(warm::Pool::new(self.worker_exe.clone(), self.environment()))
+        Arc::new(warm::Pool::new(
+            self.worker_exe.clone(),
+            self.environment(),
+            self.dirs.clone(),
+        ))
     }
 
     /// Run every test in a fresh worker process (`ldb __worker`) instead of a child of a warm
@@ -214,7 +220,11 @@ impl Sandbox {
 
     /// Put work directories under `dir` instead of the system temp dir.
     pub fn with_temp_root(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.temp_root = dir.into();
+        self.dirs = Arc::new(rundirs::RunDirs::new(dir.into()));
+        // Warm workers remove the run dirs of a killed ldb: they must know the new place.
+        if self.warm.is_some() {
+            self.warm = Some(self.new_pool());
+        }
         self
     }
 
@@ -224,13 +234,10 @@ impl Sandbox {
 
     pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
         let started = Instant::now();
-        let workdir = tempfile::Builder::new()
-            .prefix("ldb-run-")
-            .tempdir_in(&self.temp_root)
-            .map_err(|source| SandboxError::WorkDir {
-                dir: self.temp_root.clone(),
-                source,
-            })?;
+        let workdir = self.dirs.create().map_err(|source| SandboxError::WorkDir {
+            dir: self.dirs.temp_root().to_path_buf(),
+            source,
+        })?;
         let request = WorkerRequest {
             program: spec.program.clone(),
             as_main: spec.as_main,
@@ -245,7 +252,7 @@ impl Sandbox {
         let request =
             protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);
-        let workdir_removed = remove_workdir(workdir);
+        let workdir_removed = workdir.remove();
         result.map(|mut out| {
             out.workdir_removed = workdir_removed;
             out
@@ -526,27 +533,4 @@ fn spawn_reader(fd: OwnedFd) -> mpsc::Receiver<Vec<u8>> {
         let _ = tx.send(bytes);
     });
     rx
-}
-
-/// Remove the work dir even if the program made parts of it read-only.
-fn remove_workdir(dir: tempfile::TempDir) -> bool {
-    let path = dir.path().to_path_buf();
-    if dir.close().is_ok() {
-        return true;
-    }
-    make_writable(&path);
-    std::fs::remove_dir_all(&path).is_ok() || !path.exists()
-}
-
-fn make_writable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
-    if let Ok(entries) = std::fs::read_dir(path) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                make_writable(&p);
-            }
-        }
-    }
 }

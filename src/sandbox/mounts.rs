@@ -1,7 +1,8 @@
 //! The worker's private view of the file system, set up in its own mount namespace before the
-//! program runs: every mount read-only, fresh size-capped tmpfs on the shared scratch places
-//! (`/tmp`, `/var/tmp`, `/dev/shm`), the run's work dir the only writable host directory, and a
-//! `/proc` that shows only the run's own processes.
+//! program runs: every mount read-only, nosuid and (outside `/dev`) nodev; the run's work dir
+//! and the shared scratch places (`/tmp`, `/var/tmp`, `/dev/shm`) parts of one fresh tmpfs
+//! capped at the run's disk limit, so nothing the program writes reaches the host disk or
+//! outlives the run; and a `/proc` that shows only the run's own processes.
 //!
 //! Nothing here propagates back: `/` is made a private mount tree first, so the host's mounts and
 //! files are unchanged whatever the program does.
@@ -10,10 +11,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Scratch places every user may write to; each gets its own empty tmpfs.
+/// Scratch places every user may write to; each is covered with the run's own scratch space.
 pub(super) const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-/// Size of each scratch tmpfs (the file-size rlimit applies on top).
-const SCRATCH_SIZE: &str = "size=64m,mode=1777";
 
 /// What [`private_filesystem`] managed to do; anything it could not is a warning.
 #[derive(Debug, Default)]
@@ -112,9 +111,71 @@ fn kept_flags(path: &Path) -> libc::c_ulong {
         .fold(0, |acc, (_, ms)| acc | ms)
 }
 
+/// Mounts the run's scratch tmpfs on the (empty) host work dir, then binds its parts to the
+/// scratch places and the work dir, and enters the work dir. Returns the writable places.
+fn scratch(workdir: &Path, disk_bytes: u64) -> Result<Vec<PathBuf>, std::io::Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let flags = libc::MS_NOSUID | libc::MS_NODEV;
+    let options = format!("size={disk_bytes},mode=0755");
+    mount(Some("tmpfs"), workdir, Some("tmpfs"), flags, Some(&options))?;
+    // Reachable through the descriptor after a scratch place covers the path that leads to it.
+    let staging = std::fs::File::open(workdir)?;
+    let staging = PathBuf::from(format!(
+        "/proc/self/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&staging)
+    ));
+    let part = |name: &str, mode: u32| -> Result<PathBuf, std::io::Error> {
+        let dir = staging.join(name);
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode))?;
+        Ok(dir)
+    };
+    let bind = |source: &Path, target: &Path| -> Result<(), std::io::Error> {
+        mount(
+            Some(&source.to_string_lossy()),
+            target,
+            None,
+            libc::MS_BIND,
+            None,
+        )?;
+        mount(
+            None,
+            target,
+            None,
+            libc::MS_REMOUNT | libc::MS_BIND | flags,
+            None,
+        )
+    };
+    let mut writable = Vec::new();
+    for (name, place) in SCRATCH_DIRS {
+        let place = Path::new(place);
+        if !place.is_dir() {
+            continue;
+        }
+        bind(&part(name, 0o1777)?, place)?;
+        writable.push(place.to_path_buf());
+    }
+    // The work dir at its own path (inside the new /tmp when it was under /tmp).
+    let work = part("work", 0o700)?;
+    std::fs::create_dir_all(workdir)?;
+    bind(&work, workdir)?;
+    // The working directory still points into the old mount, which turns read-only below.
+    std::env::set_current_dir(workdir)?;
+    writable.push(workdir.to_path_buf());
+    Ok(writable)
+}
+
+/// Where each scratch place comes from in the run's one scratch tmpfs.
+const SCRATCH_DIRS: &[(&str, &str)] = &[
+    ("tmp", "/tmp"),
+    ("var-tmp", "/var/tmp"),
+    ("shm", "/dev/shm"),
+];
+
 /// Sets up the private file system; the caller is in a fresh mount namespace (and PID namespace,
-/// for the private `/proc`) and still privileged there.
-pub fn private_filesystem(workdir: &Path) -> MountReport {
+/// for the private `/proc`) and still privileged there. The work dir, `/tmp`, `/var/tmp` and
+/// `/dev/shm` are directories of one tmpfs of `disk_bytes`, so together they hold at most that.
+pub fn private_filesystem(workdir: &Path, disk_bytes: u64) -> MountReport {
     let mut report = MountReport::default();
     let root = Path::new("/");
     if let Err(e) = mount(None, root, None, libc::MS_REC | libc::MS_PRIVATE, None) {
@@ -123,53 +184,15 @@ pub fn private_filesystem(workdir: &Path) -> MountReport {
         ));
         return report;
     }
-    // Keep the work dir reachable after a tmpfs may cover the directory that holds it.
-    let dir = match std::fs::File::open(workdir) {
-        Ok(f) => f,
+    let writable = match scratch(workdir, disk_bytes) {
+        Ok(places) => places,
         Err(e) => {
             report.warnings.push(format!(
-                "file system not isolated (cannot open the work dir: {e})"
+                "file system not isolated (cannot mount the work dir: {e})"
             ));
             return report;
         }
     };
-    let fd_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&dir));
-
-    let mut writable: Vec<PathBuf> = Vec::new();
-    for scratch in SCRATCH {
-        let path = Path::new(scratch);
-        if !path.is_dir() {
-            continue;
-        }
-        let flags = libc::MS_NOSUID | libc::MS_NODEV;
-        match mount(
-            Some("tmpfs"),
-            path,
-            Some("tmpfs"),
-            flags,
-            Some(SCRATCH_SIZE),
-        ) {
-            Ok(()) => writable.push(path.to_path_buf()),
-            Err(e) => report
-                .warnings
-                .push(format!("{scratch} is shared with the host ({e})")),
-        }
-    }
-    // The work dir, at its own path, as a bind mount of the real directory.
-    let bound = std::fs::create_dir_all(workdir)
-        .and_then(|()| mount(Some(&fd_path), workdir, None, libc::MS_BIND, None));
-    drop(dir);
-    // The working directory still points into the old mount, which turns read-only below.
-    let bound = bound.and_then(|()| std::env::set_current_dir(workdir));
-    match bound {
-        Ok(()) => writable.push(workdir.to_path_buf()),
-        Err(e) => {
-            report.warnings.push(format!(
-                "file system not isolated (cannot bind the work dir: {e})"
-            ));
-            return report;
-        }
-    }
 
     // Everything else read-only. /proc is replaced below, so it is left alone here.
     let mut failed = Vec::new();
@@ -177,7 +200,13 @@ pub fn private_filesystem(workdir: &Path) -> MountReport {
         if writable.contains(&point) || point.starts_with("/proc") {
             continue;
         }
-        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept_flags(&point);
+        // No setuid binary and no device node works anywhere but in /dev.
+        let lock = if point.starts_with("/dev") {
+            libc::MS_NOSUID
+        } else {
+            libc::MS_NOSUID | libc::MS_NODEV
+        };
+        let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | lock | kept_flags(&point);
         if let Err(e) = mount(None, &point, None, flags, None) {
             // Mounts hidden under another mount cannot be reached by path; they are not visible
             // to the program either.

@@ -179,6 +179,10 @@ pub struct Isolation {
     /// `/proc` shows only the run's own processes.
     #[serde(default)]
     pub private_proc: bool,
+    /// `no_new_privs` set and every capability set empty, the bounding set included: no
+    /// program it starts gains privileges (setuid bits and file capabilities do nothing).
+    #[serde(default)]
+    pub no_new_privileges: bool,
     pub warnings: Vec<String>,
 }
 
