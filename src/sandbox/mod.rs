@@ -8,6 +8,7 @@
 
 mod fdpass;
 mod harness;
+mod image;
 pub mod isolate;
 pub mod limits;
 mod mounts;
@@ -129,12 +130,19 @@ pub struct RunOutput {
     pub workdir_removed: bool,
     /// The run was a child of a warm worker (else a fresh worker process).
     pub warm: bool,
+    /// Protections the parent could not give the run (the worker reports its own in the
+    /// response's isolation).
+    pub warnings: Vec<String>,
 }
 
 /// Runs programs in worker processes. Cheap to clone; safe to use from many threads at once.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     worker_exe: PathBuf,
+    /// What workers are started from: a copy of `worker_exe` without the built-in benchmarks
+    /// (`image.rs`), or `worker_exe` itself with `image_warning` on every run.
+    launch_exe: PathBuf,
+    image_warning: Option<String>,
     limits: Limits,
     /// Where run dirs go (under the system temp dir by default).
     dirs: Arc<rundirs::RunDirs>,
@@ -151,8 +159,19 @@ impl Sandbox {
         let worker_exe: PathBuf = worker_exe.into();
         // The worker starts in the run's work dir: a relative path would not be found there.
         let worker_exe = std::path::absolute(&worker_exe).unwrap_or(worker_exe);
+        let (launch_exe, image_warning) = match image::for_exe(&worker_exe) {
+            Ok(image) => (image.path().to_path_buf(), None),
+            Err(e) => (
+                worker_exe.clone(),
+                Some(format!(
+                    "the built-in benchmarks are readable by the program (no worker image without them: {e})"
+                )),
+            ),
+        };
         let mut sandbox = Sandbox {
             worker_exe,
+            launch_exe,
+            image_warning,
             limits,
             dirs: Arc::new(rundirs::RunDirs::new(std::env::temp_dir())),
             python_path: Vec::new(),
@@ -164,7 +183,7 @@ impl Sandbox {
 
     fn new_pool(&self) -> Arc<warm::Pool> {
         Arc::new(warm::Pool::new(
-            self.worker_exe.clone(),
+            self.launch_exe.clone(),
             self.environment(),
             self.dirs.clone(),
         ))
@@ -347,6 +366,7 @@ impl Sandbox {
             stderr,
             elapsed,
             workdir_removed: false,
+            warnings: self.image_warning.iter().cloned().collect(),
             warm,
         })
     }
@@ -398,7 +418,7 @@ impl Sandbox {
         let (res_read, res_write) = pipe()?;
         let child_fds = [req_read.as_raw_fd(), res_write.as_raw_fd()];
 
-        let mut cmd = Command::new(&self.worker_exe);
+        let mut cmd = Command::new(&self.launch_exe);
         cmd.arg(WORKER_COMMAND)
             .env_clear()
             .envs(self.environment())

@@ -17,6 +17,7 @@
 //! `validate` (content rules), `seeds`, `error`.
 
 mod doctest;
+pub mod embedded;
 mod error;
 pub mod evalplus;
 mod fields;
