@@ -91,7 +91,22 @@ pub fn enter(
     }
     if iso.pid_namespace {
         fork_and_wait(fork);
-        let mounts = super::mounts::private_filesystem(workdir, limits.disk_bytes);
+        // The directories programs may import from (`Sandbox::with_python_path`).
+        let python_path: Vec<_> = std::env::var_os("PYTHONPATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        let view = super::mounts::View {
+            workdir,
+            disk_bytes: limits.disk_bytes,
+            // SAFETY: getuid has no preconditions.
+            uid: if root {
+                run_uid
+            } else {
+                unsafe { libc::getuid() }
+            },
+            python_path: &python_path,
+        };
+        let mounts = super::mounts::private_filesystem(&view);
         iso.read_only_fs = mounts.read_only;
         iso.private_proc = mounts.private_proc;
         iso.warnings.extend(mounts.warnings);
