@@ -142,7 +142,12 @@ fn prune(dir: &Path, key: &str) {
 fn in_memory(exe: &Path) -> Result<WorkerImage, String> {
     let image = blanked(exe)?;
     // SAFETY: memfd_create with a NUL-terminated name; a negative result is an error.
-    let fd = unsafe { libc::memfd_create(c"ldb-worker".as_ptr(), libc::MFD_CLOEXEC) };
+    let fd = unsafe {
+        libc::memfd_create(
+            c"ldb-worker".as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        )
+    };
     if fd < 0 {
         return Err(format!(
             "no cache dir for a worker image, and no memory file: {}",
@@ -152,6 +157,14 @@ fn in_memory(exe: &Path) -> Result<WorkerImage, String> {
     // SAFETY: a descriptor just made and owned by nobody else.
     let mut file = unsafe { File::from_raw_fd(fd) };
     file.write_all(&image).map_err(|e| e.to_string())?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl on the descriptor we own.
+    if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(format!(
+            "sealing the worker image: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
     // A file open for writing cannot be executed: keep a read-only descriptor only.
     let read_only =
         File::open(format!("/proc/self/fd/{fd}")).map_err(|e| format!("reopening: {e}"))?;
