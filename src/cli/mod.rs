@@ -306,6 +306,10 @@ pub struct TestArgs {
     /// Also run the hidden tests (evaluation only; never shown to a model).
     #[arg(long)]
     pub hidden: bool,
+    /// Stop at the first bad line of a .jsonl task file (by default each bad line is reported,
+    /// the other tasks run, and the exit status is 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Print results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -404,6 +408,10 @@ pub struct ModelArgs {
     /// Retries on 429, 5xx and timeouts.
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// The endpoint model's context length in tokens: a prompt that cannot fit is refused
+    /// before it is sent (default: only prompts no model can take, over 8 MiB).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_tokens: Option<u32>,
     /// Do not read or write the on-disk response cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -463,6 +471,10 @@ pub struct FixArgs {
     /// Only the task with this id.
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
+    /// Stop at the first bad line of a .jsonl task file (by default each bad line is reported,
+    /// the other tasks are fixed, and the exit status is 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Seed program to debug (single task).
     #[arg(long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
     pub seed: Option<PathBuf>,

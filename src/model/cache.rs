@@ -305,6 +305,10 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         self.inner.batches()
     }
 
+    fn context_tokens(&self) -> Option<usize> {
+        self.inner.context_tokens()
+    }
+
     fn name(&self) -> String {
         self.inner.name()
     }
