@@ -112,6 +112,13 @@ pub struct ServeArgs {
     /// Model id clients see (default: the model's name).
     #[arg(long, value_name = "ID")]
     pub served_name: Option<String>,
+    /// Seconds a client has to send a request's headers (from connecting, or from the end of
+    /// the previous reply); the connection is closed after.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds a client has to send a request's body; answered with 408 after.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub body_timeout: f64,
     #[command(flatten)]
     pub model: ModelArgs,
 }
