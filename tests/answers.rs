@@ -207,3 +207,45 @@ def works():
     assert_eq!(out.status, TestStatus::Passed, "{out:?}");
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
 }
+
+#[test]
+fn the_program_cannot_read_the_checkers_memory() {
+    // Scored, the test runs in the checker, the program's parent: the program looks for the
+    // test's text in the memory of every other process it can see, and finds none.
+    let prog = r#"
+import os
+def found():
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+                for line in maps:
+                    start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                    try:
+                        mem.seek(start)
+                        if b"SECRET-" + b"EXPECTED" in mem.read(end - start):
+                            return True
+                    except (OSError, ValueError, OverflowError):
+                        pass
+        except OSError:
+            pass
+    return False
+"#;
+    let sandbox = Sandbox::new(
+        env!("CARGO_BIN_EXE_ldb"),
+        Limits::default().with_wall(Duration::from_secs(20)),
+    );
+    let fresh = std::env::var_os("LDB_TEST_FRESH_WORKERS").is_some_and(|v| v == "1");
+    let runner = Runner::new(if fresh { sandbox.cold() } else { sandbox }).strict();
+    let out = runner
+        .run(
+            prog,
+            &TestInput::Code {
+                source: "assert found() == False, 'SECRET-EXPECTED'".into(),
+            },
+            None,
+        )
+        .expect("run");
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+}

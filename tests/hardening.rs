@@ -101,6 +101,50 @@ def fill(where):
     assert_eq!(out.status, TestStatus::Passed, "{out:?}");
 }
 
+#[test]
+fn cpu_time_file_size_and_open_files_are_limited() {
+    // CPU seconds, with the wall clock far away: the kernel stops the spin.
+    let mut limits = Limits::default().with_wall(Duration::from_secs(60));
+    limits.cpu_secs = 1;
+    let runner = Runner::new(sandbox(limits));
+    let started = Instant::now();
+    let out = run(
+        &runner,
+        "def spin():\n    while True:\n        pass\n",
+        "spin()",
+    );
+    assert!(!out.passed(), "{out:?}");
+    assert_ne!(out.status, TestStatus::Timeout, "{out:?}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{out:?}");
+
+    // One file past the file-size limit (16 MiB), though the disk cap (128 MiB) has room;
+    // descriptors past the open-files limit (256).
+    let runner = Runner::new(sandbox(Limits::default()));
+    let prog = r#"
+import errno, os, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+def big():
+    try:
+        with open("big", "wb") as fh:
+            for _ in range(20):
+                fh.write(b"x" * (1 << 20))
+    except OSError as e:
+        return e.errno, os.path.getsize("big")
+    return 0, os.path.getsize("big")
+def many():
+    files = []
+    try:
+        for i in range(1000):
+            files.append(open(os.devnull))
+    except OSError as e:
+        return e.errno, len(files)
+    return 0, len(files)
+"#;
+    let test = "import errno\ne, size = big()\nassert e == errno.EFBIG and size <= 16 << 20, (e, size)\ne, n = many()\nassert e == errno.EMFILE and n < 256, (e, n)";
+    let out = run(&runner, prog, test);
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+}
+
 /// `ldb test` of a program whose test sleeps, in `tmp` as its temp dir; returns the process once
 /// its run dir exists.
 fn start_sleeping_run(tmp: &Path, fresh: bool) -> std::process::Child {
