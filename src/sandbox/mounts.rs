@@ -241,9 +241,12 @@ fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, String> {
     for tree in HOST_TREES {
         expose(root, Path::new(tree)).map_err(step("cannot show the system's files"))?;
     }
-    local_python(root).map_err(step("cannot show /usr/local's Python libraries"))?;
+    let local = Path::new("/usr/local");
+    let (in_local, elsewhere): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        view.python_path.iter().partition(|d| d.starts_with(local));
+    local_python(root, &in_local).map_err(step("cannot show /usr/local's Python libraries"))?;
     etc(root, view).map_err(step("cannot write /etc"))?;
-    for dir in view.python_path {
+    for dir in elsewhere {
         expose(root, dir).map_err(step("cannot show a --python-path directory"))?;
     }
     devices(root).map_err(step("cannot make /dev"))?;
@@ -271,9 +274,9 @@ fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, String> {
 }
 
 /// `/usr/local` hidden, but for the Python libraries in it (Debian's Python imports from
-/// `/usr/local/lib/python3.X/dist-packages`), and the interpreter's own directory when it is
-/// not under `/usr`.
-fn local_python(root: &Path) -> Result<(), std::io::Error> {
+/// `/usr/local/lib/python3.X/dist-packages`) and the `--python-path` directories `also` under
+/// it; and the interpreter's own directory when it is not under `/usr`.
+fn local_python(root: &Path, also: &[&PathBuf]) -> Result<(), std::io::Error> {
     let local = Path::new("/usr/local");
     let mut shown: Vec<PathBuf> = std::fs::read_dir(local.join("lib"))
         .map(|entries| {
@@ -284,6 +287,7 @@ fn local_python(root: &Path) -> Result<(), std::io::Error> {
                 .collect()
         })
         .unwrap_or_default();
+    shown.extend(also.iter().map(|d| d.to_path_buf()));
     let interpreter = interpreter_dir();
     if let Some(dir) = &interpreter {
         if dir.starts_with(local) {
