@@ -22,10 +22,11 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --no-fail-fast "$@" -- --include-ignored
 fi
-# The sandbox and hostile fixtures again, each run in a fresh worker process (--fresh-workers)
-# instead of a child of a warm worker: both paths must contain the same programs.
+# The sandbox, hostile, hardening and answers fixtures again, each run in a fresh worker process
+# (--fresh-workers) instead of a child of a warm worker: both paths must contain the same programs.
+fresh=(--test sandbox --test hostile --test hardening --test answers)
 if cargo nextest --version >/dev/null 2>&1; then
-  LDB_TEST_FRESH_WORKERS=1 cargo nextest run --no-fail-fast --test sandbox --test hostile
+  LDB_TEST_FRESH_WORKERS=1 cargo nextest run --no-fail-fast "${fresh[@]}"
 else
-  LDB_TEST_FRESH_WORKERS=1 cargo test --no-fail-fast --test sandbox --test hostile
+  LDB_TEST_FRESH_WORKERS=1 cargo test --no-fail-fast "${fresh[@]}"
 fi

@@ -7,11 +7,13 @@
 //! Like the servers users know (llama.cpp's, vLLM): a request field of the wrong type or out of
 //! range gets a 400 naming the field, a body announced larger than [`MAX_BODY`] gets a 413
 //! before it is read, and every request logs one line on stderr (method, path, status, tokens,
-//! time).
+//! time). `n` samples are drawn as asked (up to [`MAX_N`]). A client gets [`Timeouts`] to send
+//! a request's headers (the connection is closed after) and its body (a 408 after); a client
+//! that shuts its side down after sending its request still gets the reply.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, StatusCode};
@@ -43,6 +45,27 @@ impl ServeState {
 
 /// Largest request body accepted (a long conversation is well below it).
 pub const MAX_BODY: usize = 16 << 20;
+/// Most samples one request may ask for (`n`).
+pub const MAX_N: i64 = 16;
+
+/// How long a client may take over a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// To send the headers, from connecting or from the end of the previous reply; the
+    /// connection is closed when it runs out.
+    pub header: Duration,
+    /// To send the body, from the end of the headers; answered with a 408.
+    pub body: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            header: Duration::from_secs(10),
+            body: Duration::from_secs(60),
+        }
+    }
+}
 
 /// Tokens of a completion, left in the response for the request log.
 #[derive(Clone, Copy)]
@@ -51,19 +74,22 @@ struct Served {
     completion: u64,
 }
 
-pub fn router(state: Arc<ServeState>) -> Router {
+pub fn router(state: Arc<ServeState>, timeouts: Timeouts) -> Router {
     Router::new()
         .route("/health", get(|| async { "ok" }))
         .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(chat))
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(middleware::from_fn(limit_body))
+        .layer(middleware::from_fn(move |request, next| {
+            limit_body(request, next, timeouts.body)
+        }))
         .layer(middleware::from_fn(log_request))
         .with_state(state)
 }
 
-/// A body announced larger than [`MAX_BODY`] is refused before any of it is read.
-async fn limit_body(request: Request, next: Next) -> Response {
+/// A body announced larger than [`MAX_BODY`] is refused before any of it is read; a body that
+/// does not arrive within `within` gets a 408.
+async fn limit_body(request: Request, next: Next, within: Duration) -> Response {
     let announced = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -76,7 +102,31 @@ async fn limit_body(request: Request, next: Next) -> Response {
             format!("the body is larger than the limit of {MAX_BODY} bytes"),
         );
     }
-    next.run(request).await
+    let (parts, body) = request.into_parts();
+    let bytes = match tokio::time::timeout(within, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) => {
+            return error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request_error",
+                format!("the body could not be read whole (over {MAX_BODY} bytes?): {e}"),
+            )
+        }
+        Err(_) => {
+            let mut reply = error(
+                StatusCode::REQUEST_TIMEOUT,
+                "invalid_request_error",
+                format!("the body did not arrive within {} s", within.as_secs_f64()),
+            );
+            reply.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            return reply;
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// One line per request on stderr: method, path, status, tokens, time.
@@ -98,12 +148,37 @@ async fn log_request(request: Request, next: Next) -> Response {
     response
 }
 
-/// Serve until the listener fails or the task is dropped.
+/// Serve until the task is dropped. Each connection is HTTP/1.1 with [`Timeouts`] and
+/// half-closed clients answered.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: Arc<ServeState>,
+    timeouts: Timeouts,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state)).await
+    let app = router(state, timeouts);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of descriptors or a connection reset before it was accepted: the
+                // listener itself still works.
+                eprintln!("ldb serve: accepting a connection failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(timeouts.header)
+                .half_close(true);
+            // A client that goes away or times out ends only its own connection.
+            let _ = http
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }
 
 async fn models(State(state): State<Arc<ServeState>>) -> Json<Value> {
@@ -138,8 +213,31 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         Ok(flags) => flags,
         Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
     };
-    let response = match state.model.chat(&request).await {
-        Ok(r) => r,
+    let n = match samples(&body) {
+        Ok(n) => n,
+        Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
+    };
+    let answered = if n == 1 {
+        state.model.chat(&request).await.map(|r| vec![r])
+    } else {
+        state.model.chat_n(&request, n).await
+    };
+    let responses = match answered {
+        Ok(r) if !r.is_empty() => r,
+        Ok(_) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "the model returned no sample",
+            )
+        }
+        Err(e @ crate::model::ModelError::PromptTooLarge { .. }) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                format!("`messages`: {e}"),
+            )
+        }
         Err(e) => {
             return error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -148,74 +246,94 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
             )
         }
     };
-    let n = state.counter.fetch_add(1, Ordering::Relaxed);
-    let id = format!("chatcmpl-ldb-{n}");
+    let counter = state.counter.fetch_add(1, Ordering::Relaxed);
+    let id = format!("chatcmpl-ldb-{counter}");
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let finish = match request.max_tokens {
-        Some(max) if response.usage.completion_tokens >= u64::from(max) => "length",
+    let finish = |r: &crate::model::ChatResponse| match request.max_tokens {
+        Some(max) if r.usage.completion_tokens >= u64::from(max) => "length",
         _ => "stop",
     };
+    // The prompt is counted once (with the first sample), the completions of all.
     let served = Served {
-        prompt: response.usage.prompt_tokens,
-        completion: response.usage.completion_tokens,
+        prompt: responses.iter().map(|r| r.usage.prompt_tokens).sum(),
+        completion: responses.iter().map(|r| r.usage.completion_tokens).sum(),
     };
+    let cached: u64 = responses.iter().map(|r| r.usage.cached_prompt_tokens).sum();
     let usage = json!({
-        "prompt_tokens": response.usage.prompt_tokens,
-        "completion_tokens": response.usage.completion_tokens,
-        "total_tokens": response.usage.total(),
-        "prompt_tokens_details": {"cached_tokens": response.usage.cached_prompt_tokens},
+        "prompt_tokens": served.prompt,
+        "completion_tokens": served.completion,
+        "total_tokens": served.prompt + served.completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
     });
     if !stream {
+        let choices: Vec<Value> = responses
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                json!({
+                    "index": i,
+                    "message": {"role": "assistant", "content": r.content},
+                    "finish_reason": finish(r),
+                })
+            })
+            .collect();
         let mut reply = Json(json!({
             "id": id,
             "object": "chat.completion",
             "created": created,
             "model": state.model_id,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": response.content},
-                "finish_reason": finish,
-            }],
+            "choices": choices,
             "usage": usage,
         }))
         .into_response();
         reply.extensions_mut().insert(served);
         return reply;
     }
-    let chunk = |delta: Value, finish: Value, usage: Value| {
-        let mut c = json!({
+    let chunk = |index: usize, delta: Value, finish: Value| {
+        let c = json!({
             "id": id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": state.model_id,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "choices": [{"index": index, "delta": delta, "finish_reason": finish}],
         });
-        if !usage.is_null() {
-            c["usage"] = usage;
-        }
         format!("data: {c}\n\n")
     };
-    let mut text = chunk(
-        json!({"role": "assistant", "content": response.content}),
-        Value::Null,
-        Value::Null,
-    );
-    text.push_str(&chunk(json!({}), json!(finish), Value::Null));
+    let mut text = String::new();
+    for (i, r) in responses.iter().enumerate() {
+        text.push_str(&chunk(
+            i,
+            json!({"role": "assistant", "content": r.content}),
+            Value::Null,
+        ));
+        text.push_str(&chunk(i, json!({}), json!(finish(r))));
+    }
     if include_usage {
-        let mut last = json!({
+        let last = json!({
             "id": id, "object": "chat.completion.chunk", "created": created,
             "model": state.model_id, "choices": [], "usage": usage,
         });
-        last["usage"] = usage.clone();
         text.push_str(&format!("data: {last}\n\n"));
     }
     text.push_str("data: [DONE]\n\n");
     let mut reply = ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response();
     reply.extensions_mut().insert(served);
     reply
+}
+
+/// How many samples the request asks for (`n`, default 1, at most [`MAX_N`]).
+fn samples(body: &Value) -> Result<usize, String> {
+    match field::<i64>(body, "n")? {
+        None => Ok(1),
+        Some(n) if n < 1 => Err(format!("`n`: {n} must be at least 1")),
+        Some(n) if n > MAX_N => Err(format!(
+            "`n`: {n} is more than the {MAX_N} samples one request may ask for"
+        )),
+        Some(n) => Ok(n as usize),
+    }
 }
 
 /// The OpenAI chat request fields ldb understands, typed: a field of the wrong type or out of
@@ -332,11 +450,6 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
         Some(n) => Some(n),
         None => max_tokens("max_tokens")?,
     };
-    if let Some(n) = field::<i64>(body, "n")? {
-        if n < 1 {
-            return Err(format!("`n`: {n} must be at least 1"));
-        }
-    }
     // OpenAI seeds are 64-bit signed; the model takes the bits as they are.
     request.seed = match field::<serde_json::Number>(body, "seed")? {
         None => None,

@@ -769,6 +769,7 @@ fn flags_beat_file_beat_env() {
         max_retries: Some(0),
         no_cache: false,
         cache_dir: Some(dir.path().join("c")),
+        context_tokens: None,
     };
     let c = ModelConfig::resolve(&flags, Some(&file), &env).unwrap();
     assert_eq!(c.base_url, "http://flag.example/v1");

@@ -206,7 +206,7 @@ fn the_work_dir_is_empty_at_start_and_gone_afterwards() {
     let out = run(prog, "assert f() == ['scratch.txt']");
     assert_eq!(out.status, TestStatus::Passed, "{out:?}");
     let cwd = out.stdout.trim();
-    assert!(cwd.contains("ldb-run-"), "{cwd}");
+    assert!(cwd.contains("/ldb-runs-"), "{cwd}");
     assert!(!std::path::Path::new(cwd).exists(), "{cwd} was left behind");
 }
 

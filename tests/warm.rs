@@ -100,6 +100,7 @@ fn warm_and_cold_runs_are_isolated_alike() {
             i.process_limit,
             i.read_only_fs,
             i.private_proc,
+            i.no_new_privileges,
             i.warnings.clone(),
         )
     };

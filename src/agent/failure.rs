@@ -118,7 +118,9 @@ impl AgentError {
                 ModelError::Connection { .. } => ErrorClass::BackendConnection,
                 ModelError::Config(_) => ErrorClass::BackendConfig,
                 ModelError::RetriesExhausted { .. } => ErrorClass::BackendRetries,
-                ModelError::BadRequest { .. } => ErrorClass::BackendRequest,
+                ModelError::BadRequest { .. } | ModelError::PromptTooLarge { .. } => {
+                    ErrorClass::BackendRequest
+                }
                 ModelError::InvalidResponse(_) => ErrorClass::BackendResponse,
                 ModelError::Local(_) => ErrorClass::BackendLocal,
             },

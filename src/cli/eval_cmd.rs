@@ -14,7 +14,7 @@ use super::eval_progress::{EvalBar, ProgressMode};
 use super::eval_report_cmd::{data_dir_or_env, write_file};
 use super::output::{self, CliError, ExitStatus};
 use super::{ModelArgs, SandboxArgs, SearchArgs};
-use crate::eval::datasets::{load_dataset, SeedSpec};
+use crate::eval::datasets::{load_dataset, load_dataset_strict, SeedSpec};
 use crate::eval::report::{self, load_results, Summary};
 use crate::eval::run::{default_out_dir, default_run_name, run_eval, EvalEnv, EvalPlan, NoModel};
 use crate::eval::shard::{self, Shard};
@@ -104,6 +104,10 @@ pub struct EvalArgs {
     /// Print the summaries as JSON instead of markdown.
     #[arg(long)]
     pub json: bool,
+    /// Stop at the first bad line of a .jsonl task file given as --dataset (by default each
+    /// bad line is reported, the other tasks are evaluated, and the exit status is 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -208,7 +212,43 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         ));
     }
     let data_dir = data_dir_or_env(args.data_dir.as_ref());
-    let dataset = load_dataset(dataset_spec, data_dir.as_deref())?;
+    let dataset = if args.strict {
+        load_dataset_strict(dataset_spec, data_dir.as_deref())?
+    } else {
+        load_dataset(dataset_spec, data_dir.as_deref())?
+    };
+    // Bad lines set aside (reported here): the exit status says so at the end.
+    let mut skipped = dataset.skipped.len();
+    for e in &dataset.skipped {
+        eprintln!("error: {e}");
+    }
+    if !dataset.skipped.is_empty() {
+        eprintln!(
+            "note: skipped {} bad line{} of {dataset_spec}, evaluating its other {} tasks \
+             (--strict stops at the first bad line instead)",
+            dataset.skipped.len(),
+            if dataset.skipped.len() == 1 { "" } else { "s" },
+            dataset.tasks.len()
+        );
+    }
+    if !args.quiet && !dataset.dropped_tests.is_empty() {
+        eprintln!(
+            "note: {} visible tests of the benchmark do not parse and are left out: {}{}",
+            dataset.dropped_tests.len(),
+            dataset
+                .dropped_tests
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("; "),
+            if dataset.dropped_tests.len() > 3 {
+                "; ..."
+            } else {
+                ""
+            }
+        );
+    }
     if !args.quiet && !dataset.entry_point_fixes.is_empty() {
         let fixes: Vec<String> = dataset
             .entry_point_fixes
@@ -278,6 +318,24 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     } else {
         (Arc::new(NoModel), Arc::new(NoModel))
     };
+    if plan.needs_models()? {
+        // Before any model call: a task no model here can be shown is set aside, named.
+        let models = [&generator, &debugger];
+        let before = plan.dataset.tasks.len();
+        plan.dataset.tasks.retain(
+            |task| match super::models::prompt_too_large(task, &models) {
+                Some(why) => {
+                    eprintln!(
+                        "error: {dataset_spec}: {why}\nhint: {}",
+                        super::models::PROMPT_TOO_LARGE_HINT
+                    );
+                    false
+                }
+                None => true,
+            },
+        );
+        skipped += before - plan.dataset.tasks.len();
+    }
     let model_label = [debugger.name(), generator.name()]
         .into_iter()
         .find(|n| n != "-");
@@ -367,12 +425,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         );
     }
     match outcome.and_then(|o| o.stopped) {
-        None => Ok(ExitStatus::Success),
+        None => Ok(super::test_cmd::with_skipped(ExitStatus::Success, skipped)),
         Some(e) => {
             let e = CliError::from(e);
             e.report();
             eprintln!("hint: the results so far are saved; run the same command again to resume");
-            Ok(e.status)
+            Ok(super::test_cmd::with_skipped(e.status, skipped))
         }
     }
 }

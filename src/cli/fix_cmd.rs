@@ -48,6 +48,8 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
     } else {
         None
     };
+    // Bad lines of a .jsonl task file set aside (reported already): the exit status says so.
+    let mut skipped = 0;
     let (mut tasks, mut runner) = if snippet.is_some() {
         (Vec::new(), args.sandbox.runner()?)
     } else if file_task::is_program(&args.task) {
@@ -74,11 +76,21 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
                 "use --out FILE (or redirect stdout) for a task file's result",
             ));
         }
-        let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
+        let (tasks, bad) = select_tasks(&args.task, args.task_id.as_deref(), args.strict)?;
+        skipped = bad;
         (tasks, args.sandbox.runner()?)
     };
     let seed = seed_source(args, tasks.len().max(1))?;
     let (generator, debugger) = super::models::build(&args.model)?;
+    // Before any model call: a task no model here can be shown is bad input.
+    for task in &tasks {
+        if let Some(why) = super::models::prompt_too_large(task, &[&generator, &debugger]) {
+            return Err(CliError::bad_input(
+                format!("{}: {why}", args.task.display()),
+                super::models::PROMPT_TOO_LARGE_HINT,
+            ));
+        }
+    }
     let prompts = match &args.model.prompts {
         Some(dir) => Prompts::from_dir(dir).map_err(|e| {
             CliError::bad_input(
@@ -161,7 +173,10 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
             print_diff(&r.seed.program, &r.final_program);
         }
     }
-    Ok(exit_status(&reports))
+    Ok(super::test_cmd::with_skipped(
+        exit_status(&reports),
+        skipped,
+    ))
 }
 
 async fn fix_all(

@@ -112,6 +112,13 @@ pub struct ServeArgs {
     /// Model id clients see (default: the model's name).
     #[arg(long, value_name = "ID")]
     pub served_name: Option<String>,
+    /// Seconds a client has to send a request's headers (from connecting, or from the end of
+    /// the previous reply); the connection is closed after.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds a client has to send a request's body; answered with 408 after.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub body_timeout: f64,
     #[command(flatten)]
     pub model: ModelArgs,
 }
@@ -253,6 +260,10 @@ pub struct SandboxArgs {
     /// Address-space limit per test run, in MiB.
     #[arg(long, default_value_t = 1024, value_name = "MIB")]
     pub memory: u64,
+    /// Space a test run may write, in MiB: its work dir, /tmp, /var/tmp and /dev/shm together
+    /// (kept in memory and gone with the run).
+    #[arg(long, default_value_t = 128, value_name = "MIB")]
+    pub disk: u64,
     /// Tests run at once (default: number of CPUs).
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
@@ -284,6 +295,13 @@ impl SandboxArgs {
         })?;
         let mut limits = Limits::default().with_wall(Duration::from_secs_f64(self.timeout));
         limits.memory_bytes = self.memory.saturating_mul(1 << 20);
+        if self.disk == 0 {
+            return Err(CliError::bad_input(
+                "--disk must be at least 1 MiB",
+                "e.g. --disk 128",
+            ));
+        }
+        limits.disk_bytes = self.disk.saturating_mul(1 << 20);
         let python_path = self
             .python_path
             .iter()
@@ -319,6 +337,10 @@ pub struct TestArgs {
     /// Also run the hidden tests (evaluation only; never shown to a model).
     #[arg(long)]
     pub hidden: bool,
+    /// Stop at the first bad line of a .jsonl task file (by default each bad line is reported,
+    /// the other tasks run, and the exit status is 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Print results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -417,6 +439,10 @@ pub struct ModelArgs {
     /// Retries on 429, 5xx and timeouts.
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// The endpoint model's context length in tokens: a prompt that cannot fit is refused
+    /// before it is sent (default: only prompts no model can take, over 8 MiB).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_tokens: Option<u32>,
     /// Do not read or write the on-disk response cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -476,6 +502,10 @@ pub struct FixArgs {
     /// Only the task with this id.
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
+    /// Stop at the first bad line of a .jsonl task file (by default each bad line is reported,
+    /// the other tasks are fixed, and the exit status is 2).
+    #[arg(long)]
+    pub strict: bool,
     /// Seed program to debug (single task).
     #[arg(long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
     pub seed: Option<PathBuf>,

@@ -17,7 +17,7 @@ use crate::model::{ModelError, SharedModel};
 impl From<ModelError> for CliError {
     fn from(e: ModelError) -> Self {
         let status = match e {
-            ModelError::Config(_) => ExitStatus::BadInput,
+            ModelError::Config(_) | ModelError::PromptTooLarge { .. } => ExitStatus::BadInput,
             _ => ExitStatus::Backend,
         };
         CliError {
@@ -27,6 +27,29 @@ impl From<ModelError> for CliError {
         }
     }
 }
+
+/// Why `task` cannot go to `models`: what a model may be shown of it (prompt, seed, tests,
+/// source) is longer than the smallest of their contexts can take, named by its largest field.
+/// Checked before any model call, so no request is sent for it.
+pub fn prompt_too_large(task: &crate::task::Task, models: &[&SharedModel]) -> Option<String> {
+    let context = models.iter().filter_map(|m| m.context_tokens()).min();
+    let (limit, what) = crate::model::prompt_limit(context);
+    let fields = task.shown_fields();
+    let total: usize = fields.iter().map(|(_, n)| n).sum();
+    if total <= limit {
+        return None;
+    }
+    let (field, bytes) = fields.into_iter().max_by_key(|(_, n)| *n)?;
+    Some(format!(
+        "task `{}`: field `{field}` is {bytes} bytes ({total} bytes with the rest of what a model \
+         is shown), more than the {limit} bytes {what} can take",
+        task.task_id
+    ))
+}
+
+/// The hint of [`prompt_too_large`].
+pub const PROMPT_TOO_LARGE_HINT: &str = "shorten that field; if the model's context is larger \
+     than assumed, say so with --context-tokens (context_tokens in the config file)";
 
 /// Where one role's model comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +75,7 @@ pub fn build(args: &ModelArgs) -> Result<(SharedModel, SharedModel), CliError> {
         max_retries: args.retries,
         no_cache: args.no_cache,
         cache_dir: args.cache_dir.clone(),
+        context_tokens: args.context_tokens,
     };
     let role = |profile: &Option<String>, model: &Option<String>| ModelFlags {
         profile: profile.clone().or_else(|| base.profile.clone()),

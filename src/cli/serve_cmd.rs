@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::output::{CliError, ExitStatus};
 use super::ServeArgs;
-use crate::serve::{serve, ServeState};
+use crate::serve::{serve, ServeState, Timeouts};
 
 pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
     let ip: std::net::IpAddr = args.host.parse().map_err(|_| {
@@ -19,6 +19,20 @@ pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
             "warning: serving on {ip}, which other machines may reach; the API has no authentication"
         );
     }
+    let timeout = |flag: &str, secs: f64| {
+        if secs.is_finite() && secs > 0.0 {
+            Ok(std::time::Duration::from_secs_f64(secs))
+        } else {
+            Err(CliError::bad_input(
+                format!("{flag} must be a positive number of seconds, got {secs}"),
+                format!("e.g. {flag} 10"),
+            ))
+        }
+    };
+    let timeouts = Timeouts {
+        header: timeout("--header-timeout", args.header_timeout)?,
+        body: timeout("--body-timeout", args.body_timeout)?,
+    };
     let (model, _) = super::models::build(&args.model)?;
     let model_id = args
         .served_name
@@ -45,7 +59,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
         eprintln!("ldb: serving `{model_id}` at http://{addr}/v1 (Ctrl-C stops)");
         let state = ServeState::new(model, model_id);
         tokio::select! {
-            r = serve(listener, state) => r.map_err(|e| CliError::sandbox(format!("server stopped: {e}"))),
+            r = serve(listener, state, timeouts) => r.map_err(|e| CliError::sandbox(format!("server stopped: {e}"))),
             _ = tokio::signal::ctrl_c() => Ok(()),
         }
     })?;

@@ -8,7 +8,7 @@ use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::TestArgs;
 use crate::runner::{visible_tests, TestInput, TestOutcome};
-use crate::task::{load_tasks, Task};
+use crate::task::{load_tasks, load_tasks_lenient, Task};
 
 #[derive(Serialize)]
 struct TaskReport<'a> {
@@ -23,12 +23,13 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
     let (tasks, runner) = if file_task::is_program(&args.task) {
         let (task, runner) =
             file_task::load(&args.task, &args.file, args.sandbox.runner()?, false)?;
-        (vec![task], runner)
+        ((vec![task], 0), runner)
     } else {
         file_task::reject_flags_for_task_file(&args.task, &args.file)?;
-        let tasks = select_tasks(&args.task, args.task_id.as_deref())?;
-        (tasks, args.sandbox.runner()?)
+        let selected = select_tasks(&args.task, args.task_id.as_deref(), args.strict)?;
+        (selected, args.sandbox.runner()?)
     };
+    let (tasks, skipped) = tasks;
     let program_override = match &args.program {
         Some(p) => Some(output::read_source(p)?),
         None => None,
@@ -99,11 +100,12 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
     for warning in collect_warnings(&reports) {
         eprintln!("warning: {warning}");
     }
-    Ok(if all_passed {
+    let status = if all_passed {
         ExitStatus::Success
     } else {
         ExitStatus::TestsFailed
-    })
+    };
+    Ok(with_skipped(status, skipped))
 }
 
 /// Isolation warnings are the same for every run; say each once.
@@ -138,21 +140,69 @@ fn render_text(task_id: &str, origin: &str, results: &[TestOutcome]) -> String {
     out
 }
 
-/// Load a task file and keep one task when `task_id` is given.
-pub fn select_tasks(path: &Path, task_id: Option<&str>) -> Result<Vec<Task>, CliError> {
-    let tasks = load_tasks(path)?;
-    match task_id {
-        None => Ok(tasks),
-        Some(id) => {
-            let found: Vec<Task> = tasks.into_iter().filter(|t| t.task_id == id).collect();
-            if found.is_empty() {
-                Err(CliError::bad_input(
-                    format!("{}: no task with id `{id}`", path.display()),
-                    "check --task-id against the file's \"task_id\" fields",
-                ))
-            } else {
-                Ok(found)
-            }
-        }
+/// Load a task file and keep one task when `task_id` is given. Without `strict`, the bad lines
+/// of a `.jsonl` file are reported on stderr and set aside; the second value counts those that
+/// matter to the exit status (none when `task_id` found its task). With `strict`, the first bad
+/// line fails.
+pub fn select_tasks(
+    path: &Path,
+    task_id: Option<&str>,
+    strict: bool,
+) -> Result<(Vec<Task>, usize), CliError> {
+    let (tasks, skipped) = if strict {
+        (load_tasks(path)?, Vec::new())
+    } else {
+        let loaded = load_tasks_lenient(path)?;
+        (loaded.tasks, loaded.skipped)
+    };
+    let found = match task_id {
+        None => tasks,
+        Some(id) => tasks.into_iter().filter(|t| t.task_id == id).collect(),
+    };
+    let level = if task_id.is_some() && !found.is_empty() {
+        "warning"
+    } else {
+        "error"
+    };
+    for e in &skipped {
+        eprintln!("{level}: {e}");
+    }
+    if found.is_empty() {
+        return Err(match (task_id, skipped.is_empty()) {
+            (Some(id), _) => CliError::bad_input(
+                format!("{}: no task with id `{id}`", path.display()),
+                "check --task-id against the file's \"task_id\" fields (and the bad lines named above)",
+            ),
+            (None, _) => CliError::bad_input(
+                format!(
+                    "{}: no line holds a task ldb can run ({} bad lines, named above)",
+                    path.display(),
+                    skipped.len()
+                ),
+                "fix those lines",
+            ),
+        });
+    }
+    if skipped.is_empty() || level == "warning" {
+        return Ok((found, 0));
+    }
+    eprintln!(
+        "note: {}: skipped {} bad line{}, running its other {} task{} (--strict stops at the \
+         first bad line instead)",
+        path.display(),
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" },
+        found.len(),
+        if found.len() == 1 { "" } else { "s" },
+    );
+    Ok((found, skipped.len()))
+}
+
+/// The exit status of a run that set aside `skipped` bad task lines: bad input (2) unless it
+/// failed worse (model backend, sandbox).
+pub fn with_skipped(status: ExitStatus, skipped: usize) -> ExitStatus {
+    match status {
+        ExitStatus::Success | ExitStatus::TestsFailed if skipped > 0 => ExitStatus::BadInput,
+        other => other,
     }
 }

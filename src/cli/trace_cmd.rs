@@ -26,7 +26,7 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
     }
     let task = match &args.task {
         Some(path) => {
-            let mut tasks = select_tasks(path, args.task_id.as_deref())?;
+            let (mut tasks, _) = select_tasks(path, args.task_id.as_deref(), false)?;
             if tasks.len() > 1 {
                 return Err(CliError::bad_input(
                     format!("{} holds {} tasks", path.display(), tasks.len()),

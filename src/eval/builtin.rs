@@ -9,10 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::task::embedded::{HUMANEVAL, MBPP};
 use crate::task::{load_tasks_from, Task, TaskError};
-
-const HUMANEVAL: &str = include_str!("../../data/humaneval.jsonl");
-const MBPP: &str = include_str!("../../data/mbpp.jsonl");
 
 /// The built-in tasks of the benchmark in LDB's folder `folder` (`humaneval`, `mbpp`), or
 /// `None` when it is not built in.

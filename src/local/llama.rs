@@ -54,6 +54,7 @@ pub struct LocalModel {
     stats: Arc<Mutex<CallStats>>,
     load_secs: f64,
     threads: u32,
+    context_len: u32,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -80,6 +81,7 @@ impl LocalModel {
             )));
         }
         let threads = options.threads.unwrap_or_else(idle_cores).max(1);
+        let context_len = options.context_len;
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<f64, ModelError>>();
         let stats = Arc::new(Mutex::new(CallStats::default()));
@@ -98,6 +100,7 @@ impl LocalModel {
             stats,
             load_secs,
             threads,
+            context_len,
         })
     }
 
@@ -117,6 +120,8 @@ impl LocalModel {
 #[async_trait::async_trait]
 impl ChatModel for LocalModel {
     async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        // Before tokenizing: a prompt far past the context is refused at once.
+        crate::model::check_prompt_size(request, self.context_tokens())?;
         let started = Instant::now();
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Job {
@@ -143,6 +148,10 @@ impl ChatModel for LocalModel {
 
     fn fills_in_middle(&self) -> bool {
         true
+    }
+
+    fn context_tokens(&self) -> Option<usize> {
+        Some(self.context_len as usize)
     }
 
     fn name(&self) -> String {

@@ -129,6 +129,9 @@ impl<M: ChatModel> ChatModel for MeteredModel<M> {
     fn fills_in_middle(&self) -> bool {
         self.inner.fills_in_middle()
     }
+    fn context_tokens(&self) -> Option<usize> {
+        self.inner.context_tokens()
+    }
 
     fn name(&self) -> String {
         self.inner.name()

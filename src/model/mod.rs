@@ -224,6 +224,16 @@ pub enum ModelError {
     Config(#[from] ConfigError),
     #[error("local model: {0}")]
     Local(String),
+    /// Refused before it was sent: no model could take a prompt this long.
+    #[error(
+        "the request's messages are {bytes} bytes, more than the {limit} bytes {context} can take; nothing was sent"
+    )]
+    PromptTooLarge {
+        bytes: usize,
+        limit: usize,
+        /// What the limit comes from, e.g. "a context of 8192 tokens".
+        context: String,
+    },
 }
 
 impl ModelError {
@@ -242,6 +252,10 @@ impl ModelError {
             ModelError::RetriesExhausted { .. } => {
                 Some("the endpoint kept failing; try again later or raise --retries")
             }
+            ModelError::PromptTooLarge { .. } => Some(
+                "shorten the task's text (prompt, seed, tests), or give the model's real context \
+                 with --context-tokens (context_tokens in the config file)",
+            ),
             _ => None,
         }
     }
@@ -287,8 +301,52 @@ pub trait ChatModel: Send + Sync {
         false
     }
 
+    /// The model's context length in tokens, when known (the embedded model's, or
+    /// `--context-tokens` for an endpoint). See [`prompt_limit`].
+    fn context_tokens(&self) -> Option<usize> {
+        None
+    }
+
     /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
     fn name(&self) -> String;
+}
+
+/// Bytes one token stands for at most, for refusing what cannot fit: code and prose average
+/// three to four bytes a token, so a text over eight bytes a token is surely too long.
+pub const MAX_BYTES_PER_TOKEN: usize = 8;
+/// The prompt limit where a model's context is not known: far beyond any model's context
+/// (a million tokens of code is about 4 MiB), so it only stops what no model can read.
+pub const DEFAULT_PROMPT_BYTES: usize = 8 << 20;
+
+/// The most bytes of prompt text `context_tokens` can take, and what the limit comes from.
+pub fn prompt_limit(context_tokens: Option<usize>) -> (usize, String) {
+    match context_tokens {
+        Some(tokens) => (
+            tokens.saturating_mul(MAX_BYTES_PER_TOKEN),
+            format!("a context of {tokens} tokens"),
+        ),
+        None => (
+            DEFAULT_PROMPT_BYTES,
+            "any model (no context length is configured)".to_string(),
+        ),
+    }
+}
+
+/// Refuses `request` when its messages cannot fit a context of `context_tokens`.
+pub fn check_prompt_size(
+    request: &ChatRequest,
+    context_tokens: Option<usize>,
+) -> Result<(), ModelError> {
+    let bytes: usize = request.messages.iter().map(|m| m.content.len()).sum();
+    let (limit, context) = prompt_limit(context_tokens);
+    if bytes > limit {
+        return Err(ModelError::PromptTooLarge {
+            bytes,
+            limit,
+            context,
+        });
+    }
+    Ok(())
 }
 
 /// The seed of sample `i` of a request seeded with `seed`: the seed itself for the first, a
@@ -326,6 +384,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn fills_in_middle(&self) -> bool {
         (**self).fills_in_middle()
     }
+    fn context_tokens(&self) -> Option<usize> {
+        (**self).context_tokens()
+    }
     fn name(&self) -> String {
         (**self).name()
     }
@@ -348,6 +409,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
     }
     fn fills_in_middle(&self) -> bool {
         (**self).fills_in_middle()
+    }
+    fn context_tokens(&self) -> Option<usize> {
+        (**self).context_tokens()
     }
     fn name(&self) -> String {
         (**self).name()

@@ -357,6 +357,7 @@ fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
             out.stdout.total_bytes
         ));
     }
+    outcome.warnings.extend(out.warnings.iter().cloned());
     if !out.workdir_removed {
         outcome
             .warnings

@@ -4,8 +4,10 @@
 //! the network namespace once per worker process, the others for every run), then the worker
 //! forks so the child is PID 1 of the new namespace (when it exits, the kernel
 //! kills every process it left behind), then the child makes its private file system
-//! (`mounts`), drops to a per-run uid (or, without root, its capabilities) and applies
-//! rlimits. What could not be applied is reported, never silently skipped.
+//! (`mounts`), empties its capability bounding set, drops to a per-run uid, clears every
+//! capability set and sets `no_new_privs` (so no setuid binary the program starts runs with
+//! more than the program's rights), and applies rlimits. What could not be applied is
+//! reported, never silently skipped.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -89,20 +91,30 @@ pub fn enter(
     }
     if iso.pid_namespace {
         fork_and_wait(fork);
-        let mounts = super::mounts::private_filesystem(workdir);
+        // The directories programs may import from (`Sandbox::with_python_path`).
+        let python_path: Vec<_> = std::env::var_os("PYTHONPATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        let view = super::mounts::View {
+            workdir,
+            disk_bytes: limits.disk_bytes,
+            // SAFETY: getuid has no preconditions.
+            uid: if root {
+                run_uid
+            } else {
+                unsafe { libc::getuid() }
+            },
+            python_path: &python_path,
+        };
+        let mounts = super::mounts::private_filesystem(&view);
         iso.read_only_fs = mounts.read_only;
         iso.private_proc = mounts.private_proc;
         iso.warnings.extend(mounts.warnings);
     }
     set_parent_death_signal();
-    if !root {
-        // In its user namespace the worker holds every capability; the program gets none (it
-        // could otherwise undo the read-only mounts).
-        if let Err(e) = drop_capabilities() {
-            iso.warnings.push(format!("capabilities not dropped ({e})"));
-        }
-    }
-
+    // While still privileged: no capability can ever come back, not even through a setuid or
+    // file-capability binary the program starts (that takes CAP_SETPCAP, gone after setuid).
+    let bounding = drop_bounding_set();
     if root {
         match drop_privileges(run_uid, workdir) {
             Ok(()) => {
@@ -114,6 +126,15 @@ pub fn enter(
                 "still running as root ({e}): the program can write anywhere root can"
             )),
         }
+    }
+    // Without root, the worker holds every capability in its user namespace; the program gets
+    // none (it could otherwise undo the read-only mounts). With root, setuid cleared the
+    // effective and permitted sets; the inheritable and ambient ones go here.
+    match bounding.and_then(|()| drop_capabilities()) {
+        Ok(()) => iso.no_new_privileges = true,
+        Err(e) => iso.warnings.push(format!(
+            "privileges not locked ({e}): a setuid program it starts may gain privileges"
+        )),
     }
 
     let mut set = |resource, soft: u64, hard: u64, what: &str| {
@@ -226,7 +247,43 @@ fn fork_and_wait(fork: fn() -> libc::pid_t) {
     }
 }
 
-/// Clears every capability set of this process (and forbids gaining new privileges by exec).
+/// Empties the capability bounding set (what any later `execve` may grant) and the ambient
+/// set. Needs `CAP_SETPCAP`: called before the credential change.
+fn drop_bounding_set() -> Result<(), std::io::Error> {
+    // The highest capability this kernel knows; newer ones than the libc crate's are covered.
+    let last = std::fs::read_to_string("/proc/sys/kernel/cap_last_cap")
+        .ok()
+        .and_then(|s| s.trim().parse::<libc::c_ulong>().ok())
+        .unwrap_or(63);
+    for cap in 0..=last {
+        // SAFETY: prctl on this process only.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let err = errno();
+            // Past the last capability of the kernel: done.
+            if err.raw_os_error() == Some(libc::EINVAL) && cap > 0 {
+                break;
+            }
+            return Err(err);
+        }
+    }
+    // SAFETY: prctl on this process only; EINVAL on kernels without ambient capabilities.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    if r != 0 && errno().raw_os_error() != Some(libc::EINVAL) {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// Clears every capability set of this process and forbids gaining privileges through
+/// `execve` (setuid and setgid bits and file capabilities are ignored from now on).
 fn drop_capabilities() -> Result<(), std::io::Error> {
     #[repr(C)]
     struct Header {

@@ -15,6 +15,10 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Largest file the program may write (`RLIMIT_FSIZE`).
     pub file_bytes: u64,
+    /// Space the program may fill on disk: its work dir, `/tmp`, `/var/tmp` and `/dev/shm`
+    /// together are one tmpfs of this size (in memory, gone with the run).
+    #[serde(default = "default_disk_bytes")]
+    pub disk_bytes: u64,
     /// Open file descriptors (`RLIMIT_NOFILE`).
     pub open_files: u64,
     /// Processes/threads of the sandbox user (`RLIMIT_NPROC`); only effective with a dedicated uid.
@@ -32,12 +36,17 @@ impl Default for Limits {
             cpu_secs: 10,
             memory_bytes: 1 << 30,
             file_bytes: 16 << 20,
+            disk_bytes: default_disk_bytes(),
             open_files: 256,
             processes: 32,
             output_keep_bytes: 64 << 10,
             output_kill_bytes: 16 << 20,
         }
     }
+}
+
+fn default_disk_bytes() -> u64 {
+    128 << 20
 }
 
 impl Limits {

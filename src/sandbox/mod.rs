@@ -8,6 +8,7 @@
 
 mod fdpass;
 mod harness;
+mod image;
 pub mod isolate;
 pub mod limits;
 mod mounts;
@@ -15,6 +16,7 @@ mod process;
 pub mod protocol;
 mod pyjson;
 mod python_path;
+mod rundirs;
 pub mod split;
 mod warm;
 pub mod worker;
@@ -128,14 +130,22 @@ pub struct RunOutput {
     pub workdir_removed: bool,
     /// The run was a child of a warm worker (else a fresh worker process).
     pub warm: bool,
+    /// Protections the parent could not give the run (the worker reports its own in the
+    /// response's isolation).
+    pub warnings: Vec<String>,
 }
 
 /// Runs programs in worker processes. Cheap to clone; safe to use from many threads at once.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     worker_exe: PathBuf,
+    /// What workers are started from: a copy of `worker_exe` without the built-in benchmarks
+    /// (`image.rs`), or `worker_exe` itself with `image_warning` on every run.
+    launch_exe: PathBuf,
+    image_warning: Option<String>,
     limits: Limits,
-    temp_root: PathBuf,
+    /// Where run dirs go (under the system temp dir by default).
+    dirs: Arc<rundirs::RunDirs>,
     /// Directories put before the interpreter's own on the program's `sys.path` (`PYTHONPATH`).
     python_path: Vec<PathBuf>,
     /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
@@ -149,10 +159,21 @@ impl Sandbox {
         let worker_exe: PathBuf = worker_exe.into();
         // The worker starts in the run's work dir: a relative path would not be found there.
         let worker_exe = std::path::absolute(&worker_exe).unwrap_or(worker_exe);
+        let (launch_exe, image_warning) = match image::for_exe(&worker_exe) {
+            Ok(image) => (image.path().to_path_buf(), None),
+            Err(e) => (
+                worker_exe.clone(),
+                Some(format!(
+                    "the built-in benchmarks are readable by the program (no worker image without them: {e})"
+                )),
+            ),
+        };
         let mut sandbox = Sandbox {
             worker_exe,
+            launch_exe,
+            image_warning,
             limits,
-            temp_root: std::env::temp_dir(),
+            dirs: Arc::new(rundirs::RunDirs::new(std::env::temp_dir())),
             python_path: Vec::new(),
             warm: None,
         };
@@ -161,7 +182,11 @@ impl Sandbox {
     }
 
     fn new_pool(&self) -> Arc<warm::Pool> {
-        Arc::new(warm::Pool::new(self.worker_exe.clone(), self.environment()))
+        Arc::new(warm::Pool::new(
+            self.launch_exe.clone(),
+            self.environment(),
+            self.dirs.clone(),
+        ))
     }
 
     /// Run every test in a fresh worker process (`ldb __worker`) instead of a child of a warm
@@ -214,7 +239,11 @@ impl Sandbox {
 
     /// Put work directories under `dir` instead of the system temp dir.
     pub fn with_temp_root(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.temp_root = dir.into();
+        self.dirs = Arc::new(rundirs::RunDirs::new(dir.into()));
+        // Warm workers remove the run dirs of a killed ldb: they must know the new place.
+        if self.warm.is_some() {
+            self.warm = Some(self.new_pool());
+        }
         self
     }
 
@@ -231,13 +260,10 @@ impl Sandbox {
 
     pub fn run(&self, spec: &RunSpec) -> Result<RunOutput, SandboxError> {
         let started = Instant::now();
-        let workdir = tempfile::Builder::new()
-            .prefix("ldb-run-")
-            .tempdir_in(&self.temp_root)
-            .map_err(|source| SandboxError::WorkDir {
-                dir: self.temp_root.clone(),
-                source,
-            })?;
+        let workdir = self.dirs.create().map_err(|source| SandboxError::WorkDir {
+            dir: self.dirs.temp_root().to_path_buf(),
+            source,
+        })?;
         let request = WorkerRequest {
             program: spec.program.clone(),
             as_main: spec.as_main,
@@ -252,7 +278,7 @@ impl Sandbox {
         let request =
             protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;
         let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);
-        let workdir_removed = remove_workdir(workdir);
+        let workdir_removed = workdir.remove();
         result.map(|mut out| {
             out.workdir_removed = workdir_removed;
             out
@@ -347,6 +373,7 @@ impl Sandbox {
             stderr,
             elapsed,
             workdir_removed: false,
+            warnings: self.image_warning.iter().cloned().collect(),
             warm,
         })
     }
@@ -398,7 +425,7 @@ impl Sandbox {
         let (res_read, res_write) = pipe()?;
         let child_fds = [req_read.as_raw_fd(), res_write.as_raw_fd()];
 
-        let mut cmd = Command::new(&self.worker_exe);
+        let mut cmd = Command::new(&self.launch_exe);
         cmd.arg(WORKER_COMMAND)
             .env_clear()
             .envs(self.environment())
@@ -533,27 +560,4 @@ fn spawn_reader(fd: OwnedFd) -> mpsc::Receiver<Vec<u8>> {
         let _ = tx.send(bytes);
     });
     rx
-}
-
-/// Remove the work dir even if the program made parts of it read-only.
-fn remove_workdir(dir: tempfile::TempDir) -> bool {
-    let path = dir.path().to_path_buf();
-    if dir.close().is_ok() {
-        return true;
-    }
-    make_writable(&path);
-    std::fs::remove_dir_all(&path).is_ok() || !path.exists()
-}
-
-fn make_writable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700));
-    if let Ok(entries) = std::fs::read_dir(path) {
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                make_writable(&p);
-            }
-        }
-    }
 }

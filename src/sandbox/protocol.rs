@@ -173,12 +173,18 @@ pub struct Isolation {
     pub pid_namespace: bool,
     pub unprivileged_user: bool,
     pub process_limit: bool,
-    /// Host mounts read-only, private scratch tmpfs, the work dir the only writable host path.
+    /// A root of its own: the system's programs and libraries, `--python-path` dirs and a few
+    /// files of `/etc`, read-only; the work dir and scratch places in one private tmpfs; not
+    /// the host's tree.
     #[serde(default)]
     pub read_only_fs: bool,
     /// `/proc` shows only the run's own processes.
     #[serde(default)]
     pub private_proc: bool,
+    /// `no_new_privs` set and every capability set empty, the bounding set included: no
+    /// program it starts gains privileges (setuid bits and file capabilities do nothing).
+    #[serde(default)]
+    pub no_new_privileges: bool,
     pub warnings: Vec<String>,
 }
 

@@ -32,6 +32,8 @@ const GIVE_UP_AFTER: u32 = 3;
 pub(super) struct Pool {
     exe: PathBuf,
     env: Vec<(String, std::ffi::OsString)>,
+    /// The sandbox's run dirs, which a worker removes if it outlives the parent.
+    dirs: Arc<super::rundirs::RunDirs>,
     idle: Mutex<Vec<Zygote>>,
     /// Warm workers that failed to start; from [`GIVE_UP_AFTER`] on, runs go cold.
     failed_starts: AtomicU32,
@@ -59,10 +61,15 @@ pub(super) struct WarmRun {
 }
 
 impl Pool {
-    pub(super) fn new(exe: PathBuf, env: Vec<(String, std::ffi::OsString)>) -> Self {
+    pub(super) fn new(
+        exe: PathBuf,
+        env: Vec<(String, std::ffi::OsString)>,
+        dirs: Arc<super::rundirs::RunDirs>,
+    ) -> Self {
         Pool {
             exe,
             env,
+            dirs,
             idle: Mutex::new(Vec::new()),
             failed_starts: AtomicU32::new(0),
         }
@@ -123,9 +130,11 @@ impl Pool {
 
     fn spawn(&self) -> std::io::Result<Zygote> {
         let (ours, theirs) = super::unix_socket_pair(rustix::net::SocketType::SEQPACKET)?;
+        let run_root = self.dirs.root().map_err(std::io::Error::other)?;
         let mut cmd = Command::new(&self.exe);
         cmd.arg(WORKER_COMMAND)
             .arg(ZYGOTE_ARG)
+            .arg(run_root)
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("HOME", "/")

@@ -10,8 +10,8 @@
 //! the child's pid (its process group, which the parent kills at the wall-clock limit), waits
 //! for it and reports how it ended. The worker itself never runs program code: each child is
 //! a copy of it taken before the request was read, so nothing one run does reaches the next.
-//! When the parent goes away (the control socket closes) the worker kills the run in progress
-//! and exits.
+//! When the parent goes away (the control socket closes) the worker kills the run in progress,
+//! removes the parent's run dirs (given as its argument: a killed parent cannot) and exits.
 
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
@@ -59,6 +59,14 @@ pub fn main() -> ! {
     // it (a run's own process becomes dumpable again in `child`).
     // SAFETY: prctl on this process only.
     unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    let run_root = std::env::args_os().nth(3).map(std::path::PathBuf::from);
+    let parent_gone = || -> ! {
+        if let Some(root) = &run_root {
+            super::rundirs::remove_owned(root);
+        }
+        // SAFETY: terminating the process.
+        unsafe { libc::_exit(0) }
+    };
     let network = super::isolate::enter_network();
     if let Err(e) = Python::attach(preload) {
         eprintln!("ldb warm worker: cannot start the interpreter: {e}");
@@ -73,7 +81,7 @@ pub fn main() -> ! {
         let fds = match receive_fds() {
             Ok(Some(fds)) => fds,
             // The parent is gone.
-            Ok(None) => unsafe { libc::_exit(0) },
+            Ok(None) => parent_gone(),
             Err(_) => unsafe { libc::_exit(WORKER_FAILURE) },
         };
         // SAFETY: getpid has no preconditions.
@@ -87,7 +95,7 @@ pub fn main() -> ! {
         drop(fds);
         if pid < 0 {
             if send(FORK_FAILED, errno).is_err() {
-                unsafe { libc::_exit(0) }
+                parent_gone();
             }
             continue;
         }
@@ -96,15 +104,15 @@ pub fn main() -> ! {
         unsafe { libc::setpgid(pid, pid) };
         if send(STARTED, pid).is_err() {
             kill_run(pid);
-            unsafe { libc::_exit(0) }
+            parent_gone();
         }
         match wait_run(pid) {
             Some(status) => {
                 if send(EXITED, status).is_err() {
-                    unsafe { libc::_exit(0) }
+                    parent_gone();
                 }
             }
-            None => unsafe { libc::_exit(0) },
+            None => parent_gone(),
         }
     }
 }

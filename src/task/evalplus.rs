@@ -28,13 +28,19 @@ pub(crate) fn is_evalplus_record(record: &Map<String, Value>) -> bool {
 /// The tasks of the file at `path` when it is an EvalPlus release (its first record is one),
 /// read once; `None` for any other task file.
 pub fn load_if_evalplus(path: &Path) -> Result<Option<Vec<Task>>, TaskError> {
-    let records = read_records(path)?;
+    // Recognised by its first good record: a task file with bad lines is not refused here.
+    let (records, bad) = super::records::read_records_lenient(path)?;
     if !records
         .first()
         .is_some_and(|r| is_evalplus_record(&r.object))
     {
         return Ok(None);
     }
+    let records = if bad.is_empty() {
+        records
+    } else {
+        read_records(path)?
+    };
     from_records(path, records).map(Some)
 }
 

@@ -62,18 +62,31 @@ pub(crate) fn translation_source(prompt: &str) -> Option<SourceCode> {
     })
 }
 
+/// The tasks of LDB's layout, and the visible tests set aside because they do not parse.
+#[derive(Debug)]
+pub struct LdbLayout {
+    pub tasks: Vec<Task>,
+    /// `TASK visible_tests[i] does not parse as Python: ...`, one per test dropped. LDB's
+    /// TransCoder holds such tests (integers with leading zeros, NUL bytes): they could only
+    /// fail, and a model would be asked to fix a program against them.
+    pub dropped_tests: Vec<String>,
+}
+
 /// Loads LDB's layout: the problems of `probs` (any format [`super::load_tasks`] reads), with the
 /// visible tests replaced by the `given_tests` of the same `task_id` in `tests` when it is given.
 ///
 /// Every problem must have a record in `tests`; records in `tests` without a problem are ignored,
 /// so a trimmed `probs.jsonl` can be used with the full `tests.jsonl`. Only `task_id` and
 /// `given_tests` are read from `tests` (TransCoder's `tests.jsonl` has a different prompt and a
-/// bare-assert `test`; the problem's own are kept).
-pub fn load_ldb_layout(probs: &Path, tests: Option<&Path>) -> Result<Vec<Task>, TaskError> {
-    let mut tasks = super::load_located(probs)?;
-    if let Some(tests_path) = tests {
-        let given = read_given_tests(tests_path)?;
-        for (location, task) in &mut tasks {
+/// bare-assert `test`; the problem's own are kept). Visible tests that do not parse are dropped
+/// and named in [`LdbLayout::dropped_tests`]: this is a published benchmark, kept whole.
+pub fn load_ldb_layout(probs: &Path, tests: Option<&Path>) -> Result<LdbLayout, TaskError> {
+    let mut tasks = super::load_located_unparsed(probs)?;
+    let given = tests.map(read_given_tests).transpose()?;
+    let mut dropped_tests = Vec::new();
+    for (location, task) in &mut tasks {
+        let mut at = (probs, *location);
+        if let (Some(tests_path), Some(given)) = (tests, &given) {
             let Some((tests_location, visible)) = given.get(&task.task_id) else {
                 return Err(TaskError::new(
                     ErrorKind::Join,
@@ -88,19 +101,24 @@ pub fn load_ldb_layout(probs: &Path, tests: Option<&Path>) -> Result<Vec<Task>, 
                 ));
             };
             task.visible_tests = visible.clone();
-            if let Err(problems) = task.validate() {
-                if let Some(problem) = problems.into_iter().next() {
-                    return Err(TaskError::from_problem(
-                        ErrorKind::Invalid,
-                        tests_path,
-                        *tests_location,
-                        problem,
-                    ));
-                }
+            at = (tests_path, *tests_location);
+        }
+        dropped_tests.extend(super::validate::drop_unparsable(task));
+        if let Err(problems) = task.validate() {
+            if let Some(problem) = problems.into_iter().next() {
+                return Err(TaskError::from_problem(
+                    ErrorKind::Invalid,
+                    at.0,
+                    at.1,
+                    problem,
+                ));
             }
         }
     }
-    Ok(tasks.into_iter().map(|(_, task)| task).collect())
+    Ok(LdbLayout {
+        tasks: tasks.into_iter().map(|(_, task)| task).collect(),
+        dropped_tests,
+    })
 }
 
 /// The visible tests of LDB's `tests.jsonl` (`given_tests`) by task id, with where each was.

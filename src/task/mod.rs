@@ -17,6 +17,7 @@
 //! `validate` (content rules), `seeds`, `error`.
 
 mod doctest;
+pub mod embedded;
 mod error;
 pub mod evalplus;
 mod fields;
@@ -37,8 +38,8 @@ use serde_json::{Map, Value};
 
 pub use doctest::docstring_asserts;
 pub use error::{ErrorKind, FieldProblem, Location, TaskError};
-pub use ldb_layout::load_ldb_layout;
 pub(crate) use ldb_layout::read_given_tests;
+pub use ldb_layout::{load_ldb_layout, LdbLayout};
 pub(crate) use mbpp::{called_names, is_builtin_wrapper};
 pub use seeds::load_seeds;
 pub use validate::is_python_identifier;
@@ -169,9 +170,30 @@ impl Task {
 
     /// Checks the content rules: a non-empty `task_id`; an `entry_point` that is a Python
     /// identifier (empty only when the task has nothing but `io_tests`); at least one visible, io
-    /// or hidden test; no empty visible test. Returns every problem found.
+    /// or hidden test; no empty visible test, and none that does not parse as Python. Returns
+    /// every problem found.
     pub fn validate(&self) -> Result<(), Vec<FieldProblem>> {
-        validate::validate(self)
+        validate::validate(self, true)
+    }
+
+    /// The fields a model may be shown (never the hidden tests), each as its name (a path such
+    /// as `visible_tests[2]`) and its length in bytes.
+    pub fn shown_fields(&self) -> Vec<(String, usize)> {
+        let mut fields = vec![("prompt".to_string(), self.prompt.len())];
+        if let Some(seed) = &self.seed {
+            fields.push(("seed".into(), seed.len()));
+        }
+        if let Some(source) = &self.source {
+            fields.push(("source.code".into(), source.code.len()));
+        }
+        for (i, test) in self.visible_tests.iter().enumerate() {
+            fields.push((format!("visible_tests[{i}]"), test.len()));
+        }
+        for (i, test) in self.io_tests.iter().enumerate() {
+            fields.push((format!("io_tests[{i}].stdin"), test.stdin.len()));
+            fields.push((format!("io_tests[{i}].stdout"), test.stdout.len()));
+        }
+        fields
     }
 
     /// True for a whole-program task: only stdin/stdout tests, no function to call.
@@ -208,48 +230,94 @@ pub fn load_tasks(path: &Path) -> Result<Vec<Task>, TaskError> {
 
 /// [`load_tasks`], keeping where each task was found for later error messages.
 pub(crate) fn load_located(path: &Path) -> Result<Vec<(Location, Task)>, TaskError> {
-    located(path, records::read_records(path)?)
+    located(path, records::read_records(path)?, true)
+}
+
+/// [`load_located`] without the rule that visible tests parse: for a benchmark whose broken
+/// visible tests are dropped afterwards ([`validate::drop_unparsable`]), or replaced.
+pub(crate) fn load_located_unparsed(path: &Path) -> Result<Vec<(Location, Task)>, TaskError> {
+    located(path, records::read_records(path)?, false)
 }
 
 /// [`load_tasks`] on data held in memory: `name` stands for the file (its extension gives the
 /// format; errors name it).
 pub fn load_tasks_from(name: &Path, bytes: &[u8]) -> Result<Vec<Task>, TaskError> {
     let records = records::read_records_from(name, bytes)?;
-    Ok(located(name, records)?
+    Ok(located(name, records, true)?
         .into_iter()
         .map(|(_, task)| task)
         .collect())
 }
 
-fn located(path: &Path, records: Vec<records::Record>) -> Result<Vec<(Location, Task)>, TaskError> {
+fn located(
+    path: &Path,
+    records: Vec<records::Record>,
+    parse: bool,
+) -> Result<Vec<(Location, Task)>, TaskError> {
     let mut tasks = Vec::new();
     let mut seen: HashMap<String, Location> = HashMap::new();
     for record in records {
-        let task = convert(&record.object).map_err(|problem| {
-            TaskError::from_problem(ErrorKind::Record, path, record.location, problem)
-        })?;
-        if let Err(problems) = task.validate() {
-            if let Some(problem) = problems.into_iter().next() {
-                return Err(TaskError::from_problem(
-                    ErrorKind::Invalid,
-                    path,
-                    record.location,
-                    problem,
-                ));
-            }
-        }
-        if let Some(first) = seen.get(&task.task_id) {
-            return Err(duplicate_error(
-                path,
-                record.location,
-                &task.task_id,
-                *first,
-            ));
-        }
-        seen.insert(task.task_id.clone(), record.location);
-        tasks.push((record.location, task));
+        tasks.push(locate(path, record, &mut seen, parse)?);
     }
     Ok(tasks)
+}
+
+/// The task of one record, checked against the rules and against the ids `seen` before it.
+fn locate(
+    path: &Path,
+    record: records::Record,
+    seen: &mut HashMap<String, Location>,
+    parse: bool,
+) -> Result<(Location, Task), TaskError> {
+    let task = convert(&record.object).map_err(|problem| {
+        TaskError::from_problem(ErrorKind::Record, path, record.location, problem)
+    })?;
+    if let Err(problems) = validate::validate(&task, parse) {
+        if let Some(problem) = problems.into_iter().next() {
+            return Err(TaskError::from_problem(
+                ErrorKind::Invalid,
+                path,
+                record.location,
+                problem,
+            ));
+        }
+    }
+    if let Some(first) = seen.get(&task.task_id) {
+        return Err(duplicate_error(
+            path,
+            record.location,
+            &task.task_id,
+            *first,
+        ));
+    }
+    seen.insert(task.task_id.clone(), record.location);
+    Ok((record.location, task))
+}
+
+/// The tasks of a file, and the records set aside as bad (see [`load_tasks_lenient`]).
+#[derive(Debug)]
+pub struct LoadedTasks {
+    pub tasks: Vec<Task>,
+    /// One error per bad line, in file order.
+    pub skipped: Vec<TaskError>,
+}
+
+/// [`load_tasks`], except that in a `.jsonl` file a bad line (not JSON, not a task, a task that
+/// breaks a rule, an id used before) is set aside with its error and every other task loads.
+/// Problems with the file as a whole still fail, and a `.json` file is read as [`load_tasks`]
+/// reads it. `tasks` may come back empty when every line is bad.
+pub fn load_tasks_lenient(path: &Path) -> Result<LoadedTasks, TaskError> {
+    let (records, mut skipped) = records::read_records_lenient(path)?;
+    let mut tasks = Vec::new();
+    let mut seen: HashMap<String, Location> = HashMap::new();
+    for record in records {
+        match locate(path, record, &mut seen, true) {
+            Ok((_, task)) => tasks.push(task),
+            Err(e) => skipped.push(e),
+        }
+    }
+    skipped.sort_by_key(|e| e.location().line());
+    Ok(LoadedTasks { tasks, skipped })
 }
 
 pub(crate) fn duplicate_error(

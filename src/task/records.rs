@@ -37,6 +37,36 @@ fn file_kind(path: &Path) -> Option<FileKind> {
 
 /// Reads every record of `path`. Fails on the first problem; an empty file is an error.
 pub(crate) fn read_records(path: &Path) -> Result<Vec<Record>, TaskError> {
+    let (kind, bytes) = read_file(path)?;
+    parse_records(path, kind, &bytes)
+}
+
+/// The records of `path`, and for a `.jsonl` file the lines that are not one (bad JSON or
+/// UTF-8, not an object), each with its error, instead of failing on the first. A `.json` file
+/// is read as [`read_records`] reads it. A file with neither records nor bad lines is an error.
+pub(crate) fn read_records_lenient(
+    path: &Path,
+) -> Result<(Vec<Record>, Vec<TaskError>), TaskError> {
+    let (kind, bytes) = read_file(path)?;
+    if kind == FileKind::Json {
+        return Ok((parse_records(path, kind, &bytes)?, Vec::new()));
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let (mut records, mut bad) = (Vec::new(), Vec::new());
+    for line in jsonl_lines(path, bytes) {
+        match line {
+            Ok(record) => records.push(record),
+            Err(e) => bad.push(e),
+        }
+    }
+    if records.is_empty() && bad.is_empty() {
+        return Err(empty(path, kind));
+    }
+    Ok((records, bad))
+}
+
+/// The kind and bytes of a task file.
+fn read_file(path: &Path) -> Result<(FileKind, Vec<u8>), TaskError> {
     let Some(kind) = file_kind(path) else {
         let hint = if path.to_string_lossy().ends_with(".gz") {
             format!("decompress it first (e.g. gunzip); {EXTENSION_HINT}")
@@ -63,7 +93,7 @@ pub(crate) fn read_records(path: &Path) -> Result<Vec<Record>, TaskError> {
                 other.hint(),
             ),
         })?;
-    parse_records(path, kind, &bytes)
+    Ok((kind, bytes))
 }
 
 /// Records of `bytes` read as the file `path` names (its extension says JSON or JSONL; errors
@@ -89,18 +119,22 @@ fn parse_records(path: &Path, kind: FileKind, bytes: &[u8]) -> Result<Vec<Record
         FileKind::Jsonl => read_jsonl(path, bytes)?,
     };
     if records.is_empty() {
-        return Err(TaskError::new(
-            ErrorKind::Empty,
-            path,
-            Location::File,
-            "no tasks in the file",
-            match kind {
-                FileKind::Json => "write one task object, or a non-empty array of task objects",
-                FileKind::Jsonl => "write one task object per line",
-            },
-        ));
+        return Err(empty(path, kind));
     }
     Ok(records)
+}
+
+fn empty(path: &Path, kind: FileKind) -> TaskError {
+    TaskError::new(
+        ErrorKind::Empty,
+        path,
+        Location::File,
+        "no tasks in the file",
+        match kind {
+            FileKind::Json => "write one task object, or a non-empty array of task objects",
+            FileKind::Jsonl => "write one task object per line",
+        },
+    )
 }
 
 fn not_utf8(path: &Path, bytes: &[u8], err: std::str::Utf8Error, line_base: usize) -> TaskError {
@@ -202,29 +236,44 @@ fn read_json(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, TaskError> {
 }
 
 fn read_jsonl(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, TaskError> {
-    let mut records = Vec::new();
+    jsonl_lines(path, bytes).into_iter().collect()
+}
+
+/// Each non-blank line of a `.jsonl` file: its record, or why it is not one.
+fn jsonl_lines(path: &Path, bytes: &[u8]) -> Vec<Result<Record, TaskError>> {
+    let mut lines = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let text = std::str::from_utf8(raw).map_err(|e| not_utf8(path, raw, e, line))?;
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => text,
+            Err(e) => {
+                lines.push(Err(not_utf8(path, raw, e, line)));
+                continue;
+            }
+        };
         if text.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            let hint = if e.is_eof() {
-                "each line of a .jsonl file must hold one complete JSON object; for a pretty-printed file use .json"
-            } else {
-                "fix the JSON syntax at this position (a missing comma, quote or bracket is common)"
-            };
-            syntax_error(path, &e, line, hint)
-        })?;
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => {
+                let hint = if e.is_eof() {
+                    "each line of a .jsonl file must hold one complete JSON object; for a pretty-printed file use .json"
+                } else {
+                    "fix the JSON syntax at this position (a missing comma, quote or bracket is common)"
+                };
+                lines.push(Err(syntax_error(path, &e, line, hint)));
+                continue;
+            }
+        };
         let location = Location::Line { line, column: None };
-        match value {
-            Value::Object(object) => records.push(Record { location, object }),
-            other => return Err(not_an_object(path, location, &other)),
-        }
+        lines.push(match value {
+            Value::Object(object) => Ok(Record { location, object }),
+            other => Err(not_an_object(path, location, &other)),
+        });
     }
-    Ok(records)
+    lines
 }
 
 /// The 1-based line on which each element of a top-level JSON array starts.

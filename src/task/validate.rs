@@ -1,10 +1,14 @@
 //! Rules a loaded task must meet before anything runs it.
 //!
 //! Shape (types, required fields) is checked while reading a record; these rules are about content:
-//! a usable id, an entry point Python can call, and at least one test of some kind.
+//! a usable id, an entry point Python can call, at least one test of some kind, and visible tests
+//! that parse as Python (a test that cannot run is bad input, found before any model is asked
+//! to fix a program against it).
 
 use super::error::FieldProblem;
 use super::Task;
+use crate::python::source::{parse_module, SourceFile};
+use crate::python::text::dedent;
 
 const PYTHON_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -26,7 +30,40 @@ pub fn is_python_identifier(name: &str) -> bool {
         && !PYTHON_KEYWORDS.contains(&name)
 }
 
-pub(crate) fn validate(task: &Task) -> Result<(), Vec<FieldProblem>> {
+/// Why visible test `i` of `task` does not parse as Python, for each one that does not.
+fn unparsable(task: &Task) -> Vec<(usize, String)> {
+    task.visible_tests
+        .iter()
+        .enumerate()
+        .filter(|(_, test)| !test.trim().is_empty())
+        .filter_map(|(i, test)| {
+            parse_module(&SourceFile::new(dedent(test))).err().map(|e| {
+                (
+                    i,
+                    format!(
+                        "does not parse as Python: {} (line {}, column {} of the test)",
+                        e.message, e.line, e.column
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Remove the visible tests that do not parse (a published benchmark's broken tests, which
+/// could only ever fail), returning one note per test removed.
+pub(crate) fn drop_unparsable(task: &mut Task) -> Vec<String> {
+    let bad = unparsable(task);
+    for (i, _) in bad.iter().rev() {
+        task.visible_tests.remove(*i);
+    }
+    bad.into_iter()
+        .map(|(i, why)| format!("{} visible_tests[{i}] {why}", task.task_id))
+        .collect()
+}
+
+/// The content rules; `parse` adds the rule that visible tests parse.
+pub(crate) fn validate(task: &Task, parse: bool) -> Result<(), Vec<FieldProblem>> {
     let mut problems = Vec::new();
     if task.task_id.trim().is_empty() {
         problems.push(FieldProblem::new(
@@ -67,6 +104,15 @@ pub(crate) fn validate(task: &Task) -> Result<(), Vec<FieldProblem>> {
                 format!("visible_tests[{i}]"),
                 "empty test",
                 "write each test as a Python statement string, e.g. \"assert f(1) == 2\"; remove empty entries",
+            ));
+        }
+    }
+    if parse {
+        for (i, why) in unparsable(task) {
+            problems.push(FieldProblem::new(
+                format!("visible_tests[{i}]"),
+                why,
+                "fix the test's syntax: each visible test is Python statements, e.g. \"assert f(1) == 2\"",
             ));
         }
     }

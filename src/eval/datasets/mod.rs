@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use super::score::Harness;
 use super::EvalError;
 use crate::task::evalplus::{load_evalplus, load_if_evalplus};
-use crate::task::{load_ldb_layout, load_tasks, read_given_tests, Task};
+use crate::task::{load_ldb_layout, load_tasks, load_tasks_lenient, read_given_tests, Task};
 
 use files::{find_evalplus_file, find_ldb_files, find_ldb_layout_in, infer_dataset};
 
@@ -116,6 +116,12 @@ pub struct LoadedDataset {
     /// Tasks whose visible tests got the set-up code of their hidden test (see
     /// [`attach_setup_code`]).
     pub setup_fixes: Vec<String>,
+    /// Visible tests of a published benchmark dropped because they do not parse (see
+    /// [`crate::task::LdbLayout::dropped_tests`]).
+    pub dropped_tests: Vec<String>,
+    /// The bad lines of a `.jsonl` task file, each as its error (`FILE:LINE: ...` and a hint),
+    /// set aside so the other tasks run; empty when loaded strictly.
+    pub skipped: Vec<String>,
 }
 
 impl LoadedDataset {
@@ -141,8 +147,21 @@ impl LoadedDataset {
     }
 }
 
-/// Loads `--dataset NAME|PATH`. Names need `data_dir`.
+/// Loads `--dataset NAME|PATH`. Names need `data_dir`. A `.jsonl` task file's bad lines are
+/// set aside in [`LoadedDataset::skipped`] and its other tasks loaded.
 pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset, EvalError> {
+    load(spec, data_dir, false)
+}
+
+/// [`load_dataset`], failing on the first bad line of a task file (`--strict`).
+pub fn load_dataset_strict(
+    spec: &str,
+    data_dir: Option<&Path>,
+) -> Result<LoadedDataset, EvalError> {
+    load(spec, data_dir, true)
+}
+
+fn load(spec: &str, data_dir: Option<&Path>, strict: bool) -> Result<LoadedDataset, EvalError> {
     let mut loaded = match Dataset::from_name(spec) {
         Some(dataset) => match (
             data_dir,
@@ -165,6 +184,8 @@ pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset
                 seed_root: None,
                 entry_point_fixes: Vec::new(),
                 setup_fixes: Vec::new(),
+                dropped_tests: Vec::new(),
+                skipped: Vec::new(),
             },
             (None, None) => {
                 return Err(EvalError::input(
@@ -177,7 +198,7 @@ pub fn load_dataset(spec: &str, data_dir: Option<&Path>) -> Result<LoadedDataset
                 ));
             }
         },
-        None => load_path(Path::new(spec))?,
+        None => load_path(Path::new(spec), strict)?,
     };
     loaded.entry_point_fixes = fix_helper_entry_points(&mut loaded.tasks);
     if loaded.dataset == Some(Dataset::Mbpp) {
@@ -210,15 +231,17 @@ fn load_named(dataset: Dataset, dir: &Path) -> Result<LoadedDataset, EvalError> 
                     ),
                 ));
             };
-            let tasks = load_ldb_layout(&files.probs, files.tests.as_deref())?;
+            let layout = load_ldb_layout(&files.probs, files.tests.as_deref())?;
             Ok(LoadedDataset {
                 label: dataset.name().into(),
                 dataset: Some(dataset),
-                tasks,
+                tasks: layout.tasks,
                 files: files.list(),
                 seed_root: Some(files.root),
                 entry_point_fixes: Vec::new(),
                 setup_fixes: Vec::new(),
+                dropped_tests: layout.dropped_tests,
+                skipped: Vec::new(),
             })
         }
         Dataset::HumanEvalPlus | Dataset::MbppPlus => {
@@ -255,12 +278,14 @@ fn load_named(dataset: Dataset, dir: &Path) -> Result<LoadedDataset, EvalError> 
                 seed_root: find_ldb_files(dir, dataset.ldb_folder()).map(|f| f.root),
                 entry_point_fixes: Vec::new(),
                 setup_fixes: Vec::new(),
+                dropped_tests: Vec::new(),
+                skipped: Vec::new(),
             })
         }
     }
 }
 
-fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
+fn load_path(path: &Path, strict: bool) -> Result<LoadedDataset, EvalError> {
     if !path.exists() {
         return Err(EvalError::input(
             format!(
@@ -283,15 +308,17 @@ fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
                 "pass a folder in LDB's layout (dataset/probs.jsonl, test/tests.jsonl) or a task file",
             ));
         };
-        let tasks = load_ldb_layout(&files.probs, files.tests.as_deref())?;
+        let layout = load_ldb_layout(&files.probs, files.tests.as_deref())?;
         return Ok(LoadedDataset {
             label: inferred.map(|d| d.name().to_string()).unwrap_or(label),
             dataset: inferred,
-            tasks,
+            tasks: layout.tasks,
             files: files.list(),
             seed_root: Some(files.root),
             entry_point_fixes: Vec::new(),
             setup_fixes: Vec::new(),
+            dropped_tests: layout.dropped_tests,
+            skipped: Vec::new(),
         });
     }
     if let Some(tasks) = load_if_evalplus(path)? {
@@ -303,6 +330,8 @@ fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
             seed_root: None,
             entry_point_fixes: Vec::new(),
             setup_fixes: Vec::new(),
+            dropped_tests: Vec::new(),
+            skipped: Vec::new(),
         });
     }
     // LDB's probs.jsonl given directly: join its tests.jsonl when it sits where LDB keeps it.
@@ -319,27 +348,47 @@ fn load_path(path: &Path) -> Result<LoadedDataset, EvalError> {
         } else {
             Some(dir.to_path_buf())
         };
-        let tasks = load_ldb_layout(path, tests.as_deref())?;
+        let layout = load_ldb_layout(path, tests.as_deref())?;
         let mut files = vec![path.to_path_buf()];
         files.extend(tests);
         return Ok(LoadedDataset {
             label: inferred.map(|d| d.name().to_string()).unwrap_or(label),
             dataset: inferred,
-            tasks,
+            tasks: layout.tasks,
             files,
             seed_root: root,
             entry_point_fixes: Vec::new(),
             setup_fixes: Vec::new(),
+            dropped_tests: layout.dropped_tests,
+            skipped: Vec::new(),
         });
     }
+    let (tasks, skipped) = if strict {
+        (load_tasks(path)?, Vec::new())
+    } else {
+        let loaded = load_tasks_lenient(path)?;
+        let skipped: Vec<String> = loaded.skipped.iter().map(ToString::to_string).collect();
+        if loaded.tasks.is_empty() {
+            return Err(EvalError::input(
+                skipped.join("\n"),
+                format!(
+                    "no line of {} holds a task ldb can run: fix the lines named above",
+                    path.display()
+                ),
+            ));
+        }
+        (loaded.tasks, skipped)
+    };
     Ok(LoadedDataset {
         label,
         dataset: None,
-        tasks: load_tasks(path)?,
+        tasks,
         files: vec![path.to_path_buf()],
         seed_root: None,
         entry_point_fixes: Vec::new(),
         setup_fixes: Vec::new(),
+        dropped_tests: Vec::new(),
+        skipped,
     })
 }
 

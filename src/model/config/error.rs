@@ -55,6 +55,8 @@ pub enum ConfigError {
     NoModel { endpoint: String },
     #[error("--timeout must be at least 1 second")]
     Timeout,
+    #[error("--context-tokens must be at least 1")]
+    ContextTokens,
     #[error("header name `{name}` is not a valid HTTP header name")]
     HeaderName { name: String },
     #[error("the value of header `{name}` contains characters not allowed in HTTP headers (e.g. a newline)")]

@@ -114,6 +114,7 @@ pub(super) struct RawSection {
     pub(super) headers: std::collections::BTreeMap<String, String>,
     pub(super) cache: Option<bool>,
     pub(super) cache_dir: Option<String>,
+    pub(super) context_tokens: Option<i64>,
 }
 
 /// How a key is written, for the `fix:` of an error about it.
@@ -126,6 +127,7 @@ pub(super) fn example(key: &str) -> String {
         "headers" => "e.g. `[model.headers]` with `\"X-Title\" = \"ldb\"`".into(),
         "cache" => "e.g. `cache = true`".into(),
         "cache_dir" => "e.g. `cache_dir = \"~/.cache/ldb/responses\"`".into(),
+        "context_tokens" => "e.g. `context_tokens = 128000`".into(),
         "profiles" => "e.g. `[profiles.NAME]`".into(),
         _ => "remove it, or rename it to one of the keys named above".into(),
     }
@@ -186,6 +188,17 @@ pub(super) fn check_section(
             ));
         }
         s.max_retries = Some(n as u32);
+    }
+    if let Some(n) = raw.context_tokens {
+        if !(1..=i64::from(u32::MAX)).contains(&n) {
+            return Err(bad_key(
+                path,
+                &format!("{prefix}.context_tokens"),
+                "a positive number of tokens",
+                "context_tokens = 128000",
+            ));
+        }
+        s.context_tokens = Some(n as u32);
     }
     s.headers = raw.headers.into_iter().collect();
     s.cache = raw.cache;

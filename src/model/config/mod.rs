@@ -14,6 +14,7 @@
 //! max_retries = 4
 //! cache = true                 # on-disk response cache (default on)
 //! cache_dir = "~/.cache/ldb/responses"
+//! context_tokens = 128000      # the model's context: longer prompts are refused unsent
 //! [model.headers]
 //! "X-Title" = "ldb"
 //!
@@ -65,6 +66,9 @@ pub struct ModelConfig {
     pub headers: Vec<(String, String)>,
     /// Response cache directory; `None` disables the cache.
     pub cache_dir: Option<PathBuf>,
+    /// The model's context length in tokens, when configured: a request that cannot fit is
+    /// refused before it is sent ([`crate::model::prompt_limit`]).
+    pub context_tokens: Option<u32>,
 }
 
 impl fmt::Debug for ModelConfig {
@@ -90,6 +94,7 @@ impl fmt::Debug for ModelConfig {
             .field("retry", &self.retry)
             .field("headers", &headers)
             .field("cache_dir", &self.cache_dir)
+            .field("context_tokens", &self.context_tokens)
             .finish()
     }
 }
@@ -118,6 +123,8 @@ pub struct ModelFlags {
     /// Disable the response cache.
     pub no_cache: bool,
     pub cache_dir: Option<PathBuf>,
+    /// The model's context length in tokens.
+    pub context_tokens: Option<u32>,
 }
 
 /// One `[model]` or `[profiles.NAME]` table, validated.
@@ -132,6 +139,7 @@ struct Section {
     headers: Vec<(String, String)>,
     cache: Option<bool>,
     cache_dir: Option<PathBuf>,
+    context_tokens: Option<u32>,
 }
 
 /// The config sections that apply, most specific first.
@@ -197,6 +205,7 @@ impl ModelConfig {
             retry: RetryPolicy::default(),
             headers: Vec::new(),
             cache_dir: None,
+            context_tokens: None,
         }
     }
 
@@ -222,6 +231,11 @@ impl ModelConfig {
 
     pub fn with_cache_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.cache_dir = dir;
+        self
+    }
+
+    pub fn with_context_tokens(mut self, tokens: Option<u32>) -> Self {
+        self.context_tokens = tokens;
         self
     }
 
@@ -337,6 +351,12 @@ impl ModelConfig {
             first(&secs, |s| s.cache_dir.clone()).or_else(default_cache_dir)
         };
 
+        let context_tokens = match flags.context_tokens {
+            Some(0) => return Err(ConfigError::ContextTokens.into()),
+            Some(n) => Some(n),
+            None => first(&secs, |s| s.context_tokens),
+        };
+
         Ok(ModelConfig {
             base_url,
             api_key,
@@ -345,6 +365,7 @@ impl ModelConfig {
             retry,
             headers,
             cache_dir,
+            context_tokens,
         })
     }
 

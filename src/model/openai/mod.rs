@@ -140,6 +140,8 @@ impl OpenAiModel {
         request: &ChatRequest,
         n: u8,
     ) -> Result<Vec<ChatResponse>, ModelError> {
+        // Nothing is sent, let alone retried, that the model cannot take.
+        super::check_prompt_size(request, self.context_tokens())?;
         let start = Instant::now();
         let mut shape = self.initial_shape(request);
         let mut attempts = 0u32;
@@ -302,6 +304,10 @@ impl ChatModel for OpenAiModel {
 
     fn batches(&self) -> bool {
         !self.compat.no_n.load(Ordering::Relaxed)
+    }
+
+    fn context_tokens(&self) -> Option<usize> {
+        self.config.context_tokens.map(|t| t as usize)
     }
 
     fn name(&self) -> String {
