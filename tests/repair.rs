@@ -340,3 +340,43 @@ async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
         .contains("    for i in range(len(xs)):\n        if xs[i]"));
     assert!(run.requests.iter().all(|r| r.raw_prompt.is_none()));
 }
+
+#[test]
+fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(["locate", "--json"])
+        .arg(&example)
+        .output()
+        .expect("ldb locate");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["passed"], 2);
+    assert_eq!(report["spectrum_blind"], false);
+    let lines: Vec<u64> = report["statements"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .map(|s| s["first_line"].as_u64().unwrap_or(0))
+        .collect();
+    // Lines 4-5 run in the failing test and one of the two passing ones, every other line in
+    // all three: they rank first. The faulty loop header is among the rest (a known limit of
+    // spectra with few tests).
+    assert_eq!(&lines[..2], &[5, 4]);
+    assert!(lines.contains(&3));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("p.py"),
+        "def f(xs):\n    n = len(xs)\n    return xs[0] + n\n",
+    )
+    .expect("p.py");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(["locate", "p.py", "--test", "assert f([]) == 0"])
+        .current_dir(dir.path())
+        .output()
+        .expect("ldb locate");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("<- raised here"), "{text}");
+    assert!(text.contains("every test fails"), "{text}");
+}

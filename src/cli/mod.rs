@@ -17,6 +17,7 @@ mod eval_report_cmd;
 mod exec_cmd;
 mod file_task;
 mod fix_cmd;
+mod locate_cmd;
 mod model_cmd;
 mod models;
 mod output;
@@ -73,6 +74,9 @@ pub enum Command {
     Test(TestArgs),
     /// Run a program on one test under the tracer and print the sampled block trace.
     Trace(TraceArgs),
+    /// Rank a failing program's statements by how likely each is wrong, from what its
+    /// passing and failing tests executed.
+    Locate(Box<locate_cmd::LocateArgs>),
     /// Print the control-flow graph of a Python file.
     Cfg(CfgArgs),
     /// Print the JSON Schema of the `ldb fix --report` file.
@@ -623,6 +627,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Command::Fix(args) => fix_cmd::run(&args),
         Command::Test(args) => test_cmd::run(&args),
         Command::Trace(args) => trace_cmd::run(&args),
+        Command::Locate(args) => locate_cmd::run(&args),
         Command::Cfg(args) => cfg_cmd::run(&args),
         Command::Model(ModelCommand::Pull(args)) => model_cmd::pull(&args),
         Command::Model(ModelCommand::List(args)) => model_cmd::list(&args),

@@ -1,0 +1,220 @@
+//! `ldb locate TASK|prog.py`: which statements of a failing program are most likely wrong,
+//! ranked from what its passing and failing tests executed.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::file_task;
+use super::output::{self, CliError, ExitStatus};
+use super::test_cmd::select_tasks;
+use super::SandboxArgs;
+use crate::locate::{localise, Localisation, LocateError, Signals, TieBreak};
+use crate::runner::visible_tests;
+
+#[derive(Debug, Args)]
+pub struct LocateArgs {
+    /// Task file (its seed is the program), or a Python program with --tests, --test or
+    /// --io-test.
+    pub task: PathBuf,
+    /// Program to localise (default: the task's `seed`).
+    #[arg(long, value_name = "FILE.py")]
+    pub program: Option<PathBuf>,
+    /// Only the task with this id (for files with many tasks).
+    #[arg(long, value_name = "ID")]
+    pub task_id: Option<String>,
+    /// Statements shown (most suspicious first).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+    /// How statements with the same score are ordered: later first, by kind (conditions,
+    /// loops and returns first), or earlier first.
+    #[arg(long, value_enum, default_value = "later")]
+    pub ties: Ties,
+    /// Print the ranking as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub file: file_task::FileTaskArgs,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Ties {
+    Later,
+    Kind,
+    Earlier,
+}
+
+#[derive(Serialize)]
+struct Ranked {
+    rank: usize,
+    first_line: u32,
+    last_line: u32,
+    function: String,
+    block: usize,
+    score: f64,
+    ochiai: f64,
+    failing_runs: u32,
+    passing_runs: u32,
+    raised: u32,
+    code: String,
+}
+
+#[derive(Serialize)]
+struct LocateReport {
+    task_id: String,
+    passed: usize,
+    total: usize,
+    spectrum_blind: bool,
+    tie_rule: TieBreak,
+    statements: Vec<Ranked>,
+}
+
+pub fn run(args: &LocateArgs) -> Result<ExitStatus, CliError> {
+    let (task, runner) = if file_task::is_program(&args.task) {
+        file_task::load(&args.task, &args.file, args.sandbox.runner()?, false)?
+    } else {
+        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
+        let (mut tasks, _) = select_tasks(&args.task, args.task_id.as_deref(), false)?;
+        if tasks.len() != 1 {
+            return Err(CliError::bad_input(
+                format!(
+                    "{} holds {} tasks; ldb locate takes one",
+                    args.task.display(),
+                    tasks.len()
+                ),
+                "pick one with --task-id ID",
+            ));
+        }
+        (tasks.remove(0), args.sandbox.runner()?)
+    };
+    let program = match (&args.program, &task.seed) {
+        (Some(path), _) => output::read_source(path)?,
+        (None, Some(seed)) => seed.clone(),
+        (None, None) => {
+            return Err(CliError::bad_input(
+                format!(
+                    "{}: task `{}` has no `seed` program",
+                    args.task.display(),
+                    task.task_id
+                ),
+                "pass --program FILE.py, or add a \"seed\" field to the task",
+            ))
+        }
+    };
+    let tests = visible_tests(&task);
+    if tests.is_empty() {
+        return Err(CliError::bad_input(
+            format!("{}: no tests to run", args.task.display()),
+            "give --tests, --test or --io-test (or a task with visible tests)",
+        ));
+    }
+    let signals = Signals {
+        tie: match args.ties {
+            Ties::Later => TieBreak::Later,
+            Ties::Kind => TieBreak::Kind,
+            Ties::Earlier => TieBreak::Earlier,
+        },
+        ..Signals::default()
+    };
+    let (loc, outcomes) = localise(&runner, &program, &tests, &signals).map_err(|e| match e {
+        LocateError::Syntax { line, message } => CliError::bad_input(
+            format!("{}: line {line}: {message}", args.task.display()),
+            "localisation runs the program: fix the syntax error first (ldb fix does)",
+        ),
+        LocateError::Sandbox(e) => e.into(),
+    })?;
+    let passed = outcomes.iter().filter(|o| o.passed()).count();
+    let report = LocateReport {
+        task_id: task.task_id.clone(),
+        passed,
+        total: outcomes.len(),
+        spectrum_blind: loc.spectrum_blind(),
+        tie_rule: loc.tie_rule,
+        statements: ranked(&loc, &program, args.top),
+    };
+    if args.json {
+        output::print_json(&report)?;
+    } else {
+        output::print(&render(&report, &loc));
+    }
+    Ok(if passed == outcomes.len() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::TestsFailed
+    })
+}
+
+fn ranked(loc: &Localisation, program: &str, top: usize) -> Vec<Ranked> {
+    let lines: Vec<&str> = program.lines().collect();
+    loc.suspects
+        .iter()
+        .take(top)
+        .enumerate()
+        .map(|(i, s)| {
+            let st = &loc.statements[s.stmt];
+            Ranked {
+                rank: i + 1,
+                first_line: st.first,
+                last_line: st.last,
+                function: st.function.clone(),
+                block: st.block,
+                score: s.score,
+                ochiai: s.ochiai,
+                failing_runs: s.failing,
+                passing_runs: s.passing,
+                raised: s.raised,
+                code: lines
+                    .get(st.first as usize - 1)
+                    .map(|l| l.trim().to_string())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+fn render(r: &LocateReport, loc: &Localisation) -> String {
+    let mut out = format!("{}: {} of {} tests pass\n", r.task_id, r.passed, r.total);
+    if r.passed == r.total {
+        out.push_str("every test passes: nothing to localise\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "statements the failing tests ran, most suspicious first (Ochiai over {} passing and {} \
+         failing runs, plus 1 where a failing test raised):\n",
+        loc.passed_runs, loc.failed_runs
+    ));
+    out.push_str("  rank  line   score  fail/pass  where        code\n");
+    for s in &r.statements {
+        let lines = if s.first_line == s.last_line {
+            s.first_line.to_string()
+        } else {
+            format!("{}-{}", s.first_line, s.last_line)
+        };
+        out.push_str(&format!(
+            "  {:<4}  {:<5}  {:>5.2}  {:>4}/{:<4}  {:<11}  {}{}\n",
+            s.rank,
+            lines,
+            s.score,
+            s.failing_runs,
+            s.passing_runs,
+            format!("{} B{}", s.function, s.block),
+            s.code,
+            if s.raised > 0 {
+                "   <- raised here"
+            } else {
+                ""
+            }
+        ));
+    }
+    if r.spectrum_blind {
+        out.push_str(
+            "note: every test fails, so what the tests executed cannot tell these statements \
+             apart: the statement that raised comes first, then ties go to later statements \
+             (--ties)\n",
+        );
+    }
+    out
+}
