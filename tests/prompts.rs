@@ -169,6 +169,17 @@ fn every_template_renders_as_expected() {
                 "program": "def f(xs):\n    return 0  # <-- FIX",
                 "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
                 "hole_lines": 1,
+                "whole": false,
+            }),
+        ),
+        (
+            "patch_chat",
+            json!({
+                "task_prompt": "Return the sum of the even numbers in xs.",
+                "program": "def f(xs):\n    total = 0  # <-- FIX\n    return total  # <-- FIX",
+                "test_summary": ["FAIL `assert f([2]) == 2`: got 0, expected 2"],
+                "hole_lines": 2,
+                "whole": true,
             }),
         ),
     ];

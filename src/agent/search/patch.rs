@@ -15,6 +15,9 @@ use crate::agent::conversation::Conversation;
 use crate::agent::report::{CallPurpose, EditRecord};
 use crate::agent::{ms, AgentError};
 use crate::model::ChatRequest;
+use crate::prompts::Prompts;
+use crate::runner::TestOutcome;
+use crate::task::Task;
 
 /// How `patch` asks the model.
 #[derive(
@@ -37,6 +40,9 @@ pub enum PatchForm {
     Fim,
     /// A chat prompt with the lines marked; the reply holds the corrected lines.
     Chat,
+    /// A chat prompt with the lines marked; the reply holds the whole program, of which only
+    /// the marked lines are taken (a change elsewhere is refused).
+    ChatProgram,
 }
 
 /// A program with a hole where its suspicious lines were.
@@ -140,10 +146,192 @@ fn chat_middle(reply: &str, indent: &str) -> String {
         .join("\n")
 }
 
+/// The program a whole-program reply gives when only the hole may change: the reply's lines
+/// between the lines it shares with the program at its start and at its end, if those span no
+/// more than the hole.
+fn program_middle(program: &str, h: &Hole, reply: &str) -> (Option<String>, Option<String>) {
+    let Ok(found) = crate::reply::code::extract_program(reply, None) else {
+        return (None, Some("the reply holds no program".into()));
+    };
+    let old: Vec<&str> = program.lines().collect();
+    let new: Vec<&str> = found.code.lines().collect();
+    let same = |a: &str, b: &str| a.trim_end() == b.trim_end();
+    let head = old.iter().zip(&new).take_while(|(a, b)| same(a, b)).count();
+    let tail = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| same(a, b))
+        .count()
+        .min(old.len() - head)
+        .min(new.len() - head);
+    let (first, last) = (h.first as usize, h.last as usize);
+    if head == old.len() && head == new.len() {
+        return (None, Some("the patch left the lines as they were".into()));
+    }
+    // The changed lines of the program are head+1 ..= len-tail (1-based): inside the hole?
+    if head + 1 < first || old.len() - tail > last {
+        return (
+            None,
+            Some("the reply changed lines outside the marked ones".into()),
+        );
+    }
+    let middle = new[head..new.len() - tail].join("\n");
+    let mut out: String = old[..head].iter().map(|l| format!("{l}\n")).collect();
+    if !middle.is_empty() {
+        out.push_str(&middle);
+        out.push('\n');
+    }
+    for l in &old[old.len() - tail..] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    (Some(out), None)
+}
+
+/// What a patch is made from: the task, the program, its visible results and the lines to
+/// rewrite.
+pub struct PatchSite<'a> {
+    pub task: &'a Task,
+    pub program: &'a str,
+    pub outcomes: &'a [TestOutcome],
+    pub first: u32,
+    pub last: u32,
+}
+
+/// One patch the model wrote.
+pub struct Patched {
+    /// The program with the lines rewritten; `None` when the reply gave none (`problem` says
+    /// why).
+    pub program: Option<String>,
+    pub problem: Option<String>,
+    pub calls: Vec<crate::agent::report::CallRecord>,
+}
+
+/// The request for a patch of `site` in `form` (`Fim` or a chat form; `Auto` is resolved by the
+/// caller). `None` when the lines are not in the program.
+pub fn patch_request(
+    prompts: &Prompts,
+    site: &PatchSite<'_>,
+    form: PatchForm,
+) -> Result<Option<ChatRequest>, AgentError> {
+    let Some(h) = hole(site.program, site.first, site.last) else {
+        return Ok(None);
+    };
+    Ok(Some(match form {
+        PatchForm::Fim => fim_request(prompts, site, &h)?,
+        other => chat_request(prompts, site, &h, other == PatchForm::ChatProgram)?,
+    }))
+}
+
+/// Send `request` (from [`patch_request`]) and read the reply as a patch of `site`.
+pub async fn sample_patch(
+    model: &dyn crate::model::ChatModel,
+    prompts: &Prompts,
+    site: &PatchSite<'_>,
+    form: PatchForm,
+    request: &ChatRequest,
+) -> Result<Patched, AgentError> {
+    let Some(h) = hole(site.program, site.first, site.last) else {
+        return Ok(Patched {
+            program: None,
+            problem: Some("the lines are not in the program".into()),
+            calls: Vec::new(),
+        });
+    };
+    let response = model.chat(request).await?;
+    let mut conv = Conversation::new(prompts)?;
+    conv.record(CallPurpose::Patch, &response);
+    let (program, problem) = match form {
+        PatchForm::ChatProgram => program_middle(site.program, &h, &response.content),
+        _ => {
+            let middle = if form == PatchForm::Fim {
+                response.content.clone()
+            } else {
+                chat_middle(&response.content, &h.indent)
+            };
+            match h.fill(&middle) {
+                Some(p) => (Some(p), None),
+                None => (None, Some("the patch left the lines as they were".into())),
+            }
+        }
+    };
+    Ok(Patched {
+        program,
+        problem,
+        calls: conv.calls,
+    })
+}
+
+fn fim_request(
+    prompts: &Prompts,
+    site: &PatchSite<'_>,
+    h: &Hole,
+) -> Result<ChatRequest, AgentError> {
+    let failing = site
+        .outcomes
+        .iter()
+        .find(|o| !o.passed())
+        .map(|o| format!("{} ({})", o.test.describe(), o.summary));
+    let header = prompts.render(
+        "patch_fim",
+        serde_json::json!({
+            "task_lines": site.task.prompt.trim().lines().collect::<Vec<_>>(),
+            "tests": site.outcomes.iter().map(|o| o.test.describe()).collect::<Vec<_>>(),
+            "failing": failing,
+        }),
+    )?;
+    let raw = format!(
+        "<|fim_prefix|>{header}{}{}<|fim_suffix|>{}<|fim_middle|>",
+        h.before, h.indent, h.after
+    );
+    let mut request = ChatRequest::new(vec![crate::model::Message::user(format!(
+        "fill in line {} of the program",
+        h.first
+    ))]);
+    request.raw_prompt = Some(raw);
+    request.max_lines = Some(h.last - h.first + 2);
+    request.max_tokens = Some(48 * (h.last - h.first + 2));
+    Ok(request)
+}
+
+fn chat_request(
+    prompts: &Prompts,
+    site: &PatchSite<'_>,
+    h: &Hole,
+    whole: bool,
+) -> Result<ChatRequest, AgentError> {
+    let marked: String = site
+        .program
+        .split_inclusive('\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let n = i as u32 + 1;
+            if (h.first..=h.last).contains(&n) {
+                format!("{}  # <-- FIX\n", line.trim_end_matches(['\n', '\r']))
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let mut vars = super::proposals::context_vars(&site.task.prompt, site.program, site.outcomes);
+    vars["program"] = marked.trim_end().into();
+    vars["hole_lines"] = (h.last - h.first + 1).into();
+    vars["whole"] = whole.into();
+    let mut conv = Conversation::new(prompts)?;
+    conv.user(prompts.render("patch_chat", vars)?);
+    let mut request = ChatRequest::new(conv.messages);
+    if !whole {
+        request.max_tokens = Some(64 * (h.last - h.first + 2) + 32);
+    }
+    Ok(request)
+}
+
 impl Search<'_> {
     /// Patch `parent` at its most suspicious statements, `k` samples per statement.
     pub(super) async fn patch(&mut self, parent: usize, k: usize) -> Result<(), AgentError> {
         let program = self.node(parent).tested.program.clone();
+        let outcomes = self.node(parent).tested.outcomes.clone();
         let holes: Vec<(usize, (u32, u32))> = self
             .suspects(parent, None)
             .await?
@@ -152,19 +340,21 @@ impl Search<'_> {
             .enumerate()
             .collect();
         let model = self.fixer.debugger.clone();
-        let fim = match self.options.patch_form {
-            PatchForm::Fim => true,
-            PatchForm::Chat => false,
-            PatchForm::Auto => model.fills_in_middle(),
+        let form = match self.options.patch_form {
+            PatchForm::Auto if model.fills_in_middle() => PatchForm::Fim,
+            PatchForm::Auto => PatchForm::Chat,
+            other => other,
         };
         for (rank, (first, last)) in holes {
-            let Some(h) = hole(&program, first, last) else {
-                continue;
+            let site = PatchSite {
+                task: self.task,
+                program: &program,
+                outcomes: &outcomes,
+                first,
+                last,
             };
-            let request = if fim {
-                self.fim_request(parent, &h)?
-            } else {
-                self.chat_request(parent, &program, &h)?
+            let Some(request) = patch_request(&self.fixer.prompts, &site, form)? else {
+                continue;
             };
             // What one sample costs: the prompt once (then kept), a few tokens per line.
             let prompt_cost = if self.sent_raw(&request) {
@@ -176,7 +366,10 @@ impl Search<'_> {
                 if self.should_stop().is_some() || self.selecting() {
                     return Ok(());
                 }
-                let reply_cost = 24 * (u64::from(last - first) + 2);
+                let reply_cost = match form {
+                    PatchForm::ChatProgram => self.reply_estimate(),
+                    _ => 24 * (u64::from(last - first) + 2),
+                };
                 if !self.fits(if i == 0 { prompt_cost } else { 0 } + reply_cost) {
                     return Ok(());
                 }
@@ -193,105 +386,33 @@ impl Search<'_> {
                     ],
                 ));
                 let started = Instant::now();
-                let response = model.chat(&r).await?;
+                let patched = sample_patch(&*model, &self.fixer.prompts, &site, form, &r).await?;
                 self.remember_raw(&r);
-                let mut conv = Conversation::new(&self.fixer.prompts)?;
-                conv.record(CallPurpose::Patch, &response);
-                let calls = std::mem::take(&mut conv.calls);
-                let middle = if fim {
-                    response.content.clone()
-                } else {
-                    chat_middle(&response.content, &h.indent)
-                };
-                let (candidate, problem) = match h.fill(&middle) {
-                    Some(p) => (Some(p), None),
-                    None => (
-                        None,
-                        Some("the patch left the lines as they were".to_string()),
-                    ),
-                };
                 let llm_ms = ms(started.elapsed());
                 self.consider(
                     self.round,
                     Proposer::Patch,
                     Some(parent),
-                    candidate,
-                    problem,
-                    calls,
+                    patched.program,
+                    patched.problem,
+                    patched.calls,
                     llm_ms,
                 )
                 .await?;
                 if let Some(c) = self.candidates.last_mut() {
                     c.edit = Some(EditRecord {
-                        line: h.first,
+                        line: first,
                         rank,
-                        description: if h.first == h.last {
-                            format!("line {}", h.first)
+                        description: if first == last {
+                            format!("line {first}")
                         } else {
-                            format!("lines {}-{}", h.first, h.last)
+                            format!("lines {first}-{last}")
                         },
                     });
                 }
             }
         }
         Ok(())
-    }
-
-    fn fim_request(&self, parent: usize, h: &Hole) -> Result<ChatRequest, AgentError> {
-        let tested = &self.node(parent).tested;
-        let failing = tested
-            .outcomes
-            .iter()
-            .find(|o| !o.passed())
-            .map(|o| format!("{} ({})", o.test.describe(), o.summary));
-        let header = self.fixer.prompts.render(
-            "patch_fim",
-            serde_json::json!({
-                "task_lines": self.task.prompt.trim().lines().collect::<Vec<_>>(),
-                "tests": self.tests.iter().map(|t| t.describe()).collect::<Vec<_>>(),
-                "failing": failing,
-            }),
-        )?;
-        let raw = format!(
-            "<|fim_prefix|>{header}{}{}<|fim_suffix|>{}<|fim_middle|>",
-            h.before, h.indent, h.after
-        );
-        let mut request = ChatRequest::new(vec![crate::model::Message::user(format!(
-            "fill in line {} of the program",
-            h.first
-        ))]);
-        request.raw_prompt = Some(raw);
-        request.max_lines = Some(h.last - h.first + 2);
-        request.max_tokens = Some(48 * (h.last - h.first + 2));
-        Ok(request)
-    }
-
-    fn chat_request(
-        &self,
-        parent: usize,
-        program: &str,
-        h: &Hole,
-    ) -> Result<ChatRequest, AgentError> {
-        let marked: String = program
-            .split_inclusive('\n')
-            .enumerate()
-            .map(|(i, line)| {
-                let n = i as u32 + 1;
-                if (h.first..=h.last).contains(&n) {
-                    format!("{}  # <-- FIX\n", line.trim_end_matches(['\n', '\r']))
-                } else {
-                    line.to_string()
-                }
-            })
-            .collect();
-        let mut vars = self.context_vars(parent);
-        vars["program"] = marked.trim_end().into();
-        vars["hole_lines"] = (h.last - h.first + 1).into();
-        let mut conv = Conversation::new(&self.fixer.prompts)?;
-        conv.user(self.fixer.prompts.render("patch_chat", vars)?);
-        let mut request = ChatRequest::new(conv.messages);
-        request.max_tokens = Some(64 * (h.last - h.first + 2) + 32);
-        Ok(request)
     }
 
     fn sent_raw(&self, r: &ChatRequest) -> bool {
@@ -340,6 +461,34 @@ mod tests {
         assert!(h.fill("if x > 1:\n").is_none());
         assert!(h.fill("  \n").is_none());
         assert!(hole(p, 5, 5).is_none());
+    }
+
+    #[test]
+    fn a_whole_program_reply_counts_only_when_it_changes_the_marked_lines() {
+        let p = "def f(x):\n    if x > 1:\n        return 1\n    return 0\n";
+        let h = hole(p, 2, 2).unwrap();
+        let (got, _) = program_middle(
+            p,
+            &h,
+            "```python\ndef f(x):\n    if x >= 1:\n        return 1\n    return 0\n```",
+        );
+        assert_eq!(
+            got.unwrap(),
+            "def f(x):\n    if x >= 1:\n        return 1\n    return 0\n"
+        );
+        let (got, why) = program_middle(
+            p,
+            &h,
+            "```python\ndef f(x):\n    if x >= 1:\n        return 2\n    return 0\n```",
+        );
+        assert!(got.is_none());
+        assert!(why.unwrap().contains("outside"));
+        let (got, _) = program_middle(
+            p,
+            &h,
+            "```python\ndef f(x):\n    if x > 1:\n        return 1\n    return 0\n```",
+        );
+        assert!(got.is_none());
     }
 
     #[test]

@@ -21,22 +21,7 @@ impl Search<'_> {
     /// (a failure with actual vs expected, or the exception and the line that raised it).
     pub(super) fn context_vars(&self, parent: usize) -> serde_json::Value {
         let tested = &self.node(parent).tested;
-        let summary: Vec<String> = tested
-            .outcomes
-            .iter()
-            .map(|o| {
-                if o.passed() {
-                    format!("PASS `{}`", o.test.describe())
-                } else {
-                    failure_line(o, &tested.program)
-                }
-            })
-            .collect();
-        serde_json::json!({
-            "task_prompt": self.task.prompt,
-            "program": tested.program.trim_end(),
-            "test_summary": summary,
-        })
+        context_vars(&self.task.prompt, &tested.program, &tested.outcomes)
     }
 
     pub(super) fn feedback_conversation(&self, parent: usize) -> Result<Conversation, AgentError> {
@@ -174,6 +159,29 @@ impl Search<'_> {
         judged.messages = conv.messages;
         Ok(Some(judged))
     }
+}
+
+/// The task, the program and every visible result, as the repair prompts show them.
+pub(crate) fn context_vars(
+    task_prompt: &str,
+    program: &str,
+    outcomes: &[crate::runner::TestOutcome],
+) -> serde_json::Value {
+    let summary: Vec<String> = outcomes
+        .iter()
+        .map(|o| {
+            if o.passed() {
+                format!("PASS `{}`", o.test.describe())
+            } else {
+                failure_line(o, program)
+            }
+        })
+        .collect();
+    serde_json::json!({
+        "task_prompt": task_prompt,
+        "program": program.trim_end(),
+        "test_summary": summary,
+    })
 }
 
 /// One failing test for a repair prompt: the result, and for an exception the line it came from.
