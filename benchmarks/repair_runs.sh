@@ -2,12 +2,14 @@
 # Repair strategies with the embedded model at one token budget: the tables "Localise, then
 # repair" of benchmarks/RESULTS.md.
 #
-# Usage: benchmarks/repair_runs.sh [refactory|refactory-dev|report] [BUDGET_TOKENS]
+# Usage: benchmarks/repair_runs.sh [refactory|refactory-dev|refactory-early|report] [BUDGET_TOKENS]
 #   refactory (default): the held-out stratified sample of 303 Refactory student bugs
 #     (benchmarks/refactory_sample.py report); the figures are reported on it, nothing is tuned
 #     on it.
 #   refactory-dev: the development sample (refactory_sample.py dev, disjoint from the report
 #     sample), where defaults are chosen. DEV_SIZE shrinks it (default 303).
+#   refactory-early: another development sample (refactory_sample.py early), whose programs
+#     were read while the edit operators were built.
 #   report: the 43 HumanEval tasks whose GPT-3.5 seed (LDB's shipped seeds) fails the hidden
 #     tests.
 # Environment:
@@ -58,6 +60,11 @@ case "$SET" in
     nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
       "${COMMON[@]}" --out "$OUT/repair-refactory-dev-$suffix"
     ;;
+  refactory-early)
+    ids=$(python3 benchmarks/refactory_sample.py early --data "$DATA/refactory/tasks.jsonl")
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+      "${COMMON[@]}" --out "$OUT/repair-refactory-early-$suffix"
+    ;;
   report)
     ids=$(python3 - "$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl" <<'EOF'
 import json, sys
@@ -70,7 +77,7 @@ EOF
       "${COMMON[@]}" --out "$OUT/repair-humaneval-gpt35-hiddenfail-$suffix"
     ;;
   *)
-    echo "usage: $0 [refactory|refactory-dev|report] [BUDGET_TOKENS]" >&2
+    echo "usage: $0 [refactory|refactory-dev|refactory-early|report] [BUDGET_TOKENS]" >&2
     exit 2
     ;;
 esac

@@ -258,6 +258,12 @@ pub struct TaskRecord {
     /// Every candidate of a search, in the order proposed (the seed first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidate_log: Vec<CandidateSummary>,
+    /// What backed the returned program beyond the visible tests (search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<crate::agent::report::Confirmation>,
+    /// The seed's behaviour on the selection's extra inputs (hashes), when it was run there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seed_signature: Vec<String>,
 }
 
 /// One candidate of a search, as an evaluation keeps it: enough to tell which proposer found
@@ -286,6 +292,12 @@ pub struct CandidateSummary {
     /// Its behaviour on the selection's extra inputs (a hash per input), when it took part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<Vec<String>>,
+    /// Lines changed from the seed.
+    #[serde(default)]
+    pub diff_lines: usize,
+    /// For `mutate` and `patch`: where the parent was edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<crate::agent::report::EditRecord>,
 }
 
 /// One task's seed, shared by every strategy of a run.

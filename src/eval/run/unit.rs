@@ -152,6 +152,8 @@ impl UnitContext {
             first_pass_hidden_pass: None,
             cost_by_iteration: Vec::new(),
             candidate_log: Vec::new(),
+            confirmation: None,
+            seed_signature: Vec::new(),
         };
         if seed.error_class.is_some() {
             record.error_class = Some(ErrorClass::SeedUnavailable);
@@ -308,9 +310,17 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
                     .selection
                     .as_ref()
                     .and_then(|s| s.signatures.get(&c.id).cloned()),
+                diff_lines: c.diff_lines,
+                edit: c.edit.clone(),
             }
         })
         .collect();
+    record.confirmation = report.confirmation.clone();
+    record.seed_signature = report
+        .selection
+        .as_ref()
+        .map(|s| s.seed_signature.clone())
+        .unwrap_or_default();
     let mut cost = 0;
     record.cost_by_iteration = report
         .iterations

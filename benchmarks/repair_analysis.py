@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The repair table of `ldb eval` runs: hidden-test fixes, tokens per fixed task, median wall time
+per task and median changed lines per fix, for every strategy file of every run directory given.
+
+Usage: benchmarks/repair_analysis.py RUN_DIR[:LABEL] [RUN_DIR[:LABEL] ...] [--tasks IDS]
+
+RUN_DIR is an `ldb eval --out` directory (benchmarks/repair_runs.sh makes them). Every
+`<strategy>.jsonl` in it is one row, labelled LABEL (or the directory's name) and the strategy.
+`--tasks IDS` (comma-separated) restricts every row to those tasks, so runs that stopped at
+different points compare on the same tasks; by default the rows use the tasks all of them hold.
+
+Columns:
+- fixed: seeds that fail the hidden tests whose returned program passes them (of the tasks whose
+  seed fails them);
+- pass@1: returned programs that pass the hidden tests (of all tasks);
+- plausible / confirmed: returned programs that pass the visible tests; of those, backed by
+  independent candidates (the report's confirmation; searches only);
+- tokens/fixed: every token the strategy spent on the tasks (prompt tokens the backend evaluated
+  plus reply tokens) over the tasks it fixed;
+- median s/task: wall time per task, median;
+- median lines/fix: lines added or removed from the seed to the returned program, median over
+  the fixed tasks (a person reviews that diff).
+Nothing is written.
+"""
+import difflib
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def load(path):
+    out = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if r.get("kind") == "task":
+            out[r["task_id"]] = r
+    return out
+
+
+def seeds(run_dir):
+    out = {}
+    path = run_dir / "seeds.jsonl"
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "task_id" in r and "program" in r:
+            out[r["task_id"]] = r["program"]
+    return out
+
+
+def changed(a, b):
+    return sum(
+        1
+        for l in difflib.ndiff(a.splitlines(), b.splitlines())
+        if l.startswith(("+ ", "- "))
+    )
+
+
+def cost(r):
+    t = r["tokens"]
+    return t["prompt"] - t.get("cached_prompt", 0) + t["completion"]
+
+
+def confirmation(run_dir, strategy, task_id, record):
+    if record.get("confirmation"):
+        return record["confirmation"].get("status")
+    name = task_id.replace("/", "_") + ".json"
+    path = run_dir / "reports" / strategy / name
+    if not path.exists():
+        return None
+    try:
+        rep = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    task = rep["tasks"][0] if "tasks" in rep else rep
+    c = task.get("confirmation")
+    return c.get("status") if c else None
+
+
+def main(argv):
+    runs = []
+    only = None
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--tasks":
+            only = set(args.pop(0).split(","))
+            continue
+        path, _, label = a.partition(":")
+        runs.append((Path(path), label or Path(path).name))
+    rows = []
+    for run_dir, label in runs:
+        seed_programs = seeds(run_dir)
+        for f in sorted(run_dir.glob("*.jsonl")):
+            if f.name in ("seeds.jsonl",) or f.name.endswith(".samples.jsonl"):
+                continue
+            recs = load(f)
+            if recs:
+                rows.append((f"{label} · {f.stem}", run_dir, f.stem, recs, seed_programs))
+    if not rows:
+        sys.exit("no runs found")
+    common = set.intersection(*(set(r[3]) for r in rows))
+    if only is not None:
+        common &= only
+    print(f"{len(common)} tasks in every row\n")
+    print("| run | fixed | pass@1 | plausible | confirmed | tokens/fixed | median s/task | median lines/fix |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, run_dir, strategy, recs, seed_programs in rows:
+        rs = [recs[t] for t in sorted(common)]
+        failing = [r for r in rs if not r["seed_hidden_pass"]]
+        fixed = [r for r in failing if r["final_hidden_pass"]]
+        passing = sum(r["final_hidden_pass"] for r in rs)
+        plausible = [r for r in rs if r.get("final_visible_pass")]
+        confirmed = sum(
+            1
+            for r in plausible
+            if confirmation(run_dir, strategy, r["task_id"], r) == "confirmed"
+        )
+        spent = sum(cost(r) for r in rs)
+        per_fixed = f"{spent / len(fixed):,.0f}" if fixed else "-"
+        secs = statistics.median(r["timings"]["total_ms"] / 1000 for r in rs) if rs else 0
+        lines = [
+            changed(seed_programs.get(r["task_id"], ""), r["final_program"])
+            for r in fixed
+            if r["task_id"] in seed_programs
+        ]
+        med_lines = f"{statistics.median(lines):.0f}" if lines else "-"
+        print(
+            f"| {name} | {len(fixed)} of {len(failing)} | {passing} of {len(rs)} "
+            f"({100 * passing / max(len(rs), 1):.1f}%) | {len(plausible)} | {confirmed} | "
+            f"{per_fixed} | {secs:.1f} | {med_lines} |"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
