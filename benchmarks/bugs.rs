@@ -36,7 +36,7 @@ pub fn bugs(dataset: &str, dir: &Path, runner: &Runner, limit: usize) -> Result<
         let dev = dev_ids(&path)?;
         let tasks = load_tasks(&path).map_err(|e| e.to_string())?;
         for task in tasks.into_iter().filter(|t| dev.contains(&t.task_id)) {
-            if out.len() >= limit * 2 {
+            if out.len() >= limit {
                 break;
             }
             let Some(seed) = task.seed.clone() else {
@@ -47,11 +47,16 @@ pub fn bugs(dataset: &str, dir: &Path, runner: &Runner, limit: usize) -> Result<
             if outcomes.len() != tests.len() || outcomes.iter().all(|o| o.passed()) {
                 continue;
             }
-            let lines: Vec<u32> = (1..=seed.lines().count() as u32).collect();
+            // The statements the failing tests ran (a fault elsewhere could not show).
+            let Ok((loc, _)) = ldb::locate::localise(runner, &seed, &tests, &Default::default())
+            else {
+                continue;
+            };
+            let lines = loc.lines();
             let hidden = TestInput::Code {
                 source: task.hidden_tests.clone().unwrap_or_default(),
             };
-            let fix = edits(&seed, &lines, 3000).into_iter().find(|e| {
+            let fix = edits(&seed, &lines, 400).into_iter().find(|e| {
                 run_all(&e.program, &tests).iter().all(|o| o.passed())
                     && run_all(&e.program, std::slice::from_ref(&hidden))
                         .iter()

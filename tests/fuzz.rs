@@ -197,6 +197,33 @@ proptest! {
     }
 
     #[test]
+    fn every_edit_of_a_program_parses_and_is_a_new_program(src in python()) {
+        let lines: Vec<u32> = (1..=src.lines().count() as u32).collect();
+        let mut keys = std::collections::HashSet::new();
+        keys.insert(ldb::python::normalize::program_key(&src));
+        for e in ldb::python::edits::edits(&src, &lines, 300) {
+            prop_assert!(
+                ldb::python::parse_module(&SourceFile::new(e.program.clone())).is_ok(),
+                "{}: {}", e.description, e.program
+            );
+            prop_assert!(keys.insert(ldb::python::normalize::program_key(&e.program)), "{}", e.description);
+        }
+    }
+
+    #[test]
+    fn splicing_any_candidate_into_any_module_never_panics(module in python(), candidate in python()) {
+        for name in ["g", "h", "C"] {
+            if let Ok(out) = ldb::python::splice::splice(&module, name, &candidate) {
+                // Two programs that parse splice into one that parses.
+                let parses = |t: &str| ldb::python::parse_module(&SourceFile::new(t.to_string())).is_ok();
+                if parses(&module) && parses(&candidate) {
+                    prop_assert!(parses(&out), "module:\n{module}\ncandidate:\n{candidate}\nout:\n{out}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn trace_rendering_takes_any_instances(
         src in python(),
         instances in prop::collection::vec(instance(), 0..30),

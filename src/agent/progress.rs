@@ -65,6 +65,11 @@ pub enum ProgressEvent {
         task_id: String,
         message: String,
     },
+    /// What a step did, for a person following one run (a benchmark's log leaves it out).
+    Step {
+        task_id: String,
+        message: String,
+    },
     Finished {
         task_id: String,
         status: String,

@@ -115,6 +115,9 @@ impl Progress for StderrProgress {
             ProgressEvent::Notice { task_id, message } => {
                 self.line(format!("warning: [{task_id}] {message}"));
             }
+            ProgressEvent::Step { task_id, message } => {
+                self.line(format!("[{task_id}] {message}"));
+            }
             ProgressEvent::Finished {
                 task_id,
                 status,

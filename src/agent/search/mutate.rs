@@ -129,7 +129,7 @@ impl Search<'_> {
             }
             Ok((lines, out))
         };
-        let (_lines, tried) = tokio::task::spawn_blocking(work)
+        let (lines, tried) = tokio::task::spawn_blocking(work)
             .await
             .map_err(|e| AgentError::Internal(format!("mutate worker thread: {e}")))??;
         self.round_tests_ms += ms(started.elapsed());
@@ -137,6 +137,7 @@ impl Search<'_> {
         let parent_errors = self.node(parent).errors;
         let total = self.tests.len();
         let mut passing = Vec::new();
+        let tried_count = tried.len();
         for t in tried {
             let key = program_key(&t.edit.program);
             if self.seen.contains_key(&key) {
@@ -207,6 +208,23 @@ impl Search<'_> {
                 passing.push(id);
             }
         }
+        let shown: Vec<String> = lines.iter().take(5).map(|l| l.to_string()).collect();
+        self.progress
+            .event(crate::agent::progress::ProgressEvent::Step {
+                task_id: self.task.task_id.clone(),
+                message: format!(
+                "mutate: {tried_count} edits of candidate {parent} at its most suspicious lines \
+                 ({}{}), {} pass{}",
+                shown.join(", "),
+                if lines.len() > 5 { ", ..." } else { "" },
+                passing.len(),
+                if derived.is_some() {
+                    " and agree with the independent candidates"
+                } else {
+                    " the visible tests"
+                }
+            ),
+            });
         Ok(passing)
     }
 
