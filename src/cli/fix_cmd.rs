@@ -1,6 +1,5 @@
 //! `ldb fix TASK`: run the debugging loop on one task or a file of tasks.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -396,23 +395,22 @@ fn exit_status(reports: &[FixReport]) -> ExitStatus {
     }
 }
 
-/// The seed → final diff, coloured on a terminal (unless NO_COLOR is set).
+/// The seed → final diff on stderr, coloured when stderr is a terminal that takes colour
+/// (`anstream` strips the colours for a pipe, a file or `NO_COLOR`).
 fn print_diff(seed: &str, last: &str) {
+    use owo_colors::OwoColorize;
+    use std::io::Write;
     if seed == last {
         return;
     }
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let diff = crate::agent::unified_diff(seed, last);
-    let mut out = String::new();
+    let mut err = anstream::stderr().lock();
     for line in diff.lines() {
-        let painted = match (color, line.chars().next()) {
-            (true, Some('+')) if !line.starts_with("+++") => format!("\x1b[32m{line}\x1b[0m"),
-            (true, Some('-')) if !line.starts_with("---") => format!("\x1b[31m{line}\x1b[0m"),
-            (true, Some('@')) => format!("\x1b[36m{line}\x1b[0m"),
-            _ => line.to_string(),
+        let _ = match line.chars().next() {
+            Some('+') if !line.starts_with("+++") => writeln!(err, "{}", line.green()),
+            Some('-') if !line.starts_with("---") => writeln!(err, "{}", line.red()),
+            Some('@') => writeln!(err, "{}", line.cyan()),
+            _ => writeln!(err, "{line}"),
         };
-        out.push_str(&painted);
-        out.push('\n');
     }
-    eprint!("{out}");
 }
