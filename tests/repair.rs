@@ -380,3 +380,35 @@ fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
     assert!(text.contains("<- raised here"), "{text}");
     assert!(text.contains("every test fails"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
+    // The seed passes; fresh programs that fail the visible tests cannot vote on it.
+    let mut task = example();
+    task.seed = Some(
+        "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n".into(),
+    );
+    let hopeless = "def sum_evens(xs: list) -> int:\n    return -1\n";
+    let replies: Vec<String> = (0..4).map(|_| program_reply(hopeless)).collect();
+    let generator = Arc::new(ScriptedModel::new(replies));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 3,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
+                verify: 4,
+                vote_patience: 2,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(&task, &Silent).await;
+    assert_eq!(report.status, FixStatus::AlreadyPassing);
+    assert_eq!(generator.requests().len(), 2, "drew past the patience");
+}

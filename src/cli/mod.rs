@@ -209,6 +209,11 @@ pub struct SearchArgs {
     /// marked, or auto (the first where the backend takes raw prompts).
     #[arg(long, value_name = "FORM", value_enum, default_value_t = crate::agent::search::PatchForm::Auto)]
     pub patch_form: crate::agent::search::PatchForm,
+    /// Search: stop drawing votes (--select, --verify) when the first N fresh programs drawn for
+    /// them all fail the visible tests: the model cannot solve the task from its text, and more
+    /// samples would cost tokens for nothing (0: draw them all).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub vote_patience: usize,
 }
 
 impl SearchArgs {
@@ -251,6 +256,7 @@ impl SearchArgs {
             mutate_depth: self.mutate_depth.max(1),
             patch_top: self.patch_top.max(1),
             patch_form: self.patch_form,
+            vote_patience: self.vote_patience,
         })
     }
 }

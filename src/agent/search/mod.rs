@@ -363,6 +363,9 @@ impl Search<'_> {
             if wanted == 0 || !can_vote || self.votes_after(first) >= wanted {
                 return Some(Stop::Solved);
             }
+            if self.votes_hopeless(first) {
+                return Some(Stop::Solved);
+            }
         }
         let over_budget = self
             .fixer
@@ -400,6 +403,30 @@ impl Search<'_> {
             .iter()
             .filter(|c| !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
             .count()
+    }
+
+    /// The first `vote_patience` votes drawn since the first pass all failed the visible tests
+    /// (a model that cannot solve the task from its text will not vote; more samples would cost
+    /// tokens for nothing).
+    fn votes_hopeless(&self, first: usize) -> bool {
+        let patience = self.options.vote_patience;
+        if patience == 0 {
+            return false;
+        }
+        let votes: Vec<&CandidateRecord> = self
+            .candidates
+            .iter()
+            .filter(|c| c.id > first && c.proposer.independent())
+            .collect();
+        let failed = |c: &CandidateRecord| {
+            // A program written again fails as its first writing did.
+            let tested = c
+                .duplicate_of
+                .and_then(|d| self.candidates.get(d))
+                .unwrap_or(c);
+            tested.visible_passed.is_none_or(|p| p < self.tests.len())
+        };
+        votes.len() >= patience && votes.into_iter().take(patience).all(failed)
     }
 
     /// Model proposals after candidate `first`: the votes drawn since the first pass.

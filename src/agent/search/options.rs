@@ -44,6 +44,9 @@ pub struct SearchOptions {
     pub patch_top: usize,
     /// `patch`: how the model is asked.
     pub patch_form: super::patch::PatchForm,
+    /// Stop drawing votes when the first this many drawn for them all fail the visible tests
+    /// (0: draw them all).
+    pub vote_patience: usize,
 }
 
 impl Default for SearchOptions {
@@ -79,6 +82,7 @@ impl Default for SearchOptions {
             mutate_depth: 2,
             patch_top: 2,
             patch_form: super::patch::PatchForm::Auto,
+            vote_patience: 0,
         }
     }
 }
