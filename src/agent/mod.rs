@@ -333,7 +333,7 @@ impl Fixer {
                         iteration.diff = Some(unified_diff(&program, &new_program));
                         program = new_program;
                     }
-                    Err(problem) => iteration.regeneration_problem = Some(problem),
+                    Err(problem) => iteration.regeneration_problem = Some(problem.to_string()),
                 }
             }
             report.iterations.push(iteration);
@@ -393,12 +393,15 @@ impl Fixer {
 /// The program a model's candidate becomes: the candidate itself, or, when the task repairs one
 /// function of the user's module ([`ProgramScope::Function`]), the seed module with the
 /// candidate's definition spliced in. `Err` says why a candidate gives no program.
-pub(crate) fn shape(task: &Task, seed: &str, candidate: String) -> Result<String, String> {
+pub(crate) fn shape(
+    task: &Task,
+    seed: &str,
+    candidate: String,
+) -> Result<String, crate::python::splice::SpliceError> {
     match task.scope {
         ProgramScope::Whole => Ok(candidate),
         ProgramScope::Function => {
             crate::python::splice::splice(seed, &task.entry_point, &candidate)
-                .map_err(|e| e.to_string())
         }
     }
 }

@@ -539,7 +539,7 @@ impl Search<'_> {
             {
                 match super::shape(self.task, &self.seed_program, p) {
                     Ok(p) => (Some(p), problem),
-                    Err(why) => (None, Some(why)),
+                    Err(why) => (None, Some(why.to_string())),
                 }
             }
             other => (other, problem),
