@@ -8,6 +8,23 @@ import sys
 
 import _ldb
 
+
+def _setup_site():
+    """A user's environment (`ldb test --venv`, an active virtualenv): its site-packages with
+    their .pth files, and without the system's when the virtualenv does not include them."""
+    dirs = os.environ.get("LDB_SITE_DIRS")
+    if not dirs:
+        return
+    import site
+    if os.environ.get("LDB_NO_SYSTEM_SITE") == "1":
+        system = set(site.getsitepackages())
+        sys.path[:] = [p for p in sys.path if p not in system]
+    for d in dirs.split(os.pathsep):
+        if d:
+            site.addsitedir(d)
+
+
+_setup_site()
 # Sources by file name, handed to linecache only when a traceback is formatted: importing
 # linecache and traceback up front would cost every run several milliseconds.
 _SOURCES = {}

@@ -15,6 +15,7 @@ mod mounts;
 mod process;
 pub mod protocol;
 mod pyjson;
+pub mod pytest;
 mod python_path;
 mod rundirs;
 pub mod split;
@@ -36,11 +37,16 @@ use std::time::{Duration, Instant};
 
 pub use limits::Limits;
 pub use protocol::{
-    ExceptionInfo, Isolation, Phase, TestSpec, WorkerRequest, WorkerResponse, WorkerStatus,
+    ExceptionInfo, Isolation, Phase, ProjectMount, TestSpec, WorkerRequest, WorkerResponse,
+    WorkerStatus,
 };
 pub use python_path::{check_python_path, PythonPathError};
 
 use crate::trace::TraceRequest;
+
+/// The environment variable naming a user's site-packages directories (see
+/// [`Sandbox::with_site_dirs`]); the worker adds them to its interpreter and its view.
+pub(crate) const SITE_DIRS_VAR: &str = "LDB_SITE_DIRS";
 
 /// The hidden sub-command that turns the `ldb` binary into a worker.
 pub const WORKER_COMMAND: &str = "__worker";
@@ -78,6 +84,8 @@ pub enum SandboxError {
     Pipe(std::io::Error),
     #[error("cannot encode the worker request: {0}")]
     Encode(serde_json::Error),
+    #[error("a pytest node was given to a runner without a project")]
+    NoProject,
 }
 
 /// One program + one test to run.
@@ -96,6 +104,9 @@ pub struct RunSpec {
     pub prelude: Option<String>,
     /// Module name the program is importable under (see [`WorkerRequest::module`]).
     pub module: Option<String>,
+    /// The project the run sees, the program in place of one of its files (see
+    /// [`WorkerRequest::project`]).
+    pub project: Option<ProjectMount>,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -151,6 +162,11 @@ pub struct Sandbox {
     /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
     /// worker process.
     warm: Option<Arc<warm::Pool>>,
+    /// A user's site-packages (a virtualenv's), and whether the system's stay importable.
+    site_dirs: Vec<PathBuf>,
+    system_site: bool,
+    /// Warm workers import pytest (and ldb's pytest module) before forking runs.
+    preload_pytest: bool,
 }
 
 impl Sandbox {
@@ -176,6 +192,9 @@ impl Sandbox {
             dirs: Arc::new(rundirs::RunDirs::new(std::env::temp_dir())),
             python_path: Vec::new(),
             warm: None,
+            site_dirs: Vec::new(),
+            system_site: true,
+            preload_pytest: false,
         };
         sandbox.warm = Some(sandbox.new_pool());
         sandbox
@@ -221,7 +240,42 @@ impl Sandbox {
                 env.push(("PYTHONPATH".into(), joined));
             }
         }
+        if !self.site_dirs.is_empty() {
+            if let Ok(joined) = std::env::join_paths(&self.site_dirs) {
+                env.push((SITE_DIRS_VAR.into(), joined));
+            }
+            if !self.system_site {
+                env.push(("LDB_NO_SYSTEM_SITE".into(), "1".into()));
+            }
+        }
+        if self.preload_pytest {
+            env.push((zygote::PRELOAD_PYTEST_VAR.into(), "1".into()));
+        }
         env
+    }
+
+    /// Import from a user's environment: `dirs` are site-packages directories (a
+    /// virtualenv's), added the way the interpreter adds its own (their `.pth` files
+    /// included) and shown to runs where they are, read-only (under `/tmp` too). Without
+    /// `system_site` the system's site-packages are left out of the import path, as a
+    /// virtualenv made without `--system-site-packages` leaves them out.
+    pub fn with_site_dirs(mut self, dirs: Vec<PathBuf>, system_site: bool) -> Self {
+        self.site_dirs = dirs;
+        self.system_site = system_site;
+        if self.warm.is_some() {
+            self.warm = Some(self.new_pool());
+        }
+        self
+    }
+
+    /// Warm workers import pytest and its built-in plugins before forking runs, so a pytest
+    /// session in a run does not pay for them.
+    pub fn with_pytest_preloaded(mut self) -> Self {
+        self.preload_pytest = true;
+        if self.warm.is_some() {
+            self.warm = Some(self.new_pool());
+        }
+        self
     }
 
     /// Let programs import from `dirs` too (a project's packages, a library a benchmark's
@@ -251,6 +305,11 @@ impl Sandbox {
         &self.limits
     }
 
+    /// The `--python-path` directories runs import from.
+    pub fn python_path(&self) -> &[PathBuf] {
+        &self.python_path
+    }
+
     /// The same sandbox, sharing its warm workers, with other limits (each run sends its
     /// limits to the worker).
     pub fn with_limits(mut self, limits: Limits) -> Self {
@@ -274,6 +333,7 @@ impl Sandbox {
             strict: spec.strict,
             prelude: spec.prelude.clone(),
             module: spec.module.clone(),
+            project: spec.project.clone(),
         };
         let request =
             protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;

@@ -59,6 +59,15 @@ pub enum TestSpec {
     Statements { source: String },
     /// Evaluate one expression and report its value (`ldb trace --call`).
     Call { expr: String },
+    /// One pytest session in the request's project ([`WorkerRequest::project`]): `args` are
+    /// pytest's (paths, node ids, `-k EXPR`); with `collect_only` the nodes are listed, not run.
+    /// Each node gets `node_timeout_ms` inside the session.
+    Pytest {
+        args: Vec<String>,
+        #[serde(default)]
+        collect_only: bool,
+        node_timeout_ms: u64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,6 +94,20 @@ pub struct WorkerRequest {
     /// f`), so a test file written for the program's file finds the program being run.
     #[serde(default)]
     pub module: Option<String>,
+    /// A project the run sees at its own path, read-only, with the program in place of one of
+    /// its files: what a pytest run ([`TestSpec::Pytest`]) imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectMount>,
+}
+
+/// A user's project as a run sees it: the directory `root` read-only at its own path, and
+/// `module_file` (a file under `root`) holding the request's program instead of what the
+/// user's file holds. pytest runs from `cwd`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProjectMount {
+    pub root: PathBuf,
+    pub module_file: PathBuf,
+    pub cwd: PathBuf,
 }
 
 /// The bytes on the request pipe: the header's length (8 bytes, little-endian), the header as
@@ -164,6 +187,10 @@ pub struct ExceptionInfo {
     /// raised, or where program code called into a function the prelude defined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prelude_line: Option<u32>,
+    /// Where in a test file it was raised, `path:line` (pytest runs: the innermost frame of the
+    /// test's own file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_location: Option<String>,
 }
 
 /// Which protections were in force for the run; anything missing is named in `warnings`.
@@ -201,6 +228,9 @@ pub struct WorkerResponse {
     pub trace: Option<RawTrace>,
     #[serde(default)]
     pub isolation: Isolation,
+    /// What a pytest session reported ([`TestSpec::Pytest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pytest: Option<super::pytest::PytestReport>,
 }
 
 #[cfg(test)]
@@ -218,6 +248,7 @@ mod tests {
             strict: true,
             prelude: None,
             module: None,
+            project: None,
         }
     }
 

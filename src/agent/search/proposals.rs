@@ -98,7 +98,7 @@ impl Search<'_> {
         let traced = traced_failure(fixer, &program, &failing).await?;
         let trace_ms = ms(t.elapsed());
         let mut vars = self.context_vars(parent);
-        vars["failing_test"] = failing.test.describe().into();
+        vars["failing_test"] = failing.test.prompt_text().into();
         vars["failing_result"] = traced.result.clone().into();
         vars["unit_name"] = unit_name(fixer.options.level).into();
         vars["trace"] = traced.trace.clone().into();

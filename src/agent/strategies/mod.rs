@@ -71,7 +71,7 @@ impl<'a> Round<'a> {
             "task_prompt": self.task.prompt,
             "program": self.tested.program.trim_end(),
             "test_summary": test_summary(&self.tested.outcomes),
-            "failing_test": failing.test.describe(),
+            "failing_test": failing.test.prompt_text(),
             "failing_result": failing_result,
         })
     }
