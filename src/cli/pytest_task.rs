@@ -103,9 +103,13 @@ pub fn load(
         },
     };
     let site = env.site_dirs.clone();
+    let shown = env.pth_dirs.clone();
     let system_site = env.system_site;
     let runner = runner
-        .map_sandbox(|s| s.with_site_dirs(site, system_site).with_pytest_preloaded())
+        .map_sandbox(|s| {
+            s.with_site_dirs(site, shown, system_site)
+                .with_pytest_preloaded()
+        })
         .with_project(PytestProject {
             mount: mount.clone(),
             rootdir: root.clone(),
@@ -174,7 +178,17 @@ pub fn load(
         task_text: args.task_text.clone(),
         ..Default::default()
     };
-    let built = file_input::build_pytest(&input, nodes).map_err(file_error)?;
+    let built = file_input::build_pytest(&input, nodes).map_err(|e| {
+        let several = e.hint.contains("--entry");
+        let mut cli = file_error(e);
+        if several {
+            cli.hint = Some(format!(
+                "name the function under test: {}::NAME (or --entry NAME)",
+                program.display()
+            ));
+        }
+        cli
+    })?;
     if !quiet {
         eprintln!(
             "ldb: pytest {} ({}, from {}) runs {} test{} of {} ({}); project {}, rootdir {}{}",
@@ -233,9 +247,9 @@ fn check_collection(
     }
     if let Some(usage) = &report.usage_error {
         let first = usage.lines().next().unwrap_or(usage);
-        if let Some(missing) = first.strip_prefix("not found: ") {
+        if first.starts_with("not found: ") {
             return Err(CliError::bad_input(
-                format!("{}: pytest finds no test {missing}", tests.display()),
+                format!("{}: pytest finds no such test", tests.display()),
                 format!(
                     "list the tests and their node ids with: ldb test {} --tests {}",
                     program.display(),

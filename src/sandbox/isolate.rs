@@ -97,9 +97,11 @@ pub fn enter(
             .map(|p| std::env::split_paths(&p).collect())
             .unwrap_or_default();
         // A user's site-packages (`Sandbox::with_site_dirs`), shown like a project.
-        let site_dirs: Vec<_> = std::env::var_os(super::SITE_DIRS_VAR)
-            .map(|p| std::env::split_paths(&p).collect())
-            .unwrap_or_default();
+        let site_dirs: Vec<_> = [super::SITE_DIRS_VAR, super::SHOWN_DIRS_VAR]
+            .iter()
+            .filter_map(std::env::var_os)
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .collect();
         let view = super::mounts::View {
             workdir,
             disk_bytes: limits.disk_bytes,

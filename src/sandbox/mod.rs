@@ -47,6 +47,9 @@ use crate::trace::TraceRequest;
 /// The environment variable naming a user's site-packages directories (see
 /// [`Sandbox::with_site_dirs`]); the worker adds them to its interpreter and its view.
 pub(crate) const SITE_DIRS_VAR: &str = "LDB_SITE_DIRS";
+/// The environment variable naming directories runs see read-only where they are (what a
+/// virtualenv's `.pth` files add to the import path).
+pub(crate) const SHOWN_DIRS_VAR: &str = "LDB_SHOWN_DIRS";
 
 /// The hidden sub-command that turns the `ldb` binary into a worker.
 pub const WORKER_COMMAND: &str = "__worker";
@@ -162,8 +165,10 @@ pub struct Sandbox {
     /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
     /// worker process.
     warm: Option<Arc<warm::Pool>>,
-    /// A user's site-packages (a virtualenv's), and whether the system's stay importable.
+    /// A user's site-packages (a virtualenv's), the directories their `.pth` files add, and
+    /// whether the system's site-packages stay importable.
     site_dirs: Vec<PathBuf>,
+    shown_dirs: Vec<PathBuf>,
     system_site: bool,
     /// Warm workers import pytest (and ldb's pytest module) before forking runs.
     preload_pytest: bool,
@@ -193,6 +198,7 @@ impl Sandbox {
             python_path: Vec::new(),
             warm: None,
             site_dirs: Vec::new(),
+            shown_dirs: Vec::new(),
             system_site: true,
             preload_pytest: false,
         };
@@ -248,6 +254,11 @@ impl Sandbox {
                 env.push(("LDB_NO_SYSTEM_SITE".into(), "1".into()));
             }
         }
+        if !self.shown_dirs.is_empty() {
+            if let Ok(joined) = std::env::join_paths(&self.shown_dirs) {
+                env.push((SHOWN_DIRS_VAR.into(), joined));
+            }
+        }
         if self.preload_pytest {
             env.push((zygote::PRELOAD_PYTEST_VAR.into(), "1".into()));
         }
@@ -256,11 +267,18 @@ impl Sandbox {
 
     /// Import from a user's environment: `dirs` are site-packages directories (a
     /// virtualenv's), added the way the interpreter adds its own (their `.pth` files
-    /// included) and shown to runs where they are, read-only (under `/tmp` too). Without
-    /// `system_site` the system's site-packages are left out of the import path, as a
-    /// virtualenv made without `--system-site-packages` leaves them out.
-    pub fn with_site_dirs(mut self, dirs: Vec<PathBuf>, system_site: bool) -> Self {
+    /// included) and shown to runs where they are, read-only (under `/tmp` too); `shown` are
+    /// the directories those `.pth` files add, shown the same way. Without `system_site` the
+    /// system's site-packages are left out of the import path, as a virtualenv made without
+    /// `--system-site-packages` leaves them out.
+    pub fn with_site_dirs(
+        mut self,
+        dirs: Vec<PathBuf>,
+        shown: Vec<PathBuf>,
+        system_site: bool,
+    ) -> Self {
         self.site_dirs = dirs;
+        self.shown_dirs = shown;
         self.system_site = system_site;
         if self.warm.is_some() {
             self.warm = Some(self.new_pool());

@@ -160,6 +160,9 @@ pub struct PythonEnv {
     pub source: EnvSource,
     /// A virtualenv's site-packages.
     pub site_dirs: Vec<PathBuf>,
+    /// Directories the site-packages' `.pth` files put on the import path (an editable
+    /// install's source, say): runs must see them too.
+    pub pth_dirs: Vec<PathBuf>,
     /// Whether the system's site-packages stay importable (a virtualenv made with
     /// `--system-site-packages`, or no virtualenv at all).
     pub system_site: bool,
@@ -200,6 +203,7 @@ pub fn find_env(
                     EnvSource::System
                 },
                 site_dirs: Vec::new(),
+                pth_dirs: Vec::new(),
                 system_site: true,
             })
         }
@@ -246,11 +250,49 @@ pub fn find_env(
         ));
     }
     let system_site = value("include-system-site-packages").is_some_and(|v| v == "true");
+    let pth_dirs = pth_dirs(&site);
     Ok(PythonEnv {
         source: EnvSource::Venv { dir, given },
         site_dirs: vec![site],
+        pth_dirs,
         system_site,
     })
+}
+
+/// The directories the `.pth` files of `site` add to the import path, as `site.addsitedir`
+/// reads them: a line that is neither blank, a comment nor an `import` line is a path,
+/// relative to `site`, added when it is an existing directory. `/` is never one of them.
+fn pth_dirs(site: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pth"))
+        .collect();
+    files.sort();
+    let mut dirs = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for line in text.lines() {
+            let line = line.trim_end();
+            if line.trim().is_empty()
+                || line.starts_with('#')
+                || line.starts_with("import ")
+                || line.starts_with("import\t")
+            {
+                continue;
+            }
+            let dir = absolute(Path::new(line), site);
+            if dir.is_dir() && dir != Path::new("/") && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
 }
 
 /// A node as a prompt shows it: its id, its parameters as assignments (the values pytest
@@ -264,6 +306,16 @@ pub fn node_source(item: &CollectedItem) -> String {
         out.push_str(&format!("{name} = {value}\n"));
     }
     match &item.source {
+        // The parameters are filled in above: the parametrize decorator would only repeat
+        // every case.
+        Some(source) if !item.params.is_empty() => {
+            let lines: Vec<&str> = source.trim_end().lines().collect();
+            let def = lines
+                .iter()
+                .position(|l| l.starts_with("def ") || l.starts_with("async def "))
+                .unwrap_or(0);
+            out.push_str(&lines[def..].join("\n"));
+        }
         Some(source) => out.push_str(source.trim_end()),
         None => out.push_str(&format!("# (no source for {})", item.function)),
     }
@@ -333,8 +385,16 @@ mod tests {
         )
         .expect("cfg");
         std::fs::create_dir_all(dir.path().join("lib/python3.11/site-packages")).expect("site");
+        let site = dir.path().join("lib/python3.11/site-packages");
+        std::fs::create_dir_all(dir.path().join("src")).expect("src");
+        std::fs::write(
+            site.join("proj.pth"),
+            "# a comment\nimport os\n../../../src\n/no/such/dir\n",
+        )
+        .expect("pth");
         let env = find_env(None, Some(dir.path()), false).expect("env");
         assert!(!env.system_site);
+        assert_eq!(env.pth_dirs, vec![dir.path().join("src")]);
         assert!(
             env.describe().ends_with("(VIRTUAL_ENV)"),
             "{}",
@@ -351,7 +411,10 @@ mod tests {
             path: "tests/test_a.py".into(),
             line: 3,
             function: "test_f".into(),
-            source: Some("def test_f(xs, want, algo):\n    assert algo.f(xs) == want\n".into()),
+            source: Some(
+                "@pytest.mark.parametrize('xs, want', CASES)\ndef test_f(xs, want, algo):\n    assert algo.f(xs) == want\n"
+                    .into(),
+            ),
             params: vec![
                 ("xs".into(), "[-1, -2]".into()),
                 ("want".into(), "-2".into()),
