@@ -381,9 +381,13 @@ fn a_virtualenv_under_tmp_is_used_as_it_is() {
     std::fs::create_dir_all(&extra).expect("extra");
     std::fs::write(extra.join("venv_only.py"), "ANSWER = 42\n").expect("module");
     std::fs::write(site.join("extra.pth"), format!("{}\n", extra.display())).expect("pth");
+    // The virtualenv's packages come before the system's, as in the virtualenv itself.
     std::fs::write(
         root.join("tests/test_env.py"),
-        "import sys\nimport venv_only\n\n\ndef test_venv():\n    assert venv_only.ANSWER == 42\n    assert sys.prefix\n",
+        format!(
+            "import sys\nimport venv_only\n\n\ndef test_venv():\n    assert venv_only.ANSWER == 42\n\n\ndef test_venv_first():\n    assert sys.path.index({:?}) < sys.path.index('/usr/lib/python3/dist-packages')\n",
+            site.display().to_string()
+        ),
     )
     .expect("test file");
     let venv_text = venv.display().to_string();

@@ -63,15 +63,24 @@ pub fn load(
             "run ldb from an existing directory",
         )
     })?;
-    let program_abs = project::absolute(program, &cwd);
     let (tests_path, node_part) = project::split_node(tests);
-    let tests_abs = project::absolute(&tests_path, &cwd);
-    if !tests_abs.exists() {
-        return Err(CliError::bad_input(
-            format!("{}: no such file or directory", tests_path.display()),
-            "pass --tests with a test directory, a test file or a node id (tests/test_x.py::test_y)",
-        ));
-    }
+    // Real paths, as the sandboxed interpreter sees them (a symlinked project would otherwise
+    // be shown as a link to nothing).
+    let real = |path: &Path| std::fs::canonicalize(project::absolute(path, &cwd));
+    let tests_abs = real(&tests_path).map_err(|e| {
+        CliError::bad_input(
+            format!("{}: {e}", tests_path.display()),
+            "pass --tests with a test directory, a test file or a node id \
+             (tests/test_x.py::test_y)",
+        )
+    })?;
+    let program_abs = real(program).map_err(|e| {
+        CliError::bad_input(
+            format!("{}: {e}", program.display()),
+            "give the module under test as path/to/module.py[::function]",
+        )
+    })?;
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let root =
         project::find_root(&program_abs, &tests_abs, &cwd, home.as_deref()).map_err(file_error)?;

@@ -16,12 +16,18 @@ def _setup_site():
     if not dirs:
         return
     import site
+    system = set(site.getsitepackages())
     if os.environ.get("LDB_NO_SYSTEM_SITE") == "1":
-        system = set(site.getsitepackages())
         sys.path[:] = [p for p in sys.path if p not in system]
+    before = list(sys.path)
     for d in dirs.split(os.pathsep):
         if d:
             site.addsitedir(d)
+    # As in the virtualenv itself: its packages come before the system's.
+    added = [p for p in sys.path if p not in before]
+    rest = [p for p in sys.path if p in before]
+    at = next((i for i, p in enumerate(rest) if p in system), len(rest))
+    sys.path[:] = rest[:at] + added + rest[at:]
 
 
 _setup_site()

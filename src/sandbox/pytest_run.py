@@ -130,11 +130,13 @@ class Reporter:
         collect = collector.collect
         errors = self.collect_exc
 
+        path = getattr(collector, "path", None)
+
         def guarded():
             try:
                 return collect()
             except BaseException as exc:
-                errors[collector.nodeid] = exc
+                errors[collector.nodeid] = (exc, str(path) if path is not None else None)
                 raise
 
         try:
@@ -145,11 +147,9 @@ class Reporter:
     def pytest_collectreport(self, report):
         if not report.failed:
             return
-        exc = self.collect_exc.get(report.nodeid)
-        path = getattr(getattr(report, "fspath", None), "strpath", None) or str(
-            getattr(report, "fspath", "") or "")
+        exc, path = self.collect_exc.get(report.nodeid, (None, None))
         if exc is not None:
-            info = self._exception(_original(exc), os.path.abspath(path) if path else None)
+            info = self._exception(_original(exc), path)
         else:
             info = {
                 "kind": "CollectError",
