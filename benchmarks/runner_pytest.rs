@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ldb::runner::pytest::PytestProject;
 use ldb::runner::{Runner, TestInput};
-use ldb::sandbox::{Limits, ProjectMount, Sandbox};
+use ldb::sandbox::{Limits, ProjectMount, RunSpec, Sandbox, TestSpec};
 
 const MODULE: &str = "def inc(x):\n    return x + 1\n";
 const TESTS: [&str; 3] = [
@@ -43,27 +43,18 @@ fn project(root: &Path) -> Result<(Vec<TestInput>, Vec<TestInput>), String> {
     Ok((plain, nodes))
 }
 
-/// Median and p90 of `runs` candidates' test runs, after one unmeasured run.
-fn time(runner: &Runner, tests: &[TestInput], runs: usize) -> Result<(f64, f64), String> {
-    let mut times = Vec::with_capacity(runs);
-    for i in 0..=runs {
-        // A new candidate each time: the program text differs, as candidates do.
-        let program = format!("{MODULE}\n# candidate {i}\n");
-        let started = Instant::now();
-        for outcome in runner.run_all(&program, tests) {
-            let outcome = outcome.map_err(|e| e.to_string())?;
-            if !outcome.passed() {
-                return Err(format!("{}: {}", outcome.test.describe(), outcome.summary));
-            }
-        }
-        if i > 0 {
-            times.push(started.elapsed().as_secs_f64() * 1e3);
+/// One candidate's tests, timed in milliseconds; the program text differs per candidate, as
+/// candidates do.
+fn once(runner: &Runner, tests: &[TestInput], i: usize) -> Result<f64, String> {
+    let program = format!("{MODULE}\n# candidate {i}\n");
+    let started = Instant::now();
+    for outcome in runner.run_all(&program, tests) {
+        let outcome = outcome.map_err(|e| e.to_string())?;
+        if !outcome.passed() {
+            return Err(format!("{}: {}", outcome.test.describe(), outcome.summary));
         }
     }
-    Ok((
-        super::percentile(&mut times, 0.5),
-        super::percentile(&mut times, 0.9),
-    ))
+    Ok(started.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Prints the table; `Err` says why it could not be measured.
@@ -75,29 +66,56 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
     let limits = Limits::default().with_wall(Duration::from_secs(30));
     let warm = Runner::new(Sandbox::new(exe, limits.clone())).with_module("prog");
     let serial = warm.clone().with_jobs(1);
-    let pytest = Runner::new(Sandbox::new(exe, limits).with_pytest_preloaded()).with_project(
-        PytestProject {
-            mount: ProjectMount {
-                root: root.clone(),
-                module_file: root.join("prog.py"),
-                cwd: root.clone(),
-            },
-            rootdir: root.clone(),
-        },
+    let mount = ProjectMount {
+        root: root.clone(),
+        module_file: root.join("prog.py"),
+        cwd: root.clone(),
+    };
+    let sandbox = Sandbox::new(exe, limits).with_pytest_preloaded();
+    let pytest = Runner::new(sandbox.clone()).with_project(PytestProject {
+        mount: mount.clone(),
+        rootdir: root.clone(),
+    });
+    // The three ways take turns, candidate by candidate, so that they share the machine's load.
+    let ways: [(&Runner, &[TestInput]); 3] =
+        [(&warm, &plain), (&serial, &plain), (&pytest, &nodes)];
+    let mut times: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for i in 0..=runs {
+        for (way, (runner, tests)) in ways.iter().enumerate() {
+            let ms = once(runner, tests, i)?;
+            // The first round starts the warm workers.
+            if i > 0 {
+                times[way].push(ms);
+            }
+        }
+    }
+    let [mut parallel, mut one_by_one, mut session] = times;
+    let median = |v: &mut Vec<f64>| super::percentile(v, 0.5);
+    let p90 = |v: &mut Vec<f64>| super::percentile(v, 0.9);
+    let (plain_med, serial_med, py_med) = (
+        median(&mut parallel),
+        median(&mut one_by_one),
+        median(&mut session),
     );
-    println!("| one candidate's 3 tests, warm workers ({runs} candidates) | median | p90 |");
+    println!("| one candidate's 3 tests, warm workers ({runs} candidates, taking turns) | median | p90 |");
     println!("|---|---|---|");
-    let (plain_med, plain_p90) = time(&warm, &plain, runs)?;
     println!(
-        "| plain path: a child per test, {} at once (as `ldb fix` runs them) | {plain_med:.1} ms | {plain_p90:.1} ms |",
-        warm.jobs()
+        "| plain path: a child per test, {} at once (as `ldb fix` runs them) | {plain_med:.1} ms | {:.1} ms |",
+        warm.jobs(),
+        p90(&mut parallel)
     );
-    let (serial_med, serial_p90) = time(&serial, &plain, runs)?;
     println!(
-        "| plain path: a child per test, one after another | {serial_med:.1} ms | {serial_p90:.1} ms |"
+        "| plain path: a child per test, one after another | {serial_med:.1} ms | {:.1} ms |",
+        p90(&mut one_by_one)
     );
-    let (py_med, py_p90) = time(&pytest, &nodes, runs)?;
-    println!("| pytest path: one pytest session (one child) per candidate | {py_med:.1} ms | {py_p90:.1} ms |");
+    println!(
+        "| pytest path: one pytest session (one child) per candidate | {py_med:.1} ms | {:.1} ms |",
+        p90(&mut session)
+    );
+    let (inside, cpu) = session_time(&sandbox, &mount, &nodes, runs)?;
+    println!(
+        "| of which `pytest.main` inside the run (wall; CPU {cpu:.1} ms) | {inside:.1} ms | |"
+    );
     let per_test = serial_med / TESTS.len() as f64;
     println!();
     println!(
@@ -108,6 +126,55 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
     println!();
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// Median time `pytest.main` took inside the run, wall and CPU, as the run reports it.
+fn session_time(
+    sandbox: &Sandbox,
+    mount: &ProjectMount,
+    nodes: &[TestInput],
+    runs: usize,
+) -> Result<(f64, f64), String> {
+    let args: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("{}/{}", mount.root.display(), n.describe()))
+        .collect();
+    let mut times = Vec::with_capacity(runs);
+    let mut cpu = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let spec = RunSpec {
+            program: format!("{MODULE}\n# candidate {i}\n"),
+            test: TestSpec::Pytest {
+                args: args.clone(),
+                collect_only: false,
+                node_timeout_ms: 10_000,
+            },
+            stdin: None,
+            as_main: false,
+            trace: None,
+            value_chars: 100,
+            strict: false,
+            prelude: None,
+            module: None,
+            project: Some(mount.clone()),
+        };
+        let out = sandbox.run(&spec).map_err(|e| e.to_string())?;
+        let report = out
+            .response
+            .and_then(|r| r.pytest)
+            .ok_or("no pytest report")?;
+        match (report.session_ms, report.session_cpu_ms) {
+            (Some(ms), Some(c)) => {
+                times.push(ms);
+                cpu.push(c);
+            }
+            _ => return Err("no session time in the run's report".into()),
+        }
+    }
+    Ok((
+        super::percentile(&mut times, 0.5),
+        super::percentile(&mut cpu, 0.5),
+    ))
 }
 
 /// A fresh directory under the system temp dir.

@@ -50,6 +50,12 @@ pub struct PytestReport {
     /// not, the tests may import an installed copy that candidates never replace.
     #[serde(default)]
     pub module_imported: Option<bool>,
+    /// How long `pytest.main` took inside the run, in milliseconds.
+    #[serde(default)]
+    pub session_ms: Option<f64>,
+    /// The CPU time it took (the process's, user and system).
+    #[serde(default)]
+    pub session_cpu_ms: Option<f64>,
 }
 
 /// A collector pytest could not collect: a test file that does not import, a conftest.py that

@@ -9,6 +9,7 @@ xfails are recorded as such. Nothing here reads pytest's text output."""
 import os
 import signal
 import sys
+import time
 
 import _ldb
 import ldb_harness
@@ -32,6 +33,27 @@ else:
     import inspect
     import textwrap
     import traceback
+
+    try:
+        import pluggy._hooks as _pluggy_hooks
+    except BaseException:
+        _pluggy_hooks = None
+    if _pluggy_hooks is not None and callable(getattr(_pluggy_hooks, "varnames", None)):
+        # pluggy reads every hook function's signature again in every session; a warm
+        # worker's built-in plugins are the same functions in every run.
+        _varnames = _pluggy_hooks.varnames
+        _varnames_seen = {}
+
+        def _cached_varnames(func):
+            try:
+                return _varnames_seen[func]
+            except KeyError:
+                found = _varnames_seen[func] = _varnames(func)
+                return found
+            except TypeError:
+                return _varnames(func)
+
+        _pluggy_hooks.varnames = _cached_varnames
 
 
 class NodeTimeout(BaseException):
@@ -346,6 +368,26 @@ class Reporter:
         }
 
 
+def warm_up():
+    """One empty session, in a warm worker before it forks: what pytest compiles, imports and
+    caches on first use (regular expressions, lazily imported modules, the distributions on the
+    path) is then there in every run. Third-party plugins are not loaded for it, and nothing is
+    collected: no project code runs here."""
+    if pytest is None:
+        return
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        pytest.main(
+            ["-p", "no:cacheprovider", "-q", "-c", os.devnull, "--rootdir", "/", os.devnull],
+            plugins=[Reporter(None, 100, 0, False, True)],
+        )
+    except BaseException:
+        pass
+    finally:
+        del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        ldb_harness.flush_streams()
+
+
 def run(req):
     """One pytest session; the harness's result with a `pytest` report."""
     test = req["test"]
@@ -363,6 +405,8 @@ def run(req):
         "items": [],
         "nodes": [],
         "module_imported": None,
+        "session_ms": None,
+        "session_cpu_ms": None,
     }
     result["pytest"] = report
     if pytest is None:
@@ -381,7 +425,8 @@ def run(req):
         req.get("traced", False),
         collect_only,
     )
-    args = ["-p", "no:cacheprovider", "-q"]
+    # Native tracebacks: pytest's own rendering of a failure is text nobody reads here.
+    args = ["-p", "no:cacheprovider", "-q", "--tb=native"]
     if collect_only:
         args.append("--collect-only")
     args.extend(test["args"])
@@ -390,6 +435,8 @@ def run(req):
         os.chdir(cwd)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     code = None
+    started = time.perf_counter()
+    started_cpu = time.process_time()
     try:
         code = pytest.main(args, plugins=[reporter])
     except SystemExit as exc:
@@ -401,6 +448,8 @@ def run(req):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        report["session_ms"] = (time.perf_counter() - started) * 1000.0
+        report["session_cpu_ms"] = (time.process_time() - started_cpu) * 1000.0
     try:
         report["exit_code"] = int(code) if code is not None else None
     except BaseException:

@@ -135,7 +135,8 @@ fn preload(py: Python<'_>) -> PyResult<()> {
     if std::env::var_os(PRELOAD_PYTEST_VAR).is_some_and(|v| v == "1") {
         // pytest comes from the user's environment; where it has none the module loads all
         // the same, and its runs say so.
-        super::pytest::module(py)?;
+        let module = super::pytest::module(py)?;
+        module.call_method0("warm_up")?;
     }
     Ok(())
 }
