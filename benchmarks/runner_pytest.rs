@@ -80,6 +80,7 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
     let ways: [(&Runner, &[TestInput]); 3] =
         [(&warm, &plain), (&serial, &plain), (&pytest, &nodes)];
     let mut times: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let (mut inside, mut cpu) = (Vec::new(), Vec::new());
     for i in 0..=runs {
         for (way, (runner, tests)) in ways.iter().enumerate() {
             let ms = once(runner, tests, i)?;
@@ -87,6 +88,11 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
             if i > 0 {
                 times[way].push(ms);
             }
+        }
+        let (wall, used) = session_time(&sandbox, &mount, &nodes, i)?;
+        if i > 0 {
+            inside.push(wall);
+            cpu.push(used);
         }
     }
     let [mut parallel, mut one_by_one, mut session] = times;
@@ -112,9 +118,11 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
         "| pytest path: one pytest session (one child) per candidate | {py_med:.1} ms | {:.1} ms |",
         p90(&mut session)
     );
-    let (inside, cpu) = session_time(&sandbox, &mount, &nodes, runs)?;
     println!(
-        "| of which `pytest.main` inside the run (wall; CPU {cpu:.1} ms) | {inside:.1} ms | |"
+        "| of which `pytest.main` inside the run (wall; CPU {:.1} ms) | {:.1} ms | {:.1} ms |",
+        median(&mut cpu),
+        median(&mut inside),
+        p90(&mut inside)
     );
     let per_test = serial_med / TESTS.len() as f64;
     println!();
@@ -128,53 +136,43 @@ pub fn report(exe: &str, runs: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Median time `pytest.main` took inside the run, wall and CPU, as the run reports it.
+/// How long `pytest.main` took inside one run of the candidate `i`, wall and CPU, as the run
+/// reports it.
 fn session_time(
     sandbox: &Sandbox,
     mount: &ProjectMount,
     nodes: &[TestInput],
-    runs: usize,
+    i: usize,
 ) -> Result<(f64, f64), String> {
     let args: Vec<String> = nodes
         .iter()
         .map(|n| format!("{}/{}", mount.root.display(), n.describe()))
         .collect();
-    let mut times = Vec::with_capacity(runs);
-    let mut cpu = Vec::with_capacity(runs);
-    for i in 0..runs {
-        let spec = RunSpec {
-            program: format!("{MODULE}\n# candidate {i}\n"),
-            test: TestSpec::Pytest {
-                args: args.clone(),
-                collect_only: false,
-                node_timeout_ms: 10_000,
-            },
-            stdin: None,
-            as_main: false,
-            trace: None,
-            value_chars: 100,
-            strict: false,
-            prelude: None,
-            module: None,
-            project: Some(mount.clone()),
-        };
-        let out = sandbox.run(&spec).map_err(|e| e.to_string())?;
-        let report = out
-            .response
-            .and_then(|r| r.pytest)
-            .ok_or("no pytest report")?;
-        match (report.session_ms, report.session_cpu_ms) {
-            (Some(ms), Some(c)) => {
-                times.push(ms);
-                cpu.push(c);
-            }
-            _ => return Err("no session time in the run's report".into()),
-        }
+    let spec = RunSpec {
+        program: format!("{MODULE}\n# candidate {i}\n"),
+        test: TestSpec::Pytest {
+            args,
+            collect_only: false,
+            node_timeout_ms: 10_000,
+        },
+        stdin: None,
+        as_main: false,
+        trace: None,
+        value_chars: 100,
+        strict: false,
+        prelude: None,
+        module: None,
+        project: Some(mount.clone()),
+    };
+    let out = sandbox.run(&spec).map_err(|e| e.to_string())?;
+    let report = out
+        .response
+        .and_then(|r| r.pytest)
+        .ok_or("no pytest report")?;
+    match (report.session_ms, report.session_cpu_ms) {
+        (Some(ms), Some(c)) => Ok((ms, c)),
+        _ => Err("no session time in the run's report".into()),
     }
-    Ok((
-        super::percentile(&mut times, 0.5),
-        super::percentile(&mut cpu, 0.5),
-    ))
 }
 
 /// A fresh directory under the system temp dir.
