@@ -255,12 +255,6 @@ impl Runner {
         &self.sandbox
     }
 
-    /// This runner on another configuration of its sandbox (`f` gets the current one).
-    pub fn map_sandbox(mut self, f: impl FnOnce(Sandbox) -> Sandbox) -> Runner {
-        self.sandbox = f(self.sandbox);
-        self
-    }
-
     /// This runner with a shorter wall-clock and CPU limit (never a longer one), for runs
     /// expected to be quick: a candidate edit that loops for ever then costs `wall_ms`.
     pub fn with_wall_ms(&self, wall_ms: u64) -> Runner {
@@ -580,15 +574,6 @@ fn short(text: &str) -> String {
         format!("{cut}...")
     } else {
         text.to_string()
-    }
-}
-
-/// Milliseconds given as a float (pytest's durations), rounded to whole ones.
-pub(crate) fn duration_ms_f64(ms: f64) -> u64 {
-    if ms.is_finite() && ms > 0.0 {
-        ms.round().min(u64::MAX as f64) as u64
-    } else {
-        0
     }
 }
 

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{classify, duration_ms_f64, Runner, TestInput, TestOutcome, TestStatus};
+use super::{classify, Runner, TestInput, TestOutcome, TestStatus};
 use crate::sandbox::pytest::{NodeOutcome, NodeReport, PytestReport};
-use crate::sandbox::{ProjectMount, RunSpec, SandboxError, TestSpec};
+use crate::sandbox::{ProjectMount, RunSpec, Sandbox, SandboxError, TestSpec};
 use crate::trace::TraceRequest;
 
 /// A project whose tests pytest runs.
@@ -42,6 +42,13 @@ impl Runner {
 
     pub fn project(&self) -> Option<&PytestProject> {
         self.project.as_deref()
+    }
+
+    /// This runner on another configuration of its sandbox (`f` gets the current one): a
+    /// user's environment, pytest preloaded.
+    pub fn map_sandbox(mut self, f: impl FnOnce(Sandbox) -> Sandbox) -> Runner {
+        self.sandbox = f(self.sandbox);
+        self
     }
 
     /// List the nodes pytest collects for `args` (paths, node ids, `-k EXPR`) with `program`
@@ -205,6 +212,15 @@ impl Runner {
             source: String::new(),
         };
         Ok((classify(&load, out), report))
+    }
+}
+
+/// Milliseconds given as a float (pytest's durations), rounded to whole ones.
+fn duration_ms_f64(ms: f64) -> u64 {
+    if ms.is_finite() && ms > 0.0 {
+        ms.round().min(u64::MAX as f64) as u64
+    } else {
+        0
     }
 }
 

@@ -246,54 +246,8 @@ impl Sandbox {
                 env.push(("PYTHONPATH".into(), joined));
             }
         }
-        if !self.site_dirs.is_empty() {
-            if let Ok(joined) = std::env::join_paths(&self.site_dirs) {
-                env.push((SITE_DIRS_VAR.into(), joined));
-            }
-            if !self.system_site {
-                env.push(("LDB_NO_SYSTEM_SITE".into(), "1".into()));
-            }
-        }
-        if !self.shown_dirs.is_empty() {
-            if let Ok(joined) = std::env::join_paths(&self.shown_dirs) {
-                env.push((SHOWN_DIRS_VAR.into(), joined));
-            }
-        }
-        if self.preload_pytest {
-            env.push((zygote::PRELOAD_PYTEST_VAR.into(), "1".into()));
-        }
+        self.user_environment(&mut env);
         env
-    }
-
-    /// Import from a user's environment: `dirs` are site-packages directories (a
-    /// virtualenv's), added the way the interpreter adds its own (their `.pth` files
-    /// included) and shown to runs where they are, read-only (under `/tmp` too); `shown` are
-    /// the directories those `.pth` files add, shown the same way. Without `system_site` the
-    /// system's site-packages are left out of the import path, as a virtualenv made without
-    /// `--system-site-packages` leaves them out.
-    pub fn with_site_dirs(
-        mut self,
-        dirs: Vec<PathBuf>,
-        shown: Vec<PathBuf>,
-        system_site: bool,
-    ) -> Self {
-        self.site_dirs = dirs;
-        self.shown_dirs = shown;
-        self.system_site = system_site;
-        if self.warm.is_some() {
-            self.warm = Some(self.new_pool());
-        }
-        self
-    }
-
-    /// Warm workers import pytest and its built-in plugins before forking runs, so a pytest
-    /// session in a run does not pay for them.
-    pub fn with_pytest_preloaded(mut self) -> Self {
-        self.preload_pytest = true;
-        if self.warm.is_some() {
-            self.warm = Some(self.new_pool());
-        }
-        self
     }
 
     /// Let programs import from `dirs` too (a project's packages, a library a benchmark's
