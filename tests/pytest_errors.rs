@@ -155,3 +155,65 @@ fn a_virtualenv_under_tmp_is_used_as_it_is() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("imports `venv_only`"), "{stderr}");
 }
+
+/// Without a mount namespace of its own a run would import the user's file, not the program:
+/// as an unprivileged user, either the program reaches the tests (user namespaces allowed) or
+/// ldb says it cannot, never tests the user's file in the program's place.
+#[test]
+fn an_unprivileged_run_tests_the_program_or_says_it_cannot() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root and setpriv to run ldb as an unprivileged user");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("ranking");
+    common::project::copy_dir(&common::project::fixture(), &root);
+    let module = std::fs::read_to_string(root.join("src/ranking/stats.py")).expect("read");
+    let start = module.find("def second_largest").expect("def");
+    let fixed = format!(
+        "{}def second_largest(scores):\n    distinct = sorted(set(clean(scores)))\n    if len(distinct) < 2:\n        raise ValueError(\"need two distinct scores\")\n    return distinct[-2]\n",
+        &module[..start]
+    );
+    std::fs::write(dir.path().join("fixed.py"), fixed).expect("write");
+    let status = Command::new("chmod")
+        .args(["-R", "a+rwX", &dir.path().display().to_string()])
+        .status()
+        .expect("chmod");
+    assert!(status.success());
+    let fixed_path = dir.path().join("fixed.py").display().to_string();
+    let out = Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_ldb"))
+        .args([
+            "test",
+            TARGET,
+            "--tests",
+            "tests/",
+            "--program",
+            &fixed_path,
+        ])
+        .current_dir(&root)
+        .env("HOME", dir.path())
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .expect("run ldb as nobody");
+    let (stdout, stderr) = text(&out);
+    match out.status.code() {
+        Some(0) => assert!(
+            stdout.contains("10 passed, 1 skipped, 1 xfailed"),
+            "{stdout}"
+        ),
+        Some(4) => {
+            assert!(
+                stderr.contains("no file system view of its own"),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains("hint: pytest runs need the sandbox's mount namespace"),
+                "{stderr}"
+            );
+        }
+        other => panic!("exit {other:?}: {stdout}\n{stderr}"),
+    }
+}

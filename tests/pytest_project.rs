@@ -441,3 +441,32 @@ fn a_node_that_loops_times_out_alone() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
+
+/// `ldb test --program` puts another program in the module file's place, as every candidate
+/// of `ldb fix` is: the tests import it by the module's real path.
+#[test]
+fn another_program_takes_the_module_files_place() {
+    let (_dir, root) = project();
+    let module = std::fs::read_to_string(root.join("src/ranking/stats.py")).expect("read");
+    let start = module.find("def second_largest").expect("def");
+    let fixed = format!("{}{FIXED}", &module[..start]);
+    let other = root.join("..").join("fixed.py");
+    std::fs::write(&other, fixed).expect("write");
+    let other = other.display().to_string();
+    let out = ldb(
+        &root,
+        &["test", TARGET, "--tests", "tests/", "--program", &other],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("12 tests: 10 passed, 1 skipped, 1 xfailed"),
+        "{stdout}"
+    );
+    // The user's file is as it was.
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/ranking/stats.py")).expect("read"),
+        module
+    );
+}

@@ -132,10 +132,23 @@ pub fn load(
     }
     let collection = runner.collect(&text, &pytest_args)?;
     let Some(report) = collection.report else {
-        return Err(CliError::sandbox(format!(
+        let mut e = CliError::sandbox(format!(
             "pytest's collection ended without a report: {}",
             collection.run.summary
-        )));
+        ));
+        if collection
+            .run
+            .summary
+            .contains("no file system view of its own")
+        {
+            e.hint = Some(
+                "pytest runs need the sandbox's mount namespace, to show the project with the \
+                 program in place of the module: run ldb as root, or allow unprivileged user \
+                 namespaces (sysctl kernel.unprivileged_userns_clone=1)"
+                    .into(),
+            );
+        }
+        return Err(e);
     };
     check_collection(&report, tests, program, &root, &env, reason)?;
     let rootdir = report

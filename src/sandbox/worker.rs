@@ -80,6 +80,15 @@ pub(super) fn run(
     };
     let project = req.project.as_ref().map(|p| (p, req.program.as_str()));
     let isolation = super::isolate::enter(network, &req.limits, &req.workdir, project, fork);
+    if let (Some(project), false) = (&req.project, isolation.read_only_fs) {
+        // Without a view of its own the run would test the user's file, not the program.
+        return Err(format!(
+            "cannot put the program in place of {} for pytest: the run has no file system view \
+             of its own ({})",
+            project.module_file.display(),
+            isolation.warnings.join("; ")
+        ));
+    }
     // SAFETY: getpid has no preconditions.
     let harness_pid = unsafe { libc::getpid() };
     if let Some(trace) = req.trace.clone() {
