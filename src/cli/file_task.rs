@@ -27,9 +27,11 @@ pub struct FileTaskArgs {
     /// --make-runnable, a statement run after the snippet, e.g. 'assert total == 6'.
     #[arg(long = "test", value_name = "STMT")]
     pub test: Vec<String>,
-    /// A pytest-style test file for a .py program: top-level asserts and test_* functions that
-    /// import the program as `from prog import f` or `import prog` (pytest is not needed).
-    #[arg(long = "tests", value_name = "TEST_FILE.py")]
+    /// The tests of a .py program: a test file, a test directory or a pytest node id
+    /// (tests/test_x.py::test_y). A plain file (asserts and test_* functions importing the
+    /// program as `from prog import f`) runs without pytest; fixtures, parametrize, conftest.py
+    /// and the project's own modules run with the project's pytest.
+    #[arg(long = "tests", value_name = "PATH")]
     pub tests: Option<PathBuf>,
     /// A stdin/stdout test for a .py program that reads its input: the input and the expected
     /// output (repeatable).

@@ -171,7 +171,8 @@ fn pytest_counts(results: &[TestOutcome]) -> String {
     if other > 0 {
         parts.push(format!("{other} other"));
     }
-    format!("{} tests: {}", results.len(), parts.join(", "))
+    let tests = if results.len() == 1 { "test" } else { "tests" };
+    format!("{} {tests}: {}", results.len(), parts.join(", "))
 }
 
 /// Load a task file and keep one task when `task_id` is given. Without `strict`, the bad lines

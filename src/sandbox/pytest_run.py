@@ -131,6 +131,8 @@ class Reporter:
     @pytest.hookimpl(hookwrapper=True) if pytest else (lambda f: f)
     def pytest_load_initial_conftests(self, early_config):
         outcome = yield
+        if self.rootdir is None and getattr(early_config, "rootpath", None) is not None:
+            self.rootdir = str(early_config.rootpath)
         if outcome.excinfo is not None:
             exc = outcome.excinfo[1]
             path = getattr(exc, "path", None)
@@ -322,6 +324,9 @@ class Reporter:
         except BaseException:
             tb = ""
         message = ldb_harness._safe_str(exc)
+        argname = getattr(exc, "argname", None)
+        if type(exc).__name__ == "FixtureLookupError" and isinstance(argname, str):
+            message = "fixture %r not found" % argname
         return {
             "kind": type(exc).__name__,
             "message": message,
