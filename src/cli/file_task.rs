@@ -155,7 +155,13 @@ pub fn load_text(
                 python_path_given,
                 quiet,
             },
-            args,
+            pytest_task::TestsArgs {
+                tests: args.tests.as_deref(),
+                keyword: args.keyword.as_deref(),
+                venv: args.venv.as_deref(),
+                entry: args.entry.as_deref(),
+                task_text: args.task_text.as_deref(),
+            },
             runner,
             &reason,
         )

@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::file_task::FileTaskArgs;
 use super::output::CliError;
 use crate::runner::pytest::PytestProject;
 use crate::runner::Runner;
@@ -36,11 +35,26 @@ pub struct Target<'a> {
     pub quiet: bool,
 }
 
+/// What the command line says about the tests (from `FileTaskArgs`).
+#[derive(Debug, Clone, Copy)]
+pub struct TestsArgs<'a> {
+    /// `--tests`: a directory, a file or a node id.
+    pub tests: Option<&'a Path>,
+    /// `-k EXPR`.
+    pub keyword: Option<&'a str>,
+    /// `--venv DIR`.
+    pub venv: Option<&'a Path>,
+    /// `--entry NAME`.
+    pub entry: Option<&'a str>,
+    /// `--task TEXT`.
+    pub task_text: Option<&'a str>,
+}
+
 /// The task whose tests are the pytest nodes `args.tests` (and `-k`) select, and a runner
 /// that runs them in the project.
 pub fn load(
     target: Target<'_>,
-    args: &FileTaskArgs,
+    args: TestsArgs<'_>,
     runner: Runner,
     reason: &Reason,
 ) -> Result<(Task, Runner), CliError> {
@@ -51,7 +65,7 @@ pub fn load(
         python_path_given,
         quiet,
     } = target;
-    let Some(tests) = &args.tests else {
+    let Some(tests) = args.tests else {
         return Err(CliError::bad_input(
             "pytest needs tests to run: no --tests given",
             "pass --tests tests/ (a directory, a test file or a node id)",
@@ -96,12 +110,8 @@ pub fn load(
         ));
     }
     let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
-    let env = project::find_env(
-        args.venv.as_deref(),
-        virtual_env.as_deref(),
-        python_path_given,
-    )
-    .map_err(file_error)?;
+    let env = project::find_env(args.venv, virtual_env.as_deref(), python_path_given)
+        .map_err(file_error)?;
     let mount = ProjectMount {
         root: root.clone(),
         module_file: program_abs.clone(),
@@ -127,8 +137,8 @@ pub fn load(
         Some(node) => format!("{}::{node}", tests_abs.display()),
         None => tests_abs.display().to_string(),
     }];
-    if let Some(k) = &args.keyword {
-        pytest_args.extend(["-k".to_string(), k.clone()]);
+    if let Some(k) = args.keyword {
+        pytest_args.extend(["-k".to_string(), k.to_string()]);
     }
     let collection = runner.collect(&text, &pytest_args)?;
     let Some(report) = collection.report else {
@@ -166,7 +176,6 @@ pub fn load(
                 "{}: pytest collected no tests{}",
                 tests.display(),
                 args.keyword
-                    .as_deref()
                     .map(|k| format!(" matching -k {k:?}"))
                     .unwrap_or_default()
             ),
@@ -179,10 +188,16 @@ pub fn load(
         .iter()
         .map(|item| PytestNode {
             node_id: item.nodeid.clone(),
-            source: project::node_source(item),
+            source: project::node_source(project::NodeParts {
+                nodeid: &item.nodeid,
+                function: &item.function,
+                source: item.source.as_deref(),
+                params: &item.params,
+                fixtures: &item.fixtures,
+            }),
         })
         .collect();
-    if let (Some(given), Some(entry)) = (&function, &args.entry) {
+    if let (Some(given), Some(entry)) = (&function, args.entry) {
         if given != entry {
             return Err(CliError::bad_input(
                 format!(
@@ -196,8 +211,8 @@ pub fn load(
     let input = FileInput {
         program_path: program.to_path_buf(),
         program: text,
-        entry: function.or_else(|| args.entry.clone()),
-        task_text: args.task_text.clone(),
+        entry: function.or_else(|| args.entry.map(str::to_string)),
+        task_text: args.task_text.map(str::to_string),
         ..Default::default()
     };
     let built = file_input::build_pytest(&input, nodes).map_err(|e| {

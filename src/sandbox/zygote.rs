@@ -53,10 +53,6 @@ const PRELOAD: &[&str] = &[
     "dataclasses",
 ];
 
-/// Set (to `1`) in a warm worker's environment when it should import pytest before forking
-/// runs ([`super::Sandbox::with_pytest_preloaded`]).
-pub(crate) const PRELOAD_PYTEST_VAR: &str = "LDB_PRELOAD_PYTEST";
-
 /// Entry point; never returns.
 pub fn main() -> ! {
     // Without root a run shares the worker's uid: no run may trace the worker, which outlives
@@ -132,7 +128,7 @@ fn preload(py: Python<'_>) -> PyResult<()> {
     for name in PRELOAD {
         py.import(*name)?;
     }
-    if std::env::var_os(PRELOAD_PYTEST_VAR).is_some_and(|v| v == "1") {
+    if std::env::var_os(super::pytest::PRELOAD_PYTEST_VAR).is_some_and(|v| v == "1") {
         // pytest comes from the user's environment; where it has none the module loads all
         // the same, and its runs say so.
         let module = super::pytest::module(py)?;

@@ -5,7 +5,6 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::FileInputError;
-use crate::sandbox::pytest::CollectedItem;
 
 /// Files that make a directory pytest's rootdir (pytest looks for these).
 const INI_FILES: &[&str] = &[
@@ -295,20 +294,34 @@ fn pth_dirs(site: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// A collected node, as pytest's collection described it.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeParts<'a> {
+    pub nodeid: &'a str,
+    /// The test function's name.
+    pub function: &'a str,
+    /// Its source, when it could be read.
+    pub source: Option<&'a str>,
+    /// Parametrized arguments and their values, rendered.
+    pub params: &'a [(String, String)],
+    /// Fixtures it takes besides its parameters.
+    pub fixtures: &'a [String],
+}
+
 /// A node as a prompt shows it: its id, its parameters as assignments (the values pytest
 /// passed), the fixtures it takes, and the test function's source.
-pub fn node_source(item: &CollectedItem) -> String {
-    let mut out = format!("# {}\n", item.nodeid);
-    if !item.fixtures.is_empty() {
-        out.push_str(&format!("# fixtures: {}\n", item.fixtures.join(", ")));
+pub fn node_source(node: NodeParts<'_>) -> String {
+    let mut out = format!("# {}\n", node.nodeid);
+    if !node.fixtures.is_empty() {
+        out.push_str(&format!("# fixtures: {}\n", node.fixtures.join(", ")));
     }
-    for (name, value) in &item.params {
+    for (name, value) in node.params {
         out.push_str(&format!("{name} = {value}\n"));
     }
-    match &item.source {
+    match node.source {
         // The parameters are filled in above: the parametrize decorator would only repeat
         // every case.
-        Some(source) if !item.params.is_empty() => {
+        Some(source) if !node.params.is_empty() => {
             let lines: Vec<&str> = source.trim_end().lines().collect();
             let def = lines
                 .iter()
@@ -317,7 +330,7 @@ pub fn node_source(item: &CollectedItem) -> String {
             out.push_str(&lines[def..].join("\n"));
         }
         Some(source) => out.push_str(source.trim_end()),
-        None => out.push_str(&format!("# (no source for {})", item.function)),
+        None => out.push_str(&format!("# (no source for {})", node.function)),
     }
     out.push('\n');
     out
@@ -406,24 +419,22 @@ mod tests {
 
     #[test]
     fn a_node_reads_as_its_parameters_then_its_source() {
-        let item = CollectedItem {
-            nodeid: "tests/test_a.py::test_f[neg]".into(),
-            path: "tests/test_a.py".into(),
-            line: 3,
-            function: "test_f".into(),
+        let params = vec![
+            ("xs".into(), "[-1, -2]".into()),
+            ("want".into(), "-2".into()),
+        ];
+        let fixtures = vec!["algo".to_string()];
+        let node = NodeParts {
+            nodeid: "tests/test_a.py::test_f[neg]",
+            function: "test_f",
             source: Some(
-                "@pytest.mark.parametrize('xs, want', CASES)\ndef test_f(xs, want, algo):\n    assert algo.f(xs) == want\n"
-                    .into(),
+                "@pytest.mark.parametrize('xs, want', CASES)\ndef test_f(xs, want, algo):\n    assert algo.f(xs) == want\n",
             ),
-            params: vec![
-                ("xs".into(), "[-1, -2]".into()),
-                ("want".into(), "-2".into()),
-            ],
-            fixtures: vec!["algo".into()],
-            mark: None,
+            params: &params,
+            fixtures: &fixtures,
         };
         assert_eq!(
-            node_source(&item),
+            node_source(node),
             "# tests/test_a.py::test_f[neg]\n# fixtures: algo\nxs = [-1, -2]\nwant = -2\n\
              def test_f(xs, want, algo):\n    assert algo.f(xs) == want\n"
         );
