@@ -7,10 +7,13 @@
 //!   tests, trace the first failing one, render the trace) on LDB's GPT-3.5 HumanEval seeds that
 //!   fail a visible test, fresh and warm workers, read from `../shared/datasets`;
 //! - tracing slowdown on a loop-heavy program: time measured inside the program, untraced vs the
-//!   native hook vs the Python-level hook, at block and line level.
+//!   native hook vs the Python-level hook, at block and line level;
+//! - the pytest path per candidate (`runner_pytest.rs`): a test file of three tests run as one
+//!   pytest session, against the plain path's child per test.
 //!
 //! Options (after `--`): `--runs N` (default 30), `--loop N` iterations (default 300000),
-//! `--data-dir DIR` (default `../shared/datasets` beside the repository).
+//! `--data-dir DIR` (default `../shared/datasets` beside the repository), `--only pytest` (that
+//! table alone).
 
 use std::time::Duration;
 
@@ -20,6 +23,9 @@ use ldb::runner::{Runner, TestInput};
 use ldb::sandbox::{Limits, Sandbox};
 use ldb::trace::units::UnitMap;
 use ldb::trace::{Level, TraceRequest, TracerKind};
+
+#[path = "runner_pytest.rs"]
+mod runner_pytest;
 
 const LOOP_PROGRAM: &str = "import time
 
@@ -55,6 +61,17 @@ fn main() {
     println!();
     println!("Command: `cargo bench --bench runner -- --runs {runs} --loop {iterations}`");
     println!();
+    let only_pytest = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .is_some_and(|v| v == "pytest");
+    if let Err(e) = runner_pytest::report(env!("CARGO_BIN_EXE_ldb"), runs) {
+        return fail(&format!("the pytest path: {e}"));
+    }
+    if only_pytest {
+        return;
+    }
 
     // Per-test overhead.
     let trivial = TestInput::Code {

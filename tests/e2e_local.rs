@@ -512,3 +512,93 @@ fn a_seeded_reply_does_not_depend_on_the_requests_before_it() {
         assert_eq!(again.content, cold[seed as usize], "seed {seed}, repeated");
     }
 }
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The README's project walkthrough with the real model: a module of a package under `src/`,
+/// tested by the project's pytest suite (tests/fixtures/pytest_project), fixed in place.
+#[test]
+#[ignore = "needs the embedded model and pytest; scripts/test.sh runs it"]
+fn fix_write_repairs_a_function_of_a_pytest_project_with_the_embedded_model() {
+    model_path();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("ranking");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pytest_project"),
+        &root,
+    );
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let report_path = dir.path().join("report.json");
+    let module = root.join("src/ranking/stats.py");
+    let original = std::fs::read_to_string(&module).expect("module");
+    let output = ldb()
+        .current_dir(&root)
+        .env_remove("VIRTUAL_ENV")
+        .args([
+            "fix",
+            "src/ranking/stats.py::second_largest",
+            "--tests",
+            "tests/",
+            "--write",
+            "--model",
+            MODEL,
+            "--max-iters",
+            "3",
+        ])
+        .args(["--no-cache", "--config", &config.display().to_string()])
+        .args(["--report", &report_path.display().to_string()])
+        .output()
+        .expect("run ldb fix");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ldb: pytest "), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+            .expect("report is JSON");
+    let task = &report["tasks"][0];
+    assert_eq!(task["visible_total"], 12, "{task}");
+    let status = task["status"].as_str().expect("status");
+    let written = std::fs::read_to_string(&module).expect("module");
+    match status {
+        "fixed" => {
+            assert_eq!(output.status.code(), Some(0), "{stderr}");
+            assert!(root.join("src/ranking/stats.py.ldb-orig").is_file());
+            // The rest of the module is kept: mean() is untouched.
+            let mean_end = original.find("def second_largest").expect("second_largest");
+            assert_eq!(&written[..mean_end], &original[..mean_end]);
+            let check = ldb()
+                .current_dir(&root)
+                .env_remove("VIRTUAL_ENV")
+                .args([
+                    "test",
+                    "src/ranking/stats.py::second_largest",
+                    "--tests",
+                    "tests/",
+                ])
+                .output()
+                .expect("run ldb test");
+            let stdout = String::from_utf8_lossy(&check.stdout);
+            assert_eq!(check.status.code(), Some(0), "{stdout}");
+            assert!(
+                stdout.contains("10 passed, 1 skipped, 1 xfailed"),
+                "{stdout}"
+            );
+        }
+        "not_fixed" => {
+            assert_eq!(output.status.code(), Some(1), "{stderr}");
+            assert_eq!(written, original, "a failed fix must leave the file alone");
+        }
+        other => panic!("status {other}: {stderr}"),
+    }
+}

@@ -83,6 +83,7 @@ fn loads_single_task_json() {
                 stdout: "6\n".into()
             }],
             scope: Default::default(),
+            pytest_nodes: Vec::new(),
         }]
     );
 }

@@ -22,6 +22,7 @@ fn spec(program: &str, test: &str) -> RunSpec {
         strict: false,
         prelude: None,
         module: None,
+        project: None,
     }
 }
 

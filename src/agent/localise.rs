@@ -60,7 +60,7 @@ pub async fn trace(
         "task_prompt": task.prompt,
         "program": program.trim_end(),
         "test_summary": test_summary(outcomes),
-        "failing_test": failing.test.describe(),
+        "failing_test": failing.test.prompt_text(),
         "failing_result": traced.result,
         "unit_name": unit_name(fixer.options.level),
         "trace": traced.trace,

@@ -207,7 +207,10 @@ pub fn run(
 
 fn run_end(outcome: &TestOutcome) -> Result<RunEnd, CheckError> {
     Ok(match outcome.status {
-        TestStatus::Passed | TestStatus::Failed => RunEnd::Finished,
+        // pytest outcomes (skipped, xfailed) do not occur here; they ran to an end.
+        TestStatus::Passed | TestStatus::Failed | TestStatus::Skipped | TestStatus::XFailed => {
+            RunEnd::Finished
+        }
         TestStatus::Exited => match outcome.exit_code {
             Some(code) => RunEnd::Exited(code),
             None => RunEnd::Finished,

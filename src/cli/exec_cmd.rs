@@ -524,6 +524,7 @@ pub fn runnable_task(
         source: None,
         io_tests: Vec::new(),
         scope: Default::default(),
+        pytest_nodes: Vec::new(),
     };
     Ok((task, prefix))
 }

@@ -4,14 +4,20 @@
 //! The work of reading the files is library code ([`crate::task::file_input`]); this module
 //! reads the files the user named, turns that module's errors into `error:`/`hint:` lines, and
 //! asks the sandbox (never this process) whether the test file's imports resolve.
+//!
+//! Two paths run tests, chosen here and named on stderr: pytest, in the project
+//! (`pytest_task.rs`), for a test directory, a node id, `-k`, a suite with a `conftest.py` or
+//! pytest settings, and a test file that uses what only pytest runs (fixtures, parametrize,
+//! classes with set-up, relative imports); else a plain test file read without pytest.
 
 use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args};
 
 use super::output::{self, CliError};
+use super::pytest_task::{self, Reason};
 use crate::runner::{Runner, TestInput};
-use crate::task::file_input::{self, FileInput, FileInputError};
+use crate::task::file_input::{self, project, FileInput, FileInputError};
 use crate::task::{IoTest, Task};
 
 /// Flags for a `.py` program given in place of a task file.
@@ -21,17 +27,33 @@ pub struct FileTaskArgs {
     /// --make-runnable, a statement run after the snippet, e.g. 'assert total == 6'.
     #[arg(long = "test", value_name = "STMT")]
     pub test: Vec<String>,
-    /// A pytest-style test file for a .py program: top-level asserts and test_* functions that
-    /// import the program as `from prog import f` or `import prog` (pytest is not needed).
-    #[arg(long = "tests", value_name = "TEST_FILE.py")]
+    /// The tests of a .py program: a test file, a test directory or a pytest node id
+    /// (tests/test_x.py::test_y). A plain file (asserts and test_* functions importing the
+    /// program as `from prog import f`) runs without pytest; fixtures, parametrize, conftest.py
+    /// and the project's own modules run with the project's pytest.
+    #[arg(long = "tests", value_name = "PATH")]
     pub tests: Option<PathBuf>,
     /// A stdin/stdout test for a .py program that reads its input: the input and the expected
     /// output (repeatable).
     #[arg(long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]
     pub io_test: Vec<String>,
-    /// The function under test, when the tests call several of the program's functions.
+    /// The function under test, when the tests call several of the program's functions
+    /// (also written `prog.py::NAME`).
     #[arg(long, value_name = "NAME")]
     pub entry: Option<String>,
+    /// Only the pytest tests whose names match EXPR (pytest's -k).
+    #[arg(short = 'k', value_name = "EXPR")]
+    pub keyword: Option<String>,
+    /// The virtualenv whose pytest and packages the tests use (default: the active one,
+    /// $VIRTUAL_ENV); it must be a Python 3.11 one.
+    #[arg(long, value_name = "DIR")]
+    pub venv: Option<PathBuf>,
+    /// Run the tests with pytest even where ldb could read the file without it.
+    #[arg(long, conflicts_with = "no_pytest")]
+    pub pytest: bool,
+    /// Read the test file without pytest (plain asserts and test functions only).
+    #[arg(long)]
+    pub no_pytest: bool,
     /// What the program should do (default: the entry function's docstring, else the module's).
     #[arg(long = "task", value_name = "TEXT")]
     pub task_text: Option<String>,
@@ -45,6 +67,14 @@ impl FileTaskArgs {
             Some("--tests")
         } else if !self.io_test.is_empty() {
             Some("--io-test")
+        } else if self.keyword.is_some() {
+            Some("-k")
+        } else if self.venv.is_some() {
+            Some("--venv")
+        } else if self.pytest {
+            Some("--pytest")
+        } else if self.no_pytest {
+            Some("--no-pytest")
         } else {
             self.entry.is_some().then_some("--entry")
         }
@@ -62,14 +92,20 @@ impl FileTaskArgs {
         } else if self.task_text.is_some() {
             Some("--task")
         } else {
-            None
+            self.given_beyond_test_and_task()
         }
     }
 }
 
-/// Whether `path` names a Python program (rather than a task file).
+/// Whether `path` names a Python program (rather than a task file): `prog.py`, or
+/// `path/to/module.py::function`.
 pub fn is_program(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "py")
+    program_file(path).extension().is_some_and(|e| e == "py")
+}
+
+/// The file of a program target (`module.py::function` → `module.py`).
+pub fn program_file(path: &Path) -> PathBuf {
+    project::split_target(path).0
 }
 
 /// Refuses the file-task flags on a task file, where they would be silently ignored.
@@ -95,18 +131,145 @@ pub fn load(
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), CliError> {
-    let text = output::read_source(program)?;
+    let text = output::read_source(&program_file(program))?;
     load_text(program, text, args, runner, quiet)
 }
 
 /// [`load`] with the program's text already read (`--write` reads it under its lock).
+/// `target` is the program file, or `file.py::function`.
 pub fn load_text(
-    program: &Path,
+    target: &Path,
     text: String,
     args: &FileTaskArgs,
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), CliError> {
+    let (program, function) = project::split_target(target);
+    let python_path_given = !runner.sandbox().python_path().is_empty();
+    let pytest = |reason: Reason, text: String, runner: Runner| {
+        pytest_task::load(
+            pytest_task::Target {
+                program: &program,
+                function: function.clone(),
+                text,
+                python_path_given,
+                quiet,
+            },
+            pytest_task::TestsArgs {
+                tests: args.tests.as_deref(),
+                keyword: args.keyword.as_deref(),
+                venv: args.venv.as_deref(),
+                entry: args.entry.as_deref(),
+                task_text: args.task_text.as_deref(),
+            },
+            runner,
+            &reason,
+        )
+    };
+    if let Some(reason) = pytest_wanted(&program, args)? {
+        return pytest(reason, text, runner);
+    }
+    match load_plain(
+        &program,
+        function.clone(),
+        text.clone(),
+        args,
+        runner.clone(),
+        quiet,
+    ) {
+        Ok(loaded) => Ok(loaded),
+        Err(Plain::NeedsPytest(reason, plain_error)) if !args.no_pytest => {
+            pytest(reason, text, runner).map_err(|e| {
+                // No pytest to run it: the plain path's own refusal says what to change.
+                if e.message.contains("these tests need pytest") {
+                    CliError {
+                        message: format!("{}; {}", plain_error.message, e.message),
+                        ..e
+                    }
+                } else {
+                    e
+                }
+            })
+        }
+        Err(Plain::NeedsPytest(_, e)) | Err(Plain::Error(e)) => Err(e),
+    }
+}
+
+/// Why the tests must go to pytest before the file is read: `--pytest`, a directory, a node
+/// id, `-k`, a `conftest.py` or pytest settings in the project.
+fn pytest_wanted(program: &Path, args: &FileTaskArgs) -> Result<Option<Reason>, CliError> {
+    let Some(tests) = &args.tests else {
+        if args.pytest || args.keyword.is_some() {
+            return Err(CliError::bad_input(
+                "pytest needs tests to run: no --tests given",
+                "pass --tests tests/ (a directory, a test file or a node id)",
+            ));
+        }
+        return Ok(None);
+    };
+    let (path, node) = project::split_node(tests);
+    let obvious = if args.pytest {
+        Some("--pytest")
+    } else if path.is_dir() {
+        Some("a test directory")
+    } else if node.is_some() {
+        Some("a node id")
+    } else if args.keyword.is_some() {
+        Some("-k")
+    } else {
+        None
+    };
+    if args.no_pytest {
+        return match obvious {
+            Some(what) => Err(CliError::bad_input(
+                format!(
+                    "--no-pytest: {} is {what}, which only pytest runs",
+                    tests.display()
+                ),
+                "give one test file without --no-pytest's limits, or leave out --no-pytest",
+            )),
+            None => Ok(None),
+        };
+    }
+    if let Some(what) = obvious {
+        return Ok(Some(Reason(what.to_string())));
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(None);
+    };
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let program_abs = project::absolute(program, &cwd);
+    let tests_abs = project::absolute(&path, &cwd);
+    Ok(
+        project::find_root(&program_abs, &tests_abs, &cwd, home.as_deref())
+            .ok()
+            .filter(|root| project::uses_pytest_config(root, &tests_abs))
+            .map(|_| Reason("the project has a conftest.py or pytest settings".into())),
+    )
+}
+
+/// How the plain path failed.
+enum Plain {
+    /// The file uses what only pytest runs; the reason, and the plain path's own error.
+    NeedsPytest(Reason, CliError),
+    Error(CliError),
+}
+
+impl From<CliError> for Plain {
+    fn from(e: CliError) -> Self {
+        Plain::Error(e)
+    }
+}
+
+/// The plain path: the test file read without pytest.
+fn load_plain(
+    program: &Path,
+    function: Option<String>,
+    text: String,
+    args: &FileTaskArgs,
+    runner: Runner,
+    quiet: bool,
+) -> Result<(Task, Runner), Plain> {
     let test_file = match &args.tests {
         Some(path) => Some((path.clone(), output::read_source(path)?)),
         None => None,
@@ -119,23 +282,51 @@ pub fn load_text(
             stdout: pair.get(1).cloned().unwrap_or_default(),
         })
         .collect();
+    if let (Some(given), Some(entry)) = (&function, &args.entry) {
+        if given != entry {
+            return Err(Plain::Error(CliError::bad_input(
+                format!(
+                    "{}::{given} and --entry {entry} name different functions",
+                    program.display()
+                ),
+                "name the function under test once",
+            )));
+        }
+    }
     let input = FileInput {
         program_path: program.to_path_buf(),
         program: text,
         tests: args.test.clone(),
         test_file,
         io_tests,
-        entry: args.entry.clone(),
+        entry: function.or_else(|| args.entry.clone()),
         task_text: args.task_text.clone(),
     };
-    let built = file_input::build(&input).map_err(file_error)?;
+    let built = match file_input::build(&input) {
+        Ok(built) => built,
+        Err(e) if e.needs_pytest => {
+            let reason = Reason(format!("{} uses what only pytest runs", e.file.display()));
+            return Err(Plain::NeedsPytest(reason, file_error(e)));
+        }
+        Err(e) => return Err(Plain::Error(file_error(e))),
+    };
     // The program's module name resolves to the program under test.
     let runner = match &built.module {
         Some(name) => runner.with_module(name.clone()),
         None => runner,
     };
-    let missing = missing_modules(&runner, &built.imports)?;
+    let missing = missing_modules(&runner, &built.imports).map_err(CliError::from)?;
     if let (Some(first), Some((test_path, _))) = (missing.first(), &input.test_file) {
+        if let Some(reason) = project_import(program, test_path, &missing) {
+            let e = CliError::bad_input(
+                format!(
+                    "{}: imports `{first}` from its project",
+                    test_path.display()
+                ),
+                "install pytest: ldb runs such tests with it",
+            );
+            return Err(Plain::NeedsPytest(reason, e));
+        }
         let module_hint = match &built.module {
             Some(m) => format!(
                 "if `{first}` means the program under test, import it by the program's file \
@@ -144,7 +335,7 @@ pub fn load_text(
             ),
             None => format!("install it for the Python ldb runs (python3 -m pip install {first})"),
         };
-        return Err(CliError::bad_input(
+        return Err(Plain::Error(CliError::bad_input(
             format!(
                 "{}: imports `{first}`, which is neither the program under test ({}) nor a \
                  module the sandbox's Python can import{}",
@@ -157,14 +348,35 @@ pub fn load_text(
                 }
             ),
             module_hint,
-        ));
+        )));
     }
     if !quiet {
+        if let Some((test_path, _)) = &input.test_file {
+            eprintln!(
+                "ldb: {} read without pytest (plain test functions and asserts)",
+                test_path.display()
+            );
+        }
         for note in &built.notes {
             eprintln!("note: {note}");
         }
     }
     Ok((built.task, runner))
+}
+
+/// A module the test file imports that is a module or package of the program's project
+/// (beside the program or the tests, or under `src/`): pytest's import path finds it.
+fn project_import(program: &Path, tests: &Path, missing: &[String]) -> Option<Reason> {
+    let dirs: Vec<std::path::PathBuf> = [program.parent(), tests.parent()]
+        .into_iter()
+        .flatten()
+        .flat_map(|d| [d.to_path_buf(), d.join("src"), d.join("..").join("src")])
+        .collect();
+    missing.iter().find_map(|m| {
+        dirs.iter()
+            .any(|d| d.join(m).is_dir() || d.join(format!("{m}.py")).is_file())
+            .then(|| Reason(format!("the tests import `{m}` from the project")))
+    })
 }
 
 fn with_newline(input: &str) -> String {

@@ -37,8 +37,9 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
     }
     // `--write` holds the file for the whole run: locked (a second run waits), checked to be
     // writable before any model call, and read once; the fix replaces it only if unchanged.
+    let program_file = file_task::program_file(&args.task);
     let guard = if args.write && file_task::is_program(&args.task) {
-        Some(hold(&args.task, args.quiet)?)
+        Some(hold(&program_file, args.quiet)?)
     } else {
         None
     };
@@ -163,7 +164,7 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         output::write_file(path, &text, "the report")?;
     }
     if let Some(guard) = &guard {
-        write_back(args, guard, &reports)?;
+        write_back(args, &program_file, guard, &reports)?;
     } else {
         write_results(args, &reports)?;
     }
@@ -260,13 +261,13 @@ fn hold(path: &std::path::Path, quiet: bool) -> Result<crate::files::WriteGuard,
 /// (or, when the file changed meanwhile, beside it).
 fn write_back(
     args: &FixArgs,
+    path: &std::path::Path,
     guard: &crate::files::WriteGuard,
     reports: &[FixReport],
 ) -> Result<(), CliError> {
     let [report] = reports else {
         return write_results(args, reports);
     };
-    let path = &args.task;
     if !report.status.passed() {
         if !args.quiet {
             eprintln!(

@@ -22,6 +22,7 @@ mod model_cmd;
 mod models;
 mod output;
 mod progress;
+mod pytest_task;
 mod report_cmd;
 mod serve_cmd;
 mod test_cmd;

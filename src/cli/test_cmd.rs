@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::TestArgs;
-use crate::runner::{visible_tests, TestInput, TestOutcome};
+use crate::runner::{visible_tests, TestInput, TestOutcome, TestStatus};
 use crate::task::{load_tasks, load_tasks_lenient, Task};
 
 #[derive(Serialize)]
@@ -41,9 +41,10 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         let (program, origin) = match (&program_override, &task.seed, &args.program) {
             (Some(p), _, Some(path)) => (p.clone(), path.display().to_string()),
             // A .py program given as the task is its own seed: name the file.
-            (None, Some(seed), _) if file_task::is_program(&args.task) => {
-                (seed.clone(), args.task.display().to_string())
-            }
+            (None, Some(seed), _) if file_task::is_program(&args.task) => (
+                seed.clone(),
+                file_task::program_file(&args.task).display().to_string(),
+            ),
             (None, Some(seed), _) => (seed.clone(), "seed".to_string()),
             _ => {
                 return Err(CliError::bad_input(
@@ -131,13 +132,47 @@ fn render_text(task_id: &str, origin: &str, results: &[TestOutcome]) -> String {
             r.status.label(),
             r.test.describe()
         ));
-        if !r.passed() {
+        if r.status != TestStatus::Passed {
             out.push_str(&format!("           {}\n", r.summary));
         }
     }
-    let passed = results.iter().filter(|r| r.passed()).count();
-    out.push_str(&format!("  {passed} of {} tests passed\n", results.len()));
+    let pytest = results
+        .iter()
+        .any(|r| matches!(r.test, TestInput::Pytest { .. }));
+    if pytest {
+        out.push_str(&format!("  {}\n", pytest_counts(results)));
+    } else {
+        let passed = results.iter().filter(|r| r.passed()).count();
+        out.push_str(&format!("  {passed} of {} tests passed\n", results.len()));
+    }
     out
+}
+
+/// pytest's way: `4 passed, 1 failed, 1 skipped, 1 xfailed`, statuses in a fixed order.
+fn pytest_counts(results: &[TestOutcome]) -> String {
+    let order = [
+        (TestStatus::Passed, "passed"),
+        (TestStatus::Failed, "failed"),
+        (TestStatus::Error, "error"),
+        (TestStatus::Timeout, "timed out"),
+        (TestStatus::Skipped, "skipped"),
+        (TestStatus::XFailed, "xfailed"),
+    ];
+    let mut parts: Vec<String> = order
+        .iter()
+        .map(|(status, name)| (results.iter().filter(|r| r.status == *status).count(), name))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, name)| format!("{n} {name}"))
+        .collect();
+    let other = results
+        .iter()
+        .filter(|r| !order.iter().any(|(s, _)| *s == r.status))
+        .count();
+    if other > 0 {
+        parts.push(format!("{other} other"));
+    }
+    let tests = if results.len() == 1 { "test" } else { "tests" };
+    format!("{} {tests}: {}", results.len(), parts.join(", "))
 }
 
 /// Load a task file and keep one task when `task_id` is given. Without `strict`, the bad lines

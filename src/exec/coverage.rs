@@ -351,7 +351,12 @@ fn interpret(outcome: TestOutcome, statements: &Statements, offset: u32) -> Exec
                 },
             }
         }
-        TestStatus::OutputLimit | TestStatus::Crashed | TestStatus::SandboxFailure => {
+        TestStatus::OutputLimit
+        | TestStatus::Crashed
+        | TestStatus::SandboxFailure
+        // pytest outcomes; a snippet's run has none.
+        | TestStatus::Skipped
+        | TestStatus::XFailed => {
             Ending::Crashed {
                 summary: outcome.summary.clone(),
             }

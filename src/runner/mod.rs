@@ -3,6 +3,7 @@
 //! One fresh worker process per test keeps tests from seeing each other's state. Tests of one
 //! program run in parallel on `jobs` threads.
 
+pub mod pytest;
 pub mod testcase;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +31,9 @@ pub enum TestInput {
     Io { stdin: String, stdout: String },
     /// Evaluate one expression and report its value (used by `ldb trace --call`).
     Call { expr: String },
+    /// One pytest node of the runner's project ([`Runner::with_project`]): its id, and its
+    /// source as a prompt shows it (the test function with its parameters filled in).
+    Pytest { node_id: String, source: String },
 }
 
 impl TestInput {
@@ -39,11 +43,25 @@ impl TestInput {
             TestInput::Code { source } => one_line(source),
             TestInput::Io { stdin, .. } => format!("stdin {}", one_line(&format!("{stdin:?}"))),
             TestInput::Call { expr } => one_line(expr),
+            TestInput::Pytest { node_id, .. } => node_id.clone(),
+        }
+    }
+
+    /// The test as a prompt shows it: a pytest node's source with its parameters, else the
+    /// one-line description.
+    pub fn prompt_text(&self) -> String {
+        match self {
+            TestInput::Pytest { source, .. } if !source.trim().is_empty() => {
+                source.trim_end().to_string()
+            }
+            _ => self.describe(),
         }
     }
 
     fn spec(&self) -> (TestSpec, Option<String>, bool) {
         match self {
+            // Runs through `pytest::run_nodes`; as a plain spec it only loads the program.
+            TestInput::Pytest { .. } => (TestSpec::LoadOnly, None, false),
             TestInput::Code { source } => (testcase::test_spec(source), None, false),
             TestInput::Io { stdin, .. } => (TestSpec::LoadOnly, Some(stdin.clone()), true),
             TestInput::Call { expr } => (TestSpec::Call { expr: expr.clone() }, None, false),
@@ -63,6 +81,16 @@ fn one_line(text: &str) -> String {
 
 /// Visible tests of a task: its assert statements, then its stdin/stdout tests.
 pub fn visible_tests(task: &Task) -> Vec<TestInput> {
+    if !task.pytest_nodes.is_empty() {
+        return task
+            .pytest_nodes
+            .iter()
+            .map(|n| TestInput::Pytest {
+                node_id: n.node_id.clone(),
+                source: n.source.clone(),
+            })
+            .collect();
+    }
     task.visible_tests
         .iter()
         .map(|s| TestInput::Code { source: s.clone() })
@@ -95,6 +123,10 @@ pub enum TestStatus {
     Crashed,
     /// The sandbox itself failed; the program's fate is unknown.
     SandboxFailure,
+    /// A pytest node that was skipped (nothing to fix).
+    Skipped,
+    /// A pytest node marked xfail that failed, as expected (nothing to fix).
+    XFailed,
 }
 
 impl TestStatus {
@@ -109,6 +141,8 @@ impl TestStatus {
             TestStatus::Exited => "EXIT",
             TestStatus::Crashed => "CRASH",
             TestStatus::SandboxFailure => "SANDBOX",
+            TestStatus::Skipped => "SKIP",
+            TestStatus::XFailed => "XFAIL",
         }
     }
 }
@@ -134,8 +168,13 @@ pub struct TestOutcome {
 }
 
 impl TestOutcome {
+    /// Passed, or nothing to fix: a pytest node that was skipped or failed as its xfail mark
+    /// expects counts as passing, as it does for pytest's exit status.
     pub fn passed(&self) -> bool {
-        self.status == TestStatus::Passed
+        matches!(
+            self.status,
+            TestStatus::Passed | TestStatus::Skipped | TestStatus::XFailed
+        )
     }
 }
 
@@ -149,6 +188,8 @@ pub struct Runner {
     /// Code run before every program, in its namespace (`ldb fix --make-runnable`: the prefix
     /// that makes a snippet run).
     prelude: Option<std::sync::Arc<str>>,
+    /// The project whose pytest nodes the runner runs ([`TestInput::Pytest`]).
+    project: Option<std::sync::Arc<pytest::PytestProject>>,
 }
 
 impl Runner {
@@ -162,6 +203,7 @@ impl Runner {
             strict: false,
             module: None,
             prelude: None,
+            project: None,
         }
     }
 
@@ -231,6 +273,12 @@ impl Runner {
         test: &TestInput,
         trace: Option<TraceRequest>,
     ) -> Result<TestOutcome, SandboxError> {
+        if let TestInput::Pytest { .. } = test {
+            let mut outcomes = self.run_nodes(program, std::slice::from_ref(test), trace)?;
+            return outcomes.pop().ok_or_else(|| {
+                SandboxError::Pipe(std::io::Error::other("the pytest node was not run"))
+            });
+        }
         self.run_with_prelude(program, None, test, trace)
     }
 
@@ -256,6 +304,7 @@ impl Runner {
             strict: self.strict,
             prelude: self.prelude_text(prelude),
             module: self.module.clone(),
+            project: None,
         };
         let out = self.sandbox.run(&run)?;
         Ok(classify(test, out))
@@ -281,6 +330,7 @@ impl Runner {
             strict: false,
             prelude: self.prelude_text(prelude),
             module: self.module.clone(),
+            project: None,
         };
         let out = self.sandbox.run(&run)?;
         // Classified as a plain load: only an `Io` test compares output.
@@ -292,12 +342,16 @@ impl Runner {
         Ok(outcome)
     }
 
-    /// Run all `tests` untraced, in parallel, results in input order.
+    /// Run all `tests` untraced, in parallel, results in input order. pytest nodes run
+    /// together, in one pytest session (one sandboxed process) per call.
     pub fn run_all(
         &self,
         program: &str,
         tests: &[TestInput],
     ) -> Vec<Result<TestOutcome, SandboxError>> {
+        if tests.iter().any(|t| matches!(t, TestInput::Pytest { .. })) {
+            return self.run_all_with_nodes(program, tests);
+        }
         in_parallel(tests, self.jobs, |test| self.run(program, test, None))
             .into_iter()
             .map(|r| {
@@ -336,7 +390,7 @@ pub fn in_parallel<T: Sync, R: Send>(
 }
 
 /// Turn what the sandbox saw into a status and a one-line summary.
-fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
+pub(crate) fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
     let mut outcome = TestOutcome {
         test: test.clone(),
         status: TestStatus::SandboxFailure,

@@ -8,6 +8,29 @@ import sys
 
 import _ldb
 
+
+def _setup_site():
+    """A user's environment (`ldb test --venv`, an active virtualenv): its site-packages with
+    their .pth files, and without the system's when the virtualenv does not include them."""
+    dirs = os.environ.get("LDB_SITE_DIRS")
+    if not dirs:
+        return
+    import site
+    system = set(site.getsitepackages())
+    if os.environ.get("LDB_NO_SYSTEM_SITE") == "1":
+        sys.path[:] = [p for p in sys.path if p not in system]
+    before = list(sys.path)
+    for d in dirs.split(os.pathsep):
+        if d:
+            site.addsitedir(d)
+    # As in the virtualenv itself: its packages come before the system's.
+    added = [p for p in sys.path if p not in before]
+    rest = [p for p in sys.path if p in before]
+    at = next((i for i, p in enumerate(rest) if p in system), len(rest))
+    sys.path[:] = rest[:at] + added + rest[at:]
+
+
+_setup_site()
 # Sources by file name, handed to linecache only when a traceback is formatted: importing
 # linecache and traceback up front would cost every run several milliseconds.
 _SOURCES = {}

@@ -63,6 +63,7 @@ pub fn enter(
     network: &Network,
     limits: &Limits,
     workdir: &Path,
+    project: Option<(&super::protocol::ProjectMount, &str)>,
     fork: fn() -> libc::pid_t,
 ) -> Isolation {
     let mut iso = Isolation {
@@ -95,6 +96,12 @@ pub fn enter(
         let python_path: Vec<_> = std::env::var_os("PYTHONPATH")
             .map(|p| std::env::split_paths(&p).collect())
             .unwrap_or_default();
+        // A user's site-packages (`Sandbox::with_site_dirs`), shown like a project.
+        let site_dirs: Vec<_> = [super::SITE_DIRS_VAR, super::SHOWN_DIRS_VAR]
+            .iter()
+            .filter_map(std::env::var_os)
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .collect();
         let view = super::mounts::View {
             workdir,
             disk_bytes: limits.disk_bytes,
@@ -105,6 +112,8 @@ pub fn enter(
                 unsafe { libc::getuid() }
             },
             python_path: &python_path,
+            site_dirs: &site_dirs,
+            project,
         };
         let mounts = super::mounts::private_filesystem(&view);
         iso.read_only_fs = mounts.read_only;

@@ -15,6 +15,7 @@ mod mounts;
 mod process;
 pub mod protocol;
 mod pyjson;
+pub mod pytest;
 mod python_path;
 mod rundirs;
 pub mod split;
@@ -36,11 +37,19 @@ use std::time::{Duration, Instant};
 
 pub use limits::Limits;
 pub use protocol::{
-    ExceptionInfo, Isolation, Phase, TestSpec, WorkerRequest, WorkerResponse, WorkerStatus,
+    ExceptionInfo, Isolation, Phase, ProjectMount, TestSpec, WorkerRequest, WorkerResponse,
+    WorkerStatus,
 };
 pub use python_path::{check_python_path, PythonPathError};
 
 use crate::trace::TraceRequest;
+
+/// The environment variable naming a user's site-packages directories (see
+/// [`Sandbox::with_site_dirs`]); the worker adds them to its interpreter and its view.
+pub(crate) const SITE_DIRS_VAR: &str = "LDB_SITE_DIRS";
+/// The environment variable naming directories runs see read-only where they are (what a
+/// virtualenv's `.pth` files add to the import path).
+pub(crate) const SHOWN_DIRS_VAR: &str = "LDB_SHOWN_DIRS";
 
 /// The hidden sub-command that turns the `ldb` binary into a worker.
 pub const WORKER_COMMAND: &str = "__worker";
@@ -78,6 +87,8 @@ pub enum SandboxError {
     Pipe(std::io::Error),
     #[error("cannot encode the worker request: {0}")]
     Encode(serde_json::Error),
+    #[error("a pytest node was given to a runner without a project")]
+    NoProject,
 }
 
 /// One program + one test to run.
@@ -96,6 +107,9 @@ pub struct RunSpec {
     pub prelude: Option<String>,
     /// Module name the program is importable under (see [`WorkerRequest::module`]).
     pub module: Option<String>,
+    /// The project the run sees, the program in place of one of its files (see
+    /// [`WorkerRequest::project`]).
+    pub project: Option<ProjectMount>,
 }
 
 /// How the worker process ended, as the parent saw it.
@@ -151,6 +165,13 @@ pub struct Sandbox {
     /// Warm workers shared by the clones of this sandbox; `None` runs every test in a fresh
     /// worker process.
     warm: Option<Arc<warm::Pool>>,
+    /// A user's site-packages (a virtualenv's), the directories their `.pth` files add, and
+    /// whether the system's site-packages stay importable.
+    site_dirs: Vec<PathBuf>,
+    shown_dirs: Vec<PathBuf>,
+    system_site: bool,
+    /// Warm workers import pytest (and ldb's pytest module) before forking runs.
+    preload_pytest: bool,
 }
 
 impl Sandbox {
@@ -176,6 +197,10 @@ impl Sandbox {
             dirs: Arc::new(rundirs::RunDirs::new(std::env::temp_dir())),
             python_path: Vec::new(),
             warm: None,
+            site_dirs: Vec::new(),
+            shown_dirs: Vec::new(),
+            system_site: true,
+            preload_pytest: false,
         };
         sandbox.warm = Some(sandbox.new_pool());
         sandbox
@@ -221,6 +246,7 @@ impl Sandbox {
                 env.push(("PYTHONPATH".into(), joined));
             }
         }
+        self.user_environment(&mut env);
         env
     }
 
@@ -251,6 +277,11 @@ impl Sandbox {
         &self.limits
     }
 
+    /// The `--python-path` directories runs import from.
+    pub fn python_path(&self) -> &[PathBuf] {
+        &self.python_path
+    }
+
     /// The same sandbox, sharing its warm workers, with other limits (each run sends its
     /// limits to the worker).
     pub fn with_limits(mut self, limits: Limits) -> Self {
@@ -274,6 +305,7 @@ impl Sandbox {
             strict: spec.strict,
             prelude: spec.prelude.clone(),
             module: spec.module.clone(),
+            project: spec.project.clone(),
         };
         let request =
             protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;

@@ -17,6 +17,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use super::protocol::ProjectMount;
+
 /// Scratch places every user may write to; each is covered with the run's own scratch space.
 pub(super) const SCRATCH: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
 
@@ -52,6 +54,10 @@ pub struct View<'a> {
     pub uid: u32,
     /// `--python-path` directories.
     pub python_path: &'a [PathBuf],
+    /// A user's site-packages directories (a virtualenv's), shown where they are.
+    pub site_dirs: &'a [PathBuf],
+    /// A project shown where it is, with the program in place of its module file.
+    pub project: Option<(&'a ProjectMount, &'a str)>,
 }
 
 /// What [`private_filesystem`] managed to do; anything it could not is a warning.
@@ -262,6 +268,13 @@ fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, String> {
         None,
     );
     scratch(root, view).map_err(step("cannot mount the work dir"))?;
+    // After the scratch space: a project or a virtualenv under /tmp is shown over it.
+    for dir in view.site_dirs {
+        expose(root, dir).map_err(step("cannot show a virtualenv's site-packages"))?;
+    }
+    if let Some((project, program)) = view.project {
+        show_project(root, project, program).map_err(step("cannot show the project"))?;
+    }
     let dev = inside(root, Path::new("/dev"));
     let read_only = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID;
     mount(None, &dev, None, read_only | libc::MS_NOEXEC, None)
@@ -398,6 +411,44 @@ fn scratch(root: &Path, view: &View<'_>) -> Result<(), std::io::Error> {
         return Err(std::io::Error::last_os_error());
     }
     std::fs::remove_dir(&staging)
+}
+
+/// The project at its own path, read-only, with `program` in place of its module file: a file
+/// of a tmpfs of its own (sized to it), bound over the user's file.
+fn show_project(root: &Path, project: &ProjectMount, program: &str) -> Result<(), std::io::Error> {
+    if !project.module_file.starts_with(&project.root) {
+        return Err(std::io::Error::other(format!(
+            "{} is not inside {}",
+            project.module_file.display(),
+            project.root.display()
+        )));
+    }
+    expose(root, &project.root)?;
+    let holder = root.join(".ldb-program");
+    std::fs::create_dir(&holder)?;
+    let size = program.len().saturating_add(64 << 10);
+    tmpfs(
+        &holder,
+        libc::MS_NOSUID | libc::MS_NODEV,
+        &format!("size={size},nr_inodes=16,mode=0755"),
+    )?;
+    let file = holder.join("program.py");
+    std::fs::write(&file, program)?;
+    let target = inside(root, &project.module_file);
+    if !target.exists() {
+        // Nothing to bind over: the project is read-only, so no file can be made there.
+        return Err(std::io::Error::other(format!(
+            "{} does not exist",
+            project.module_file.display()
+        )));
+    }
+    bind(&file, &target, LOCKED | libc::MS_NOEXEC)?;
+    let holder_c = cstr(&holder)?;
+    // SAFETY: umount2 on a path string we own; the bind keeps the file's tmpfs alive.
+    if unsafe { libc::umount2(holder_c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    std::fs::remove_dir(&holder)
 }
 
 /// Make `root` the root of this mount namespace and detach the host's tree from it.

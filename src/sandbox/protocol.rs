@@ -1,4 +1,5 @@
-//! The messages between the parent and a worker process: one request in (fd 3), one response out (fd 4).
+//! The messages between the parent and a worker process: one request in (fd 3), one response out (fd 4),
+//! with what a pytest session reports about each node when the test is one ([`PytestReport`]).
 //!
 //! Both sides are the same `ldb` binary, so the types are shared and serialized as JSON. The
 //! request comes in two parts ([`encode_request`]): everything but the test, then the test, so
@@ -59,6 +60,15 @@ pub enum TestSpec {
     Statements { source: String },
     /// Evaluate one expression and report its value (`ldb trace --call`).
     Call { expr: String },
+    /// One pytest session in the request's project ([`WorkerRequest::project`]): `args` are
+    /// pytest's (paths, node ids, `-k EXPR`); with `collect_only` the nodes are listed, not run.
+    /// Each node gets `node_timeout_ms` inside the session.
+    Pytest {
+        args: Vec<String>,
+        #[serde(default)]
+        collect_only: bool,
+        node_timeout_ms: u64,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,6 +95,20 @@ pub struct WorkerRequest {
     /// f`), so a test file written for the program's file finds the program being run.
     #[serde(default)]
     pub module: Option<String>,
+    /// A project the run sees at its own path, read-only, with the program in place of one of
+    /// its files: what a pytest run ([`TestSpec::Pytest`]) imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<ProjectMount>,
+}
+
+/// A user's project as a run sees it: the directory `root` read-only at its own path, and
+/// `module_file` (a file under `root`) holding the request's program instead of what the
+/// user's file holds. pytest runs from `cwd`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProjectMount {
+    pub root: PathBuf,
+    pub module_file: PathBuf,
+    pub cwd: PathBuf,
 }
 
 /// The bytes on the request pipe: the header's length (8 bytes, little-endian), the header as
@@ -164,6 +188,10 @@ pub struct ExceptionInfo {
     /// raised, or where program code called into a function the prelude defined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prelude_line: Option<u32>,
+    /// Where in a test file it was raised, `path:line` (pytest runs: the innermost frame of the
+    /// test's own file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_location: Option<String>,
 }
 
 /// Which protections were in force for the run; anything missing is named in `warnings`.
@@ -201,6 +229,133 @@ pub struct WorkerResponse {
     pub trace: Option<RawTrace>,
     #[serde(default)]
     pub isolation: Isolation,
+    /// What a pytest session reported ([`TestSpec::Pytest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pytest: Option<PytestReport>,
+}
+
+/// What one pytest session reported.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PytestReport {
+    /// pytest's version, when it could be imported.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The directory pytest was imported from.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// Why pytest could not be imported (then nothing ran).
+    #[serde(default)]
+    pub import_error: Option<String>,
+    /// pytest's exit code (0 all passed, 1 some failed, 2 interrupted, 4 usage error, 5 none
+    /// collected).
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    /// pytest's rootdir and ini file, as it chose them.
+    #[serde(default)]
+    pub rootdir: Option<String>,
+    #[serde(default)]
+    pub inifile: Option<String>,
+    /// A usage error pytest stopped at (e.g. `not found: tests/test_x.py::test_y`).
+    #[serde(default)]
+    pub usage_error: Option<String>,
+    /// Files or directories that could not be collected.
+    #[serde(default)]
+    pub collect_errors: Vec<CollectError>,
+    /// The nodes collected (a collect-only session).
+    #[serde(default)]
+    pub items: Vec<CollectedItem>,
+    /// The nodes run, in the order they ran.
+    #[serde(default)]
+    pub nodes: Vec<NodeReport>,
+    /// Whether collection imported the module file from its path (a collect-only session): if
+    /// not, the tests may import an installed copy that candidates never replace.
+    #[serde(default)]
+    pub module_imported: Option<bool>,
+    /// How long `pytest.main` took inside the run, in milliseconds.
+    #[serde(default)]
+    pub session_ms: Option<f64>,
+    /// The CPU time it took (the process's, user and system).
+    #[serde(default)]
+    pub session_cpu_ms: Option<f64>,
+}
+
+/// A collector pytest could not collect: a test file that does not import, a conftest.py that
+/// raises.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CollectError {
+    pub nodeid: String,
+    /// The exception behind it (the original one, not pytest's wrapper), when one was seen.
+    #[serde(default)]
+    pub exception: Option<ExceptionInfo>,
+    /// The module an import could not find (`ModuleNotFoundError.name`).
+    #[serde(default)]
+    pub missing_module: Option<String>,
+}
+
+/// One collected node.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CollectedItem {
+    pub nodeid: String,
+    /// The test's file and its 1-based line.
+    pub path: String,
+    pub line: u32,
+    /// The test function's name (without parameters).
+    pub function: String,
+    /// The test function's source (dedented), when it can be read.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Parametrized arguments with their values, rendered.
+    #[serde(default)]
+    pub params: Vec<(String, String)>,
+    /// Fixtures the test asks for besides its parameters.
+    #[serde(default)]
+    pub fixtures: Vec<String>,
+    /// `skip` or `xfail` when the node carries such a mark.
+    #[serde(default)]
+    pub mark: Option<String>,
+}
+
+/// How a node ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeOutcome {
+    Passed,
+    /// An assertion of the test failed.
+    Failed,
+    /// Another exception, in the test or in a fixture's set-up or teardown.
+    Error,
+    Skipped,
+    /// Marked xfail, and it failed.
+    Xfailed,
+    /// Marked xfail, and it passed (a non-strict xfail; a strict one is `failed`).
+    Xpassed,
+    /// Stopped at the per-node time limit.
+    Timeout,
+    /// The session ended before the node reported (it was killed, or the program exited it).
+    NotRun,
+}
+
+/// One node's result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeReport {
+    pub nodeid: String,
+    pub outcome: NodeOutcome,
+    /// The phase that decided the outcome: `setup`, `call` or `teardown`.
+    #[serde(default)]
+    pub when: Option<String>,
+    pub duration_ms: f64,
+    #[serde(default)]
+    pub exception: Option<ExceptionInfo>,
+    /// A failed comparison's operator and its two sides, rendered.
+    #[serde(default)]
+    pub op: Option<String>,
+    #[serde(default)]
+    pub left: Option<String>,
+    #[serde(default)]
+    pub right: Option<String>,
+    /// Why it was skipped or xfailed.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 #[cfg(test)]
@@ -218,6 +373,7 @@ mod tests {
             strict: true,
             prelude: None,
             module: None,
+            project: None,
         }
     }
 

@@ -78,11 +78,26 @@ pub(super) fn run(
             &entered
         }
     };
-    let isolation = super::isolate::enter(network, &req.limits, &req.workdir, fork);
+    let project = req.project.as_ref().map(|p| (p, req.program.as_str()));
+    let isolation = super::isolate::enter(network, &req.limits, &req.workdir, project, fork);
+    if let (Some(project), false) = (&req.project, isolation.read_only_fs) {
+        // Without a view of its own the run would test the user's file, not the program.
+        return Err(format!(
+            "cannot put the program in place of {} for pytest: the run has no file system view \
+             of its own ({})",
+            project.module_file.display(),
+            isolation.warnings.join("; ")
+        ));
+    }
     // SAFETY: getpid has no preconditions.
     let harness_pid = unsafe { libc::getpid() };
     if let Some(trace) = req.trace.clone() {
-        hook::configure(trace, PROGRAM_FILENAME, started);
+        // In a project the program is a file of it, imported by its real path.
+        let filename = match &req.project {
+            Some(p) => p.module_file.to_string_lossy().into_owned(),
+            None => PROGRAM_FILENAME.to_string(),
+        };
+        hook::configure(trace, &filename, started);
     }
     let response = match (program_process, scoring_pipe, test) {
         (Some(process), Some(pipe), _) => {
@@ -128,6 +143,9 @@ fn run_harness(
     warm: bool,
     isolation: Isolation,
 ) -> PyResult<WorkerResponse> {
+    if let super::protocol::TestSpec::Pytest { .. } = test {
+        return run_pytest(py, req, test, warm, isolation);
+    }
     let harness = super::harness::module(py)?;
     // The harness needs neither the trace request nor the limits.
     let request = serde_json::json!({
@@ -144,6 +162,34 @@ fn run_harness(
     let mut response: WorkerResponse =
         serde_json::from_value(pyjson::from_python(&out)).map_err(|e| {
             pyo3::exceptions::PyValueError::new_err(format!("harness result is not valid: {e}"))
+        })?;
+    response.trace = hook::take_finished();
+    response.isolation = isolation;
+    Ok(response)
+}
+
+/// One pytest session in the request's project (`pytest_run.py`).
+fn run_pytest(
+    py: Python<'_>,
+    req: &WorkerRequest,
+    test: &super::protocol::TestSpec,
+    warm: bool,
+    isolation: Isolation,
+) -> PyResult<WorkerResponse> {
+    if warm {
+        set_home(py, &req.workdir)?;
+    }
+    let module = super::pytest::module(py)?;
+    let request = serde_json::json!({
+        "test": test,
+        "value_chars": req.value_chars,
+        "project": req.project,
+        "traced": req.trace.is_some(),
+    });
+    let out = module.call_method1("run", (pyjson::to_python(py, &request)?,))?;
+    let mut response: WorkerResponse =
+        serde_json::from_value(pyjson::from_python(&out)).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("pytest result is not valid: {e}"))
         })?;
     response.trace = hook::take_finished();
     response.isolation = isolation;

@@ -128,6 +128,12 @@ fn preload(py: Python<'_>) -> PyResult<()> {
     for name in PRELOAD {
         py.import(*name)?;
     }
+    if std::env::var_os(super::pytest::PRELOAD_PYTEST_VAR).is_some_and(|v| v == "1") {
+        // pytest comes from the user's environment; where it has none the module loads all
+        // the same, and its runs say so.
+        let module = super::pytest::module(py)?;
+        module.call_method0("warm_up")?;
+    }
     Ok(())
 }
 

@@ -77,6 +77,18 @@ pub struct Task {
     /// seed (a user's module). Set by the loader of a program file; not part of `task.json`.
     #[serde(skip)]
     pub scope: ProgramScope,
+    /// The task's tests as pytest nodes of a project (`ldb fix src/m.py --tests tests/`): run
+    /// by pytest instead of `visible_tests`, which then hold their sources for prompts. Set by
+    /// the loader of a project; not part of `task.json`.
+    #[serde(skip)]
+    pub pytest_nodes: Vec<PytestNode>,
+}
+
+/// A test of a task that pytest runs: its node id, and its source as a prompt shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PytestNode {
+    pub node_id: String,
+    pub source: String,
 }
 
 /// What a candidate program replaces.

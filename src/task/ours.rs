@@ -53,6 +53,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         source: source(record)?,
         io_tests: io_tests(record)?,
         scope: Default::default(),
+        pytest_nodes: Vec::new(),
     };
     // DESIGN.md's example writes hidden tests as a bare `def check(candidate): ...`; without the
     // call they would pass every program. Adding it is idempotent, so saved tasks reload unchanged.

@@ -141,3 +141,29 @@ pub struct RawTrace {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub finished_units: Vec<u32>,
 }
+
+impl RawTrace {
+    /// Only the last top-level call of the program and what it called: a test that calls the
+    /// function several times stopped at the call that failed, so that is the one to show.
+    /// Counts shrink to match; coverage is left as it was.
+    pub fn keep_last_call(&mut self) {
+        let Some(last) = self.instances.iter().rev().find(|i| i.depth == 0) else {
+            return;
+        };
+        let frame = last.frame;
+        let Some(start) = self
+            .instances
+            .iter()
+            .filter(|i| i.frame == frame)
+            .map(|i| i.seq)
+            .min()
+        else {
+            return;
+        };
+        if start == 0 {
+            return;
+        }
+        self.instances.retain(|i| i.seq >= start);
+        self.total_instances = self.total_instances.saturating_sub(start);
+    }
+}

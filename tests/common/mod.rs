@@ -3,6 +3,8 @@
 //! binary uses a part of it.
 #![allow(dead_code)]
 
+pub mod project;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -83,15 +83,8 @@ impl Search<'_> {
             let quick = runner.with_wall_ms((parent_ms * 10).clamp(1000, 3000));
             let tried = in_parallel(&candidates, runner.jobs(), |edit| {
                 let t = Instant::now();
-                let mut outcomes = Vec::with_capacity(visible.len());
-                for test in &visible {
-                    let o = quick.run(&edit.program, test, None)?;
-                    let timed_out = o.status == TestStatus::Timeout;
-                    outcomes.push(o);
-                    if timed_out {
-                        break;
-                    }
-                }
+                // Stops at the first test that times out (pytest nodes: one session).
+                let outcomes = quick.run_in_order(&edit.program, &visible)?;
                 let passed = outcomes.iter().filter(|o| o.passed()).count();
                 let mut derived_ok = true;
                 if passed == visible.len() {

@@ -407,6 +407,7 @@ mod tests {
             source: None,
             io_tests: Vec::new(),
             scope: Default::default(),
+            pytest_nodes: Vec::new(),
         }
     }
 

@@ -71,7 +71,8 @@ pub(super) fn collect_tests(
                         ),
                         "write the cases out as asserts, or as one test function per case",
                     )
-                    .at(line_of(stmt)));
+                    .at(line_of(stmt))
+                    .for_pytest());
                 }
                 let body: Vec<&ast::Stmt> =
                     f.body.iter().filter(|s| docstring(s).is_none()).collect();
@@ -99,9 +100,27 @@ pub(super) fn collect_tests(
                     ),
                     "call the coroutine with asyncio.run(...) inside a plain test function",
                 )
-                .at(line_of(stmt)));
+                .at(line_of(stmt))
+                .for_pytest());
             }
             ast::Stmt::ClassDef(c) if c.name.starts_with("Test") => {
+                if let Some(hook) = c.body.iter().find_map(|m| match m {
+                    ast::Stmt::FunctionDef(f) if SET_UP.contains(&f.name.as_str()) => {
+                        Some(f.name.to_string())
+                    }
+                    _ => None,
+                }) {
+                    return Err(FileInputError::new(
+                        path,
+                        format!(
+                            "test class `{}` has set-up (`{hook}`), which pytest calls around                              each test; ldb runs plain test methods without pytest",
+                            c.name
+                        ),
+                        "install pytest (ldb then runs the file with it), or move the set-up                          into each test method",
+                    )
+                    .at(line_of(stmt))
+                    .for_pytest());
+                }
                 let class_text = statement_text(text, &src, stmt);
                 for m in &c.body {
                     let ast::Stmt::FunctionDef(f) = m else {
@@ -121,7 +140,8 @@ pub(super) fn collect_tests(
                             ),
                             "write the cases out as asserts in methods that take only self",
                         )
-                        .at(line_of(m)));
+                        .at(line_of(m))
+                        .for_pytest());
                     }
                     cases.push(format!("{class_text}\n{}().{}()", c.name, f.name));
                 }
@@ -202,6 +222,18 @@ pub(super) fn collect_tests(
     imports.dedup();
     Ok(Collected { tests, imports })
 }
+
+/// Methods pytest calls around a test class's tests.
+const SET_UP: &[&str] = &[
+    "setup_method",
+    "teardown_method",
+    "setup_class",
+    "teardown_class",
+    "setup",
+    "teardown",
+    "setUp",
+    "tearDown",
+];
 
 pub(super) fn has_parameters(args: &ast::Arguments) -> bool {
     !args.args.is_empty()
@@ -293,7 +325,8 @@ pub(super) fn import_names(
                     ),
                     relative_hint(),
                 )
-                .at(line_of(stmt)));
+                .at(line_of(stmt))
+                .for_pytest());
             }
             let top = name.split('.').next().unwrap_or_default();
             if Some(top) == module {

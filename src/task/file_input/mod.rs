@@ -18,15 +18,21 @@
 //! (`cli/file_task.rs`) asks the sandbox which of the test file's other imports it cannot
 //! resolve.
 //!
+//! A program in a project whose tests pytest runs ([`build_pytest`]) gets its tests as pytest
+//! nodes, collected by pytest itself in the sandbox (`cli/pytest_task.rs`); `project` finds the
+//! project and the Python environment around the files and renders a node as a prompt shows
+//! it.
+//!
 //! Parts: `collect` (the test file, read as pytest would), `program` (what the program file
-//! offers: functions, docstrings, the entry).
+//! offers: functions, docstrings, the entry), `project` (a program in a project).
 
 mod collect;
 mod program;
+pub mod project;
 
 use std::path::{Path, PathBuf};
 
-use super::{IoTest, ProgramScope, Task};
+use super::{IoTest, ProgramScope, PytestNode, Task};
 use crate::python::splice;
 
 use collect::collect_tests;
@@ -40,6 +46,9 @@ pub struct FileInputError {
     pub line: Option<u32>,
     pub message: String,
     pub hint: String,
+    /// The test file uses what only pytest runs (fixtures, parametrize, relative imports,
+    /// async tests): pytest would run it as it is.
+    pub needs_pytest: bool,
 }
 
 impl FileInputError {
@@ -49,11 +58,17 @@ impl FileInputError {
             line: None,
             message: message.into(),
             hint: hint.into(),
+            needs_pytest: false,
         }
     }
 
     fn at(mut self, line: u32) -> Self {
         self.line = Some(line);
+        self
+    }
+
+    fn for_pytest(mut self) -> Self {
+        self.needs_pytest = true;
         self
     }
 }
@@ -123,7 +138,61 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         ));
     }
 
-    let entry = choose_entry(input, &program, &visible)?;
+    let task = finish(input, &program, visible, Vec::new(), &mut notes)?;
+    if let Err(problems) = task.validate() {
+        if let Some(p) = problems.into_iter().next() {
+            return Err(FileInputError::new(path, p.to_string(), "check the flags"));
+        }
+    }
+    Ok(FileTask {
+        task,
+        module,
+        imports,
+        notes,
+    })
+}
+
+/// The task for a program whose tests are pytest nodes of its project (found by running
+/// pytest's collection, which the caller did): the nodes are the tests, their sources what a
+/// prompt shows. The entry is `input.entry`, else the one program function the nodes' sources
+/// call, else the program's only function.
+pub fn build_pytest(input: &FileInput, nodes: Vec<PytestNode>) -> Result<FileTask, FileInputError> {
+    let path = &input.program_path;
+    let program = ProgramFacts::read(&input.program);
+    let mut notes = Vec::new();
+    if nodes.is_empty() {
+        return Err(FileInputError::new(
+            path,
+            "pytest collected no tests to run the program against",
+            "check --tests (a test file, a directory, or a node id) and -k EXPR",
+        ));
+    }
+    let sources: Vec<String> = nodes.iter().map(|n| n.source.clone()).collect();
+    let task = finish(input, &program, sources, nodes, &mut notes)?;
+    // Node sources show parameter values as pytest rendered them, not always Python.
+    if let Err(problems) = super::validate::validate(&task, false) {
+        if let Some(p) = problems.into_iter().next() {
+            return Err(FileInputError::new(path, p.to_string(), "check the flags"));
+        }
+    }
+    Ok(FileTask {
+        task,
+        module: None,
+        imports: Vec::new(),
+        notes,
+    })
+}
+
+/// The task from its tests: the entry, the task text, the scope.
+fn finish(
+    input: &FileInput,
+    program: &ProgramFacts,
+    visible: Vec<String>,
+    pytest_nodes: Vec<PytestNode>,
+    notes: &mut Vec<String>,
+) -> Result<Task, FileInputError> {
+    let path = &input.program_path;
+    let entry = choose_entry(input, program, &visible)?;
     let prompt = match input.task_text.as_deref().map(str::trim) {
         Some(text) if !text.is_empty() => text.to_string(),
         _ => {
@@ -156,7 +225,7 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         Some(e) if splice::defines(&input.program, e) => ProgramScope::Function,
         _ => ProgramScope::Whole,
     };
-    let task = Task {
+    Ok(Task {
         task_id,
         prompt,
         entry_point: entry.unwrap_or_default(),
@@ -166,17 +235,7 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         source: None,
         io_tests: input.io_tests.clone(),
         scope,
-    };
-    if let Err(problems) = task.validate() {
-        if let Some(p) = problems.into_iter().next() {
-            return Err(FileInputError::new(path, p.to_string(), "check the flags"));
-        }
-    }
-    Ok(FileTask {
-        task,
-        module,
-        imports,
-        notes,
+        pytest_nodes,
     })
 }
 

@@ -1,0 +1,470 @@
+"""Runs one pytest session inside the sandbox and describes every node as data.
+
+Loaded as module `ldb_pytest`: a warm worker imports it, with pytest and pytest's built-in
+plugins, before it forks any run. The harness calls `run` for a `pytest` test. The `Reporter`
+plugin records, per node, its outcome, its duration, the exception with the program line and
+the test line it came from, and the two values a failed comparison compared (pytest's own
+assertion rewriting hands them to `pytest_assertrepr_compare`). Collection errors, skips and
+xfails are recorded as such. Nothing here reads pytest's text output."""
+import os
+import signal
+import sys
+import time
+
+import _ldb
+import ldb_harness
+
+try:
+    import pytest
+    import _pytest.config
+except BaseException as _exc:  # no pytest in this environment, or a broken one
+    pytest = None
+    IMPORT_ERROR = "%s: %s" % (type(_exc).__name__, ldb_harness._safe_str(_exc))
+else:
+    IMPORT_ERROR = None
+    import importlib
+
+    # pytest imports these on every start; done once here, every run finds them loaded.
+    for _name in tuple(_pytest.config.essential_plugins) + tuple(_pytest.config.default_plugins):
+        try:
+            importlib.import_module("_pytest." + _name)
+        except BaseException:
+            pass
+    import inspect
+    import textwrap
+    import traceback
+
+    try:
+        import pluggy._hooks as _pluggy_hooks
+    except BaseException:
+        _pluggy_hooks = None
+    if _pluggy_hooks is not None and callable(getattr(_pluggy_hooks, "varnames", None)):
+        # pluggy reads every hook function's signature again in every session; a warm
+        # worker's built-in plugins are the same functions in every run.
+        _varnames = _pluggy_hooks.varnames
+        _varnames_seen = {}
+
+        def _cached_varnames(func):
+            try:
+                return _varnames_seen[func]
+            except KeyError:
+                found = _varnames_seen[func] = _varnames(func)
+                return found
+            except TypeError:
+                return _varnames(func)
+
+        _pluggy_hooks.varnames = _cached_varnames
+
+
+class NodeTimeout(BaseException):
+    """Raised in a node that ran past its time limit."""
+
+
+def _on_alarm(signum, frame):
+    raise NodeTimeout("the test ran past its time limit")
+
+
+def _original(exc):
+    """The exception behind pytest's wrappers (a collection error, a conftest that failed)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        seen += 1
+        name = type(exc).__name__
+        if name not in ("CollectError", "ConftestImportFailure"):
+            break
+        cause = getattr(exc, "cause", None)
+        info = getattr(exc, "excinfo", None)
+        if cause is None and isinstance(info, tuple) and len(info) == 3:
+            cause = info[1]
+        if cause is None:
+            cause = exc.__cause__ or exc.__context__
+        if cause is None:
+            break
+        exc = cause
+    return exc
+
+
+def _missing_module(exc):
+    if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str):
+        return exc.name
+    return None
+
+
+def _imported(path):
+    """Whether a module was imported from `path`."""
+    if not path:
+        return None
+    real = os.path.realpath(path)
+    for module in list(sys.modules.values()):
+        f = getattr(module, "__file__", None)
+        if isinstance(f, str) and os.path.realpath(f) == real:
+            return True
+    return False
+
+
+class Reporter:
+    """The plugin: every node's result, as data."""
+
+    def __init__(self, module_file, chars, node_timeout, trace, collect_only):
+        self.module_file = module_file
+        self.chars = chars
+        self.node_timeout = node_timeout
+        self.trace = trace
+        self.collect_only = collect_only
+        self.rootdir = None
+        self.inifile = None
+        self.usage_error = None
+        self.collect_errors = []
+        self.collect_exc = {}
+        self.items = []
+        self.nodes = {}
+        self.compared = None
+        self.module_imported = None
+
+    # Configuration and collection.
+
+    def pytest_configure(self, config):
+        self.rootdir = str(config.rootpath)
+        inipath = getattr(config, "inipath", None)
+        self.inifile = str(inipath) if inipath else None
+
+    @pytest.hookimpl(hookwrapper=True) if pytest else (lambda f: f)
+    def pytest_load_initial_conftests(self, early_config):
+        outcome = yield
+        if self.rootdir is None and getattr(early_config, "rootpath", None) is not None:
+            self.rootdir = str(early_config.rootpath)
+        if outcome.excinfo is not None:
+            exc = outcome.excinfo[1]
+            path = getattr(exc, "path", None)
+            self.collect_errors.append({
+                "nodeid": self._relative(str(path)) if path else "conftest.py",
+                "exception": self._exception(_original(exc), str(path) if path else None),
+                "missing_module": _missing_module(_original(exc)),
+            })
+
+    @pytest.hookimpl(hookwrapper=True) if pytest else (lambda f: f)
+    def pytest_collection(self, session):
+        outcome = yield
+        if outcome.excinfo is not None:
+            exc = outcome.excinfo[1]
+            if type(exc).__name__ == "UsageError":
+                self.usage_error = " ".join(ldb_harness._safe_str(a) for a in exc.args)
+
+    def pytest_collectstart(self, collector):
+        collect = collector.collect
+        errors = self.collect_exc
+
+        path = getattr(collector, "path", None)
+
+        def guarded():
+            try:
+                return collect()
+            except BaseException as exc:
+                errors[collector.nodeid] = (exc, str(path) if path is not None else None)
+                raise
+
+        try:
+            collector.collect = guarded
+        except (AttributeError, TypeError):
+            pass
+
+    def pytest_collectreport(self, report):
+        if not report.failed:
+            return
+        exc, path = self.collect_exc.get(report.nodeid, (None, None))
+        if exc is not None:
+            info = self._exception(_original(exc), path)
+        else:
+            info = {
+                "kind": "CollectError",
+                "message": ldb_harness._safe_str(getattr(report, "longreprtext", "")),
+                "program_line": None,
+                "test_line": None,
+                "traceback": "",
+            }
+        self.collect_errors.append({
+            "nodeid": report.nodeid,
+            "exception": info,
+            "missing_module": _missing_module(_original(exc)),
+        })
+
+    def pytest_collection_finish(self, session):
+        if self.collect_only:
+            for item in session.items:
+                self.items.append(self._describe(item))
+            self.module_imported = _imported(self.module_file)
+
+    # Running.
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True) if pytest else (lambda f: f)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self.compared = None
+        self._node(item)
+        if self.node_timeout > 0:
+            signal.setitimer(signal.ITIMER_REAL, self.node_timeout)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    @pytest.hookimpl(hookwrapper=True) if pytest else (lambda f: f)
+    def pytest_runtest_call(self, item):
+        # Only the test's own call is traced: not collection, not fixtures.
+        if self.trace:
+            _ldb.trace_start()
+        try:
+            yield
+        finally:
+            if self.trace:
+                _ldb.trace_stop()
+
+    def pytest_assertrepr_compare(self, config, op, left, right):
+        self.compared = (op, _ldb.render(left, self.chars), _ldb.render(right, self.chars))
+        return None
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True) if pytest else (lambda f: f)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        try:
+            rep = outcome.get_result()
+        except BaseException:
+            return
+        node = self._node(item)
+        node["duration_ms"] += float(getattr(rep, "duration", 0.0)) * 1000.0
+        wasxfail = getattr(rep, "wasxfail", None)
+        failed_already = node["outcome"] in ("failed", "error", "timeout")
+        if rep.failed:
+            if failed_already:
+                return
+            exc = call.excinfo.value if call.excinfo is not None else None
+            if isinstance(exc, (NodeTimeout, _ldb.TraceDeadline)):
+                node["outcome"] = "timeout"
+            elif rep.when == "call" and (exc is None or isinstance(exc, AssertionError)):
+                node["outcome"] = "failed"
+            else:
+                node["outcome"] = "error"
+            node["when"] = rep.when
+            if exc is not None:
+                node["exception"] = self._exception(exc, str(item.path))
+            else:
+                node["exception"] = {
+                    "kind": "Failed",
+                    "message": ldb_harness._safe_str(getattr(rep, "longreprtext", "")),
+                    "program_line": None,
+                    "test_line": None,
+                    "traceback": "",
+                }
+            if node["outcome"] == "failed" and self.compared is not None:
+                node["op"], node["left"], node["right"] = self.compared
+        elif rep.skipped:
+            if failed_already:
+                return
+            node["when"] = rep.when
+            if wasxfail is not None:
+                node["outcome"] = "xfailed"
+                node["reason"] = wasxfail or None
+            else:
+                node["outcome"] = "skipped"
+                longrepr = rep.longrepr
+                reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else None
+                if isinstance(reason, str) and reason.startswith("Skipped: "):
+                    reason = reason[len("Skipped: "):]
+                node["reason"] = reason
+        elif rep.when == "call" and not failed_already:
+            node["outcome"] = "xpassed" if wasxfail is not None else "passed"
+            node["when"] = "call"
+
+    # Helpers.
+
+    def _node(self, item):
+        node = self.nodes.get(item.nodeid)
+        if node is None:
+            node = {
+                "nodeid": item.nodeid,
+                "outcome": "not_run",
+                "when": None,
+                "duration_ms": 0.0,
+                "exception": None,
+                "op": None,
+                "left": None,
+                "right": None,
+                "reason": None,
+            }
+            self.nodes[item.nodeid] = node
+        return node
+
+    def _relative(self, path):
+        if self.rootdir and path.startswith(self.rootdir + os.sep):
+            return path[len(self.rootdir) + 1:]
+        return path
+
+    def _exception(self, exc, test_path):
+        frames = traceback.extract_tb(exc.__traceback__)
+        program_line = None
+        test_line = None
+        test_location = None
+        kept = []
+        for f in frames:
+            if f.filename == self.module_file:
+                program_line = f.lineno
+            elif test_path and f.filename == test_path:
+                test_line = f.line
+                test_location = "%s:%d" % (self._relative(f.filename), f.lineno)
+            if f.filename == self.module_file or (
+                    self.rootdir and f.filename.startswith(self.rootdir + os.sep)):
+                kept.append(f)
+        if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+            if exc.filename == self.module_file:
+                program_line = exc.lineno
+            elif test_path and exc.filename == test_path:
+                test_location = "%s:%d" % (self._relative(exc.filename), exc.lineno)
+                test_line = (exc.text or "").strip() or None
+        try:
+            tb = "".join(traceback.format_list(kept))
+        except BaseException:
+            tb = ""
+        message = ldb_harness._safe_str(exc)
+        argname = getattr(exc, "argname", None)
+        if type(exc).__name__ == "FixtureLookupError" and isinstance(argname, str):
+            message = "fixture %r not found" % argname
+        return {
+            "kind": type(exc).__name__,
+            "message": message,
+            "program_line": program_line,
+            "test_line": test_line,
+            "traceback": tb + type(exc).__name__ + ": " + message + "\n",
+            "test_location": test_location,
+        }
+
+    def _describe(self, item):
+        function = getattr(item, "function", None)
+        source = None
+        argnames = []
+        if function is not None:
+            try:
+                source = textwrap.dedent(inspect.getsource(function))
+            except BaseException:
+                source = None
+            try:
+                argnames = [p for p in inspect.signature(function).parameters if p != "self"]
+            except BaseException:
+                argnames = []
+        callspec = getattr(item, "callspec", None)
+        params = []
+        if callspec is not None:
+            for name, value in callspec.params.items():
+                params.append((name, _ldb.render(value, self.chars)))
+        named = {p[0] for p in params}
+        mark = None
+        if item.get_closest_marker("skip") is not None:
+            mark = "skip"
+        elif item.get_closest_marker("xfail") is not None:
+            mark = "xfail"
+        location = getattr(item, "location", None) or (item.nodeid, 0, item.name)
+        return {
+            "nodeid": item.nodeid,
+            "path": location[0],
+            "line": int(location[1] or 0) + 1,
+            "function": getattr(item, "originalname", None) or item.name,
+            "source": source,
+            "params": params,
+            "fixtures": [a for a in argnames if a not in named],
+            "mark": mark,
+        }
+
+
+def warm_up():
+    """One empty session, in a warm worker before it forks: what pytest compiles, imports and
+    caches on first use (regular expressions, lazily imported modules, the distributions on the
+    path) is then there in every run. Third-party plugins are not loaded for it, and nothing is
+    collected: no project code runs here."""
+    if pytest is None:
+        return
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        pytest.main(
+            ["-p", "no:cacheprovider", "-q", "-c", os.devnull, "--rootdir", "/", os.devnull],
+            plugins=[Reporter(None, 100, 0, False, True)],
+        )
+    except BaseException:
+        pass
+    finally:
+        del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        ldb_harness.flush_streams()
+
+
+def run(req):
+    """One pytest session; the harness's result with a `pytest` report."""
+    test = req["test"]
+    project = req.get("project") or {}
+    result = ldb_harness._result("passed")
+    report = {
+        "version": None,
+        "location": None,
+        "import_error": IMPORT_ERROR,
+        "exit_code": None,
+        "rootdir": None,
+        "inifile": None,
+        "usage_error": None,
+        "collect_errors": [],
+        "items": [],
+        "nodes": [],
+        "module_imported": None,
+        "session_ms": None,
+        "session_cpu_ms": None,
+    }
+    result["pytest"] = report
+    if pytest is None:
+        result["status"] = "error"
+        return result
+    # pytest imports `random`, so a warm worker's runs would share its state: a run of its own.
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    report["version"] = getattr(pytest, "__version__", None)
+    report["location"] = os.path.dirname(os.path.dirname(os.path.abspath(pytest.__file__)))
+    collect_only = bool(test.get("collect_only"))
+    reporter = Reporter(
+        project.get("module_file"),
+        req["value_chars"],
+        test.get("node_timeout_ms", 0) / 1000.0,
+        req.get("traced", False),
+        collect_only,
+    )
+    # Native tracebacks: pytest's own rendering of a failure is text nobody reads here.
+    args = ["-p", "no:cacheprovider", "-q", "--tb=native"]
+    if collect_only:
+        args.append("--collect-only")
+    args.extend(test["args"])
+    cwd = project.get("cwd")
+    if cwd:
+        os.chdir(cwd)
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    code = None
+    started = time.perf_counter()
+    started_cpu = time.process_time()
+    try:
+        code = pytest.main(args, plugins=[reporter])
+    except SystemExit as exc:
+        result = dict(result, **ldb_harness._result("exited", "test", exit_code=ldb_harness._exit_code(exc)))
+        result["pytest"] = report
+    except BaseException as exc:
+        result = dict(result, **ldb_harness._result("error", "test", exc))
+        result["pytest"] = report
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        report["session_ms"] = (time.perf_counter() - started) * 1000.0
+        report["session_cpu_ms"] = (time.process_time() - started_cpu) * 1000.0
+    try:
+        report["exit_code"] = int(code) if code is not None else None
+    except BaseException:
+        report["exit_code"] = None
+    report["rootdir"] = reporter.rootdir
+    report["inifile"] = reporter.inifile
+    report["usage_error"] = reporter.usage_error
+    report["collect_errors"] = reporter.collect_errors
+    report["items"] = reporter.items
+    report["nodes"] = list(reporter.nodes.values())
+    report["module_imported"] = reporter.module_imported
+    ldb_harness.flush_streams()
+    return result
