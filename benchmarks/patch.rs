@@ -9,6 +9,7 @@
 //! - `chat`: a chat prompt with the lines marked `# <-- FIX`, the reply holding only them;
 //! - `chat-program`: the same prompt asking for the whole program, of which only the marked
 //!   lines are taken (a reply that changes other lines counts as a failed sample).
+//!
 //! K samples per form at the search's temperature, each with its own seed.
 //!
 //! cargo bench --bench patch -- [--dataset humaneval|mbpp|refactory] [--limit N] [--k K]
