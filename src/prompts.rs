@@ -58,6 +58,7 @@ pub struct PromptError {
 }
 
 /// The loaded templates.
+#[derive(Clone)]
 pub struct Prompts {
     env: Environment<'static>,
 }

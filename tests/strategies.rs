@@ -433,76 +433,62 @@ async fn ldb_is_unchanged_in_the_shared_loop() {
     assert!(report.iterations[0].explanation.is_none());
 }
 
+/// `ldb fix`'s settings, resolved from a command line (`ldb fix task.json ...`).
+fn fix_settings(extra: &[&str]) -> Result<ldb::cli::settings::FixSettings, String> {
+    use clap::Parser;
+    let argv = ["ldb", "fix", "task.json"].iter().chain(extra).copied();
+    let cli = ldb::cli::Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    match ldb::cli::Settings::resolve(&cli.command) {
+        Ok(ldb::cli::Settings::Fix(s)) => Ok(*s),
+        Ok(other) => Err(format!("not fix: {other:?}")),
+        Err(e) => Err(e.message),
+    }
+}
+
 #[test]
 fn the_cli_takes_a_strategy() {
-    use clap::Parser;
-    let cli =
-        ldb::cli::Cli::try_parse_from(["ldb", "fix", "task.json", "--strategy", "selfdebug-trace"]);
-    let Ok(ldb::cli::Cli {
-        command: ldb::cli::Command::Fix(args),
-        ..
-    }) = cli
-    else {
-        panic!("parses: {cli:?}");
-    };
-    assert_eq!(args.strategy, Strategy::SelfdebugTrace);
-    let default = ldb::cli::Cli::try_parse_from(["ldb", "fix", "task.json"]);
-    assert!(
-        matches!(&default, Ok(ldb::cli::Cli { command: ldb::cli::Command::Fix(a), .. }) if a.strategy == Strategy::Search),
-        "search is the default: {default:?}"
+    let fix = |extra: &[&str]| fix_settings(extra).unwrap_or_else(|e| panic!("parses: {e}"));
+    let settings = fix(&["--strategy", "selfdebug-trace"]);
+    assert_eq!(settings.options.strategy, Strategy::SelfdebugTrace);
+    assert_eq!(
+        fix(&[]).options.strategy,
+        Strategy::Search,
+        "search is the default"
     );
-    assert_eq!(args.resample_temperature, 0.8);
+    assert_eq!(settings.options.resample_temperature, 0.8);
     for name in ["none", "ldb", "selfdebug-expl", "resample", "search"] {
-        let parsed = ldb::cli::Cli::try_parse_from(["ldb", "fix", "t.json", "--strategy", name]);
-        assert!(parsed.is_ok(), "{name}");
+        assert!(fix_settings(&["--strategy", name]).is_ok(), "{name}");
     }
-    assert!(
-        ldb::cli::Cli::try_parse_from(["ldb", "fix", "t.json", "--strategy", "guess"]).is_err()
-    );
+    assert!(fix_settings(&["--strategy", "guess"]).is_err());
 }
 
 /// The measured defaults: fresh samples only, started from the task's own signature and
 /// docstring; `--no-prefill` writes whole programs, and the older `--prefill` still parses.
 #[test]
 fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
-    use clap::Parser;
-    let fix = |extra: &[&str]| {
-        let argv = ["ldb", "fix", "task.json"].iter().chain(extra).copied();
-        match ldb::cli::Cli::try_parse_from(argv) {
-            Ok(ldb::cli::Cli {
-                command: ldb::cli::Command::Fix(args),
-                ..
-            }) => args,
-            other => panic!("parses: {other:?}"),
-        }
-    };
+    let fix = |extra: &[&str]| fix_settings(extra).unwrap_or_else(|e| panic!("parses: {e}"));
     let default = fix(&[]);
-    assert_eq!(default.search.proposers, "fresh:4");
-    assert!(!default.search.no_prefill);
-    let portfolio = default.search.options().expect("valid").portfolio;
     assert_eq!(
-        portfolio,
+        default.options.search.portfolio,
+        ldb::agent::search::SearchOptions::parse_portfolio("fresh:4").expect("valid")
+    );
+    assert!(default.options.prefill);
+    assert_eq!(
+        default.options.search.portfolio,
         ldb::agent::search::SearchOptions::default().portfolio
     );
-    assert!(fix(&["--no-prefill"]).search.no_prefill);
-    assert!(fix(&["--prefill", "--no-prefill"]).search.no_prefill);
-    assert!(!fix(&["--no-prefill", "--prefill"]).search.no_prefill);
+    assert!(!fix(&["--no-prefill"]).options.prefill);
+    assert!(!fix(&["--prefill", "--no-prefill"]).options.prefill);
+    assert!(fix(&["--no-prefill", "--prefill"]).options.prefill);
     assert!(ldb::agent::FixOptions::default().prefill);
     // A program that already passes is checked against 4 fresh ones (measured on the
     // development sets: 3 wrong seeds of 30 replaced by right programs, no right seed of 30
     // lost); --verify 0 returns it unchecked.
-    let options = default.search.options().expect("valid");
+    let options = default.options.search;
     assert_eq!(options.verify, 4);
     assert_eq!(
         options.verify,
         ldb::agent::search::SearchOptions::default().verify
     );
-    assert_eq!(
-        fix(&["--verify", "0"])
-            .search
-            .options()
-            .expect("valid")
-            .verify,
-        0
-    );
+    assert_eq!(fix(&["--verify", "0"]).options.search.verify, 0);
 }

@@ -56,7 +56,7 @@ impl ErrorClass {
         )
     }
 
-    /// Backend failures (exit status 3) as opposed to sandbox ones (4).
+    /// Backend failures (exit status 3).
     pub fn is_backend(self) -> bool {
         matches!(
             self,

@@ -4,66 +4,13 @@
 use std::io::Read;
 use std::path::Path;
 
-use clap::{Args, ValueEnum};
-
+use super::args::values::Format;
 use super::output::{self, CliError, ExitStatus};
-use super::{ModelArgs, SandboxArgs};
+use super::settings::CheckSettings;
+use super::settings::ModelSettings;
 use crate::check::hybrid::{self, Started};
 use crate::check::program::MAX_PROGRAM_BYTES;
-use crate::check::{exec, predict, CheckError, CheckOptions, CheckReport, Mode, Program, Source};
-use crate::prompts::Prompts;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Exit codes: 0 no runtime error, 1 a runtime error was found (or \
-    predicted), 2 bad input, 3 model backend failure, 4 sandbox failure.\n\n\
-    Examples:\n  ldb check examples/check/crash.py\n  \
-    ldb check examples/check/reads_input.py --stdin examples/check/reads_input.txt\n  \
-    ldb check examples/check/snippet.py --incomplete --format json\n  \
-    cat prog.py | ldb check - --mode predict --model qwen2.5-coder-0.5b"
-)]
-pub struct CheckArgs {
-    /// Python file to check, or `-` to read it from stdin.
-    pub file: String,
-    /// The program's standard input (for `input()` and `sys.stdin`); `-` reads it from stdin.
-    #[arg(long, value_name = "FILE")]
-    pub stdin: Option<String>,
-    /// A description of the input, for predictions, when the input itself is not at hand.
-    #[arg(long, value_name = "TEXT")]
-    pub input_desc: Option<String>,
-    /// The program is a snippet: names may be undefined. Standard-library imports it leaves out
-    /// are added (by name analysis) before it runs; line numbers stay those of the file.
-    #[arg(long)]
-    pub incomplete: bool,
-    /// exec: run it in the sandbox; predict: ask the model to walk its CFG; hybrid: run what
-    /// can run and predict only the rest.
-    #[arg(long, value_enum, default_value_t = Mode::Hybrid)]
-    pub mode: Mode,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Predictions: CFG blocks the model may walk at most.
-    #[arg(long, value_name = "N", default_value_t = 40)]
-    pub max_steps: usize,
-    /// Predictions: reply tokens at most.
-    #[arg(long, value_name = "N", default_value_t = 1500)]
-    pub max_tokens: u32,
-    /// Characters kept per variable value.
-    #[arg(long, value_name = "N", default_value_t = 120)]
-    pub value_chars: usize,
-    #[command(flatten)]
-    pub snippet: super::ExecStepArgs,
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
+use crate::check::{exec, predict, CheckError, CheckReport, Mode, Program, Source};
 
 impl From<CheckError> for CliError {
     fn from(e: CheckError) -> Self {
@@ -85,64 +32,31 @@ impl From<CheckError> for CliError {
     }
 }
 
-pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
-    if args.file == "-" && args.stdin.as_deref() == Some("-") {
-        return Err(CliError::bad_input(
-            "the program and its input cannot both come from stdin",
-            "save one of them to a file: ldb check prog.py --stdin -",
-        ));
+pub fn run(s: CheckSettings) -> Result<ExitStatus, CliError> {
+    let bytes = read_limited(&s.file, MAX_PROGRAM_BYTES + 1)?;
+    let program = Program::new(&s.file, &bytes).map_err(CheckError::from)?;
+    let mut options = s.options.clone();
+    if let Some(name) = &s.stdin {
+        let bytes = read_limited(name, 64 << 20)?;
+        options.stdin = Some(String::from_utf8(bytes).map_err(|_| {
+            CliError::bad_input(
+                format!("the input {name} is not UTF-8 text"),
+                "the program's input is passed as text; save it as UTF-8",
+            )
+        })?);
     }
-    if args.max_steps == 0 || args.max_tokens == 0 {
-        return Err(CliError::bad_input(
-            "--max-steps and --max-tokens must be at least 1",
-            "e.g. --max-steps 40 --max-tokens 1500",
-        ));
-    }
-    let bytes = read_limited(&args.file, MAX_PROGRAM_BYTES + 1)?;
-    let program = Program::new(&args.file, &bytes).map_err(CheckError::from)?;
-    let stdin = match &args.stdin {
-        Some(name) => {
-            let bytes = read_limited(name, 64 << 20)?;
-            Some(String::from_utf8(bytes).map_err(|_| {
-                CliError::bad_input(
-                    format!("the input {name} is not UTF-8 text"),
-                    "the program's input is passed as text; save it as UTF-8",
-                )
-            })?)
-        }
-        None => None,
-    };
-    let options = CheckOptions {
-        mode: args.mode,
-        stdin,
-        input_desc: args.input_desc.clone(),
-        incomplete: args.incomplete,
-        max_steps: args.max_steps,
-        max_tokens: args.max_tokens,
-        value_chars: args.value_chars.max(8),
-    };
-    let prompts = match &args.model.prompts {
-        Some(dir) => Prompts::from_dir(dir),
-        None => Prompts::new(),
-    }
-    .map_err(|e| CliError::bad_input(e.to_string(), "check the template files"))?;
-    if args.snippet.make_runnable && args.mode == Mode::Predict {
-        return Err(CliError::bad_input(
-            "--make-runnable runs the snippet, and --mode predict runs nothing",
-            "use --mode exec or --mode hybrid with --make-runnable",
-        ));
-    }
-    let report = match args.mode {
+    let prompts = &s.prompts;
+    let report = match options.mode {
         Mode::Exec => {
-            let runner = runner_for(args, &bytes, &prompts)?;
+            let runner = runner_for(&s, &bytes)?;
             exec::check(&runner, &program, &options)?
         }
         Mode::Predict => {
-            let model = load_model(&args.model)?;
+            let model = load_model(&s.models)?;
             let prepared = exec::prepare(&program, options.incomplete);
             block_on(predict::check(
                 model.as_ref(),
-                &prompts,
+                prompts,
                 &program,
                 &prepared,
                 &options,
@@ -150,16 +64,16 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
             ))??
         }
         Mode::Hybrid => {
-            let runner = runner_for(args, &bytes, &prompts)?;
+            let runner = runner_for(&s, &bytes)?;
             match hybrid::start(&runner, &program, &options)? {
                 Started::Done(report) => *report,
                 Started::NeedsPrediction(pending) => {
                     eprintln!("ldb: {}; predicting the rest", pending.reason);
                     // The model is loaded only now: most checks never need it.
-                    let model = load_model(&args.model)?;
+                    let model = load_model(&s.models)?;
                     block_on(hybrid::finish(
                         model.as_ref(),
-                        &prompts,
+                        prompts,
                         &program,
                         &options,
                         &pending,
@@ -168,7 +82,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
             }
         }
     };
-    match args.format {
+    match s.format {
         Format::Json => output::print_json(&report)?,
         Format::Text => output::print(&render_text(&report)),
     }
@@ -181,24 +95,20 @@ pub fn run(args: &CheckArgs) -> Result<ExitStatus, CliError> {
 
 /// The sandbox runner; with `--make-runnable`, one that runs the best prefix `ldb exec` finds
 /// before the snippet (line numbers stay the snippet's own).
-fn runner_for(
-    args: &CheckArgs,
-    bytes: &[u8],
-    prompts: &Prompts,
-) -> Result<crate::runner::Runner, CliError> {
-    let runner = args.sandbox.runner()?;
-    if !args.snippet.make_runnable {
+fn runner_for(s: &CheckSettings, bytes: &[u8]) -> Result<crate::runner::Runner, CliError> {
+    let runner = s.sandbox.runner()?;
+    let Some(step) = &s.make_runnable else {
         return Ok(runner);
-    }
-    let snippet = crate::exec::Snippet::from_bytes(args.file.clone(), bytes)?;
-    let (generator, _) = super::models::build(&args.model)?;
+    };
+    let snippet = crate::exec::Snippet::from_bytes(s.file.clone(), bytes)?;
+    let (generator, _) = super::models::load(&s.models)?;
     let prefix =
-        super::exec_cmd::find_prefix(&snippet, &args.snippet, generator, &runner, prompts, false)?;
+        super::exec_cmd::find_prefix(&snippet, step, generator, &runner, &s.prompts, false)?;
     Ok(runner.with_prelude(prefix))
 }
 
-fn load_model(args: &ModelArgs) -> Result<crate::model::SharedModel, CliError> {
-    let (_, debugger) = super::models::build(args)?;
+fn load_model(models: &ModelSettings) -> Result<crate::model::SharedModel, CliError> {
+    let (_, debugger) = super::models::load(models)?;
     Ok(debugger)
 }
 

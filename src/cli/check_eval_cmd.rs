@@ -4,77 +4,14 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use clap::Args;
-
 use super::output::{self, CliError, ExitStatus};
-use super::{ModelArgs, SandboxArgs};
+use super::settings::EvalCheckSettings;
 use crate::check::eval::{
     self, orca_items, pre_items, read_records, render_orca, render_pre, score_orca, score_pre,
     select_orca, CheckDataset, EvalCheckError, RunConfig,
 };
-use crate::check::{orca, pre, CheckOptions, Mode};
+use crate::check::{orca, pre, Mode};
 use crate::model::SharedModel;
-use crate::prompts::Prompts;
-
-#[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
-    ldb eval check --dataset orca-complete --data-dir ../shared/datasets --mode exec\n  \
-    ldb eval check --dataset orca-incomplete --data-dir ../shared/datasets --mode predict \
-    --model qwen2.5-coder-1.5b --sample 40\n  \
-    ldb eval check --dataset runtime-errors --data-dir ../shared/datasets\n\n\
-    Results go to --out (one JSON line per instance); the same command again resumes.")]
-pub struct EvalCheckArgs {
-    /// orca-complete, orca-incomplete or runtime-errors.
-    #[arg(long, value_name = "NAME")]
-    pub dataset: String,
-    /// Folder holding `orca/` and `runtime-errors/` (default: LDB_DATA_DIR).
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Mode::Hybrid)]
-    pub mode: Mode,
-    /// Check a balanced sample of N instances (half with an error), drawn with --seed.
-    #[arg(long, value_name = "N")]
-    pub sample: Option<usize>,
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
-    /// Only these instance ids (comma-separated or repeated).
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
-    pub ids: Vec<String>,
-    /// Results file (default: results/check/<dataset>-<mode>-<model>.jsonl).
-    #[arg(long, short = 'o', value_name = "FILE.jsonl")]
-    pub out: Option<PathBuf>,
-    /// Hybrid mode without a model: what execution alone decides, the rest left as the run
-    /// ended.
-    #[arg(long)]
-    pub no_model: bool,
-    /// Runtime-error data: a Project CodeNet checkout to take the exact programs and inputs
-    /// from (the stored source text is lossy).
-    #[arg(long, value_name = "DIR")]
-    pub codenet: Option<PathBuf>,
-    /// Runtime-error data: score every record instead of the balanced view (all errors and as
-    /// many clean records).
-    #[arg(long)]
-    pub all_records: bool,
-    /// Predictions: CFG blocks the model may walk at most.
-    #[arg(long, value_name = "N", default_value_t = 40)]
-    pub max_steps: usize,
-    /// Predictions: reply tokens at most.
-    #[arg(long, value_name = "N", default_value_t = 1500)]
-    pub max_tokens: u32,
-    /// Characters kept per variable value (the data's values are compared whole).
-    #[arg(long, value_name = "N", default_value_t = 400)]
-    pub value_chars: usize,
-    /// Print the scores as JSON instead of markdown.
-    #[arg(long)]
-    pub json: bool,
-    /// Only warnings and errors on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
 
 impl From<EvalCheckError> for CliError {
     fn from(e: EvalCheckError) -> Self {
@@ -92,42 +29,16 @@ impl From<EvalCheckError> for CliError {
     }
 }
 
-pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
-    let dataset = CheckDataset::parse(&args.dataset).ok_or_else(|| {
-        CliError::bad_input(
-            format!("unknown dataset `{}` for ldb eval check", args.dataset),
-            "use --dataset orca-complete, orca-incomplete or runtime-errors",
-        )
-    })?;
-    let data_dir = args
-        .data_dir
-        .clone()
-        .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from))
-        .ok_or_else(|| {
-            CliError::bad_input(
-                "no data directory",
-                "pass --data-dir ../shared/datasets (or set LDB_DATA_DIR)",
-            )
-        })?;
-    if args.max_steps == 0 || args.max_tokens == 0 {
-        return Err(CliError::bad_input(
-            "--max-steps and --max-tokens must be at least 1",
-            "e.g. --max-steps 40 --max-tokens 1500",
-        ));
-    }
-    let needs_model = args.mode == Mode::Predict || (args.mode == Mode::Hybrid && !args.no_model);
-    if args.no_model && args.mode == Mode::Predict {
-        return Err(CliError::bad_input(
-            "--no-model leaves predict mode nothing to do",
-            "use --mode exec or --mode hybrid with --no-model",
-        ));
-    }
+pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
+    let dataset = s.dataset;
+    let data_dir = &s.data_dir;
+    let mode = s.options.mode;
 
     // What to check.
     let (items, scorer): (Vec<eval::Item>, Scorer) = match dataset {
         CheckDataset::Orca(set) => {
-            let all = orca::load(&set.path(&data_dir)).map_err(EvalCheckError::from)?;
-            let selected: Vec<String> = select_orca(&all, args.sample, args.seed, &args.ids)
+            let all = orca::load(&set.path(data_dir)).map_err(EvalCheckError::from)?;
+            let selected: Vec<String> = select_orca(&all, s.sample, s.seed, &s.ids)
                 .iter()
                 .map(|i| i.id.clone())
                 .collect();
@@ -137,22 +48,22 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
             (items, Scorer::Orca(all, selected))
         }
         CheckDataset::RuntimeErrors => {
-            let records = pre::load(&pre::path(&data_dir)).map_err(EvalCheckError::from)?;
-            let Some(codenet) = &args.codenet else {
-                print_manifest(&records, args.json)?;
+            let records = pre::load(&pre::path(data_dir)).map_err(EvalCheckError::from)?;
+            let Some(codenet) = &s.codenet else {
+                print_manifest(&records, s.json)?;
                 return Ok(ExitStatus::Success);
             };
-            let view: Vec<&pre::PreRecord> = if args.all_records {
+            let view: Vec<&pre::PreRecord> = if s.all_records {
                 records.iter().collect()
             } else {
-                pre::balanced(&records, args.seed)
+                pre::balanced(&records, s.seed)
             };
-            let view: Vec<&pre::PreRecord> = match args.sample {
+            let view: Vec<&pre::PreRecord> = match s.sample {
                 Some(n) => view.into_iter().take(n).collect(),
                 None => view,
             };
             let (items, missing) = pre_items(&view, codenet);
-            if missing > 0 && !args.quiet {
+            if missing > 0 && !s.quiet {
                 eprintln!(
                     "note: {missing} of {} records have no program or input under {}",
                     view.len(),
@@ -164,14 +75,14 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
         }
     };
 
-    let model: Option<SharedModel> = if needs_model {
-        let (_, debugger) = super::models::build(&args.model)?;
+    let model: Option<SharedModel> = if s.needs_model {
+        let (_, debugger) = super::models::load(&s.models)?;
         Some(debugger)
     } else {
         None
     };
     let model_name = model.as_ref().map_or("none".to_string(), |m| m.name());
-    let out = args.out.clone().unwrap_or_else(|| {
+    let out = s.out.clone().unwrap_or_else(|| {
         let safe: String = model_name
             .chars()
             .map(|c| {
@@ -185,29 +96,18 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
         PathBuf::from("results").join("check").join(format!(
             "{}-{}-{safe}.jsonl",
             dataset.name(),
-            args.mode.name()
+            mode.name()
         ))
     });
-    let prompts = match &args.model.prompts {
-        Some(dir) => Prompts::from_dir(dir),
-        None => Prompts::new(),
-    }
-    .map_err(|e| CliError::bad_input(e.to_string(), "check the template files"))?;
-    let runner = args.sandbox.runner()?;
+    let runner = s.sandbox.runner()?;
     let config = RunConfig {
-        mode: args.mode,
-        options: CheckOptions {
-            mode: args.mode,
-            max_steps: args.max_steps,
-            max_tokens: args.max_tokens,
-            value_chars: args.value_chars.max(8),
-            ..CheckOptions::default()
-        },
+        mode,
+        options: s.options.clone(),
         out: &out,
         jobs: runner.jobs(),
         model_name: model_name.clone(),
     };
-    let quiet = args.quiet;
+    let quiet = s.quiet;
     let terminal = std::io::stderr().is_terminal();
     let progress = move |done: usize, total: usize| {
         if quiet {
@@ -227,7 +127,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
         &config,
         &runner,
         model.as_deref(),
-        &prompts,
+        &s.prompts,
         &items,
         &progress,
     ))?;
@@ -243,7 +143,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
     }
 
     let records = read_records(&out)?;
-    let label = match args.mode {
+    let label = match mode {
         Mode::Exec => "ldb exec".to_string(),
         Mode::Hybrid if model.is_none() => "ldb hybrid (no model)".to_string(),
         mode => format!("ldb {} ({model_name})", mode.name()),
@@ -253,7 +153,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
             let chosen: Vec<&orca::OrcaInstance> =
                 all.iter().filter(|i| selected.contains(&i.id)).collect();
             let table = score_orca(dataset.name(), &label, &chosen, &records);
-            if args.json {
+            if s.json {
                 output::print_json(&table)?;
             } else {
                 output::print(&render_orca(&table));
@@ -263,7 +163,7 @@ pub fn run(args: &EvalCheckArgs) -> Result<ExitStatus, CliError> {
             let chosen: Vec<&pre::PreRecord> =
                 all.iter().filter(|r| ids.contains(&r.id())).collect();
             let table = score_pre(&label, &chosen, &records);
-            if args.json {
+            if s.json {
                 output::print_json(&table)?;
             } else {
                 output::print(&render_pre(&table));

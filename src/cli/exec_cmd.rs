@@ -3,119 +3,16 @@
 //! glue other commands use to make a snippet runnable first (`--make-runnable`).
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::{Args, ValueEnum};
-
+use super::args::values::{Format, Subset};
 use super::output::{self, CliError, ExitStatus};
-use super::{ModelArgs, SandboxArgs};
+use super::settings::ModelSettings;
+use super::settings::{EvalExecSettings, ExecSettings};
 use crate::exec::{make_runnable, ExecError, ExecOptions, ExecReport, Snippet, MAX_SNIPPET_BYTES};
 use crate::model::SharedModel;
 use crate::prompts::Prompts;
 use crate::runner::Runner;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Format {
-    #[default]
-    Text,
-    Json,
-}
-
-/// Settings of the prefix search, shared by `ldb exec` and `ldb eval exec`.
-#[derive(Debug, Clone, Args)]
-pub struct ExecSearchArgs {
-    /// Prefixes asked for per prompt (Treefix: 10).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub n: usize,
-    /// Coverage-guidance rounds at most (Treefix: 10).
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    pub k: usize,
-    /// Modules the snippet or the prefix imports that are not installed get stand-in objects
-    /// instead of failing the run (never a standard-library name).
-    #[arg(long)]
-    pub allow_missing: bool,
-    /// Stop asking the model once its calls cost this many tokens.
-    #[arg(long, value_name = "TOKENS")]
-    pub budget_tokens: Option<u64>,
-    /// Sampling temperature of every prefix after the first of a prompt (the first is greedy).
-    #[arg(long, value_name = "T", default_value_t = 0.8)]
-    pub temperature: f32,
-    /// Base of the sampling seeds: the same base draws the same samples.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub rng_seed: u64,
-    /// Do not try the model-free prefixes that bind every undefined name to a permissive
-    /// stand-in object before asking the model (Treefix's method alone).
-    #[arg(long)]
-    pub no_standins: bool,
-    /// Run all 96 variants of the stand-in prefixes, not the seven chosen on a held-out set:
-    /// more coverage, for about 14 times the stand-in runs (a second or so each).
-    #[arg(long, conflicts_with = "no_standins")]
-    pub all_variants: bool,
-    /// After the stand-in variants, this many runs (fewer once every statement is covered) in
-    /// which each place in the code answers its own way first, by a seed; 0 runs none.
-    #[arg(long, value_name = "RUNS", default_value_t = crate::exec::EXPLORE, conflicts_with = "no_standins")]
-    pub explore: usize,
-    /// Run only the snippet as it is and the stand-in prefixes: no model is loaded or asked
-    /// (fast and offline; a floor for what the model adds).
-    #[arg(long, conflicts_with = "no_standins")]
-    pub no_model: bool,
-}
-
-impl ExecSearchArgs {
-    pub fn options(&self) -> Result<ExecOptions, CliError> {
-        if self.n == 0 {
-            return Err(CliError::bad_input(
-                "--n 0 asks for no prefix",
-                "e.g. --n 3",
-            ));
-        }
-        if !(0.0..=2.0).contains(&self.temperature) {
-            return Err(CliError::bad_input(
-                format!("--temperature {} is outside 0..=2", self.temperature),
-                "e.g. --temperature 0.8",
-            ));
-        }
-        Ok(ExecOptions {
-            n: self.n,
-            k: self.k,
-            allow_missing: self.allow_missing,
-            temperature: self.temperature,
-            rng_seed: self.rng_seed,
-            budget_tokens: self.budget_tokens,
-            standins: !self.no_standins,
-            all_variants: self.all_variants,
-            explore: self.explore,
-            use_model: !self.no_model,
-            ..ExecOptions::default()
-        })
-    }
-}
-
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Exit codes: 0 the best prefix runs the snippet to its end, 1 no prefix \
-                        did, 2 bad input (not Python, empty, binary, too large), 3 model backend \
-                        failure, 4 sandbox failure."
-)]
-pub struct ExecArgs {
-    /// The snippet: a Python file, or `-` for stdin.
-    pub file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the best prefix to this file (for `ldb trace FILE --prefix PREFIX.py`).
-    #[arg(long, value_name = "PREFIX.py")]
-    pub write_prefix: Option<PathBuf>,
-    /// Only warnings and errors on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub search: ExecSearchArgs,
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
 
 impl From<ExecError> for CliError {
     fn from(e: ExecError) -> Self {
@@ -135,14 +32,14 @@ impl From<ExecError> for CliError {
     }
 }
 
-pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
-    let options = args.search.options()?;
-    let snippet = read_snippet(&args.file)?;
-    let runner = args.sandbox.runner()?;
-    let prompts = load_prompts(&args.model)?;
-    let generator = search_model(&args.model, &options)?;
-    let report = run_search(&snippet, generator, &runner, &prompts, &options, args.quiet)?;
-    if let (Some(path), Some(best)) = (&args.write_prefix, &report.best) {
+pub fn run(s: &ExecSettings) -> Result<ExitStatus, CliError> {
+    let snippet = read_snippet(&s.file)?;
+    let runner = s.sandbox.runner()?;
+    let generator = search_model(&s.models, &s.options)?;
+    let report = run_search(
+        &snippet, generator, &runner, &s.prompts, &s.options, s.quiet,
+    )?;
+    if let (Some(path), Some(best)) = (&s.write_prefix, &report.best) {
         std::fs::write(path, format!("{}\n", best.prefix.trim_end())).map_err(|e| {
             CliError::bad_input(
                 format!("cannot write {}: {e}", path.display()),
@@ -150,7 +47,7 @@ pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
             )
         })?;
     }
-    match args.format {
+    match s.format {
         Format::Json => output::print_json(&report)?,
         Format::Text => output::print(&report.to_text()),
     }
@@ -162,11 +59,11 @@ pub fn run(args: &ExecArgs) -> Result<ExitStatus, CliError> {
 }
 
 /// The model the search asks; with `--no-model` none is loaded.
-fn search_model(args: &ModelArgs, options: &ExecOptions) -> Result<SharedModel, CliError> {
+fn search_model(models: &ModelSettings, options: &ExecOptions) -> Result<SharedModel, CliError> {
     if !options.use_model {
         return Ok(std::sync::Arc::new(crate::exec::NoModel));
     }
-    Ok(super::models::build(args)?.0)
+    Ok(super::models::load(models)?.0)
 }
 
 /// The search on a fresh runtime, with progress lines on stderr unless `quiet`.
@@ -187,18 +84,6 @@ pub fn run_search(
     Ok(runtime.block_on(make_runnable(
         snippet, &*model, runner, prompts, options, &progress,
     ))?)
-}
-
-pub fn load_prompts(model: &ModelArgs) -> Result<Prompts, CliError> {
-    match &model.prompts {
-        Some(dir) => Prompts::from_dir(dir).map_err(|e| {
-            CliError::bad_input(
-                e.to_string(),
-                "--prompts DIR holds NAME.j2 files named like the templates in prompts/",
-            )
-        }),
-        None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string())),
-    }
 }
 
 /// Read and check a snippet from a file or stdin (`-`).
@@ -234,89 +119,12 @@ pub fn read_snippet(path: &Path) -> Result<Snippet, CliError> {
     Ok(Snippet::from_bytes(name, &bytes)?)
 }
 
-/// Which records of the Treefix sample to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Subset {
-    /// Every record (those that are not Python 3 get a "not Python" result).
-    #[default]
-    All,
-    /// Stack Overflow snippets.
-    So,
-    /// Open-source function bodies.
-    Functions,
-}
-
-/// `ldb eval exec`: `ldb exec` over Treefix's snippets, scored with Treefix's metric.
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Results are appended to --out one record at a time; running the same \
-                        command again skips the records already there (resumes).\n\
-                        Example: ldb eval exec --data-dir ../shared/datasets --model qwen2.5-coder-0.5b"
-)]
-pub struct EvalExecArgs {
-    /// The Treefix sample (treefix_sample.jsonl).
-    #[arg(long, value_name = "FILE", conflicts_with = "data_dir")]
-    pub data: Option<PathBuf>,
-    /// Folder holding treefix/treefix_sample.jsonl (default: LDB_DATA_DIR).
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// Results file (JSONL; default: results/exec-treefix-<model>-n<N>-k<K>.jsonl).
-    #[arg(long, short = 'o', value_name = "FILE.jsonl")]
-    pub out: Option<PathBuf>,
-    /// Records to run.
-    #[arg(long, value_enum, default_value_t = Subset::All)]
-    pub subset: Subset,
-    /// Only these record ids (comma-separated or repeated).
-    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
-    pub ids: Vec<String>,
-    /// Run at most N records that are not done yet (a slice; rerun to continue).
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-    /// Run records recorded as failed (backend or sandbox) again.
-    #[arg(long)]
-    pub retry_errors: bool,
-    /// Only print the table of the results already in --out.
-    #[arg(long)]
-    pub summary_only: bool,
-    /// Only warnings and errors on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub search: ExecSearchArgs,
-    #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
-
-pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
+pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
     use crate::exec::eval::RecordStatus;
     use crate::exec::eval::{append_result, load_records, load_results, run_record, summary};
 
-    let options = args.search.options()?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        let model = (!options.use_model)
-            .then(|| "none".to_string())
-            .or_else(|| args.model.model.clone());
-        let model = model
-            .as_deref()
-            .map(|m| {
-                Path::new(m)
-                    .file_stem()
-                    .map_or(m.to_string(), |s| s.to_string_lossy().into_owned())
-            })
-            .unwrap_or_else(|| "default".into());
-        let missing = if options.allow_missing {
-            "-allow-missing"
-        } else {
-            ""
-        };
-        let standins = if options.standins { "" } else { "-no-standins" };
-        PathBuf::from(format!(
-            "results/exec-treefix-{model}-n{}-k{}{missing}{standins}.jsonl",
-            options.n, options.k
-        ))
-    });
+    let options = &s.options;
+    let out = &s.out;
     let bad_data = |e: crate::exec::eval::DataError| {
         CliError::bad_input(
             e.to_string(),
@@ -324,43 +132,36 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
              (e.g. --data-dir ../shared/datasets)",
         )
     };
-    let done = load_results(&out).map_err(bad_data)?;
-    if args.summary_only {
+    let done = load_results(out).map_err(bad_data)?;
+    if s.summary_only {
         output::print(&summary(&done));
         return Ok(ExitStatus::Success);
     }
-    let data = match (&args.data, &args.data_dir) {
-        (Some(file), _) => file.clone(),
-        (None, Some(dir)) => dir.join("treefix/treefix_sample.jsonl"),
-        (None, None) => match std::env::var_os("LDB_DATA_DIR") {
-            Some(dir) => PathBuf::from(dir).join("treefix/treefix_sample.jsonl"),
-            None => {
-                return Err(CliError::bad_input(
-                    "no data: pass --data FILE or --data-dir DIR",
-                    "e.g. --data-dir ../shared/datasets (or set LDB_DATA_DIR)",
-                ))
-            }
-        },
+    let Some(data) = &s.data else {
+        return Err(CliError::bad_input(
+            "no data: pass --data FILE or --data-dir DIR",
+            "e.g. --data-dir ../shared/datasets (or set LDB_DATA_DIR)",
+        ));
     };
-    let records = load_records(&data).map_err(bad_data)?;
+    let records = load_records(data).map_err(bad_data)?;
     let finished: std::collections::HashSet<&str> = done
         .iter()
-        .filter(|r| !(args.retry_errors && r.status == RecordStatus::Error))
+        .filter(|r| !(s.retry_errors && r.status == RecordStatus::Error))
         .map(|r| r.id.as_str())
         .collect();
     let todo: Vec<&crate::exec::eval::Record> = records
         .iter()
-        .filter(|r| match args.subset {
+        .filter(|r| match s.subset {
             Subset::All => true,
             Subset::So => r.subset() == "so",
             Subset::Functions => r.subset() == "functions",
         })
-        .filter(|r| args.ids.is_empty() || args.ids.contains(&r.id))
+        .filter(|r| s.ids.is_empty() || s.ids.contains(&r.id))
         // Treefix scored these; the rest are the README's negative cases (not Python 3) and
         // records without Treefix's instrumented file.
         .filter(|r| r.scorable() || Snippet::new(r.id.clone(), r.code.clone()).is_err())
         .filter(|r| !finished.contains(r.id.as_str()))
-        .take(args.limit.unwrap_or(usize::MAX))
+        .take(s.limit.unwrap_or(usize::MAX))
         .collect();
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -370,7 +171,7 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
             )
         })?;
     }
-    if !args.quiet {
+    if !s.quiet {
         eprintln!(
             "eval exec: {} records to run, {} already in {}",
             todo.len(),
@@ -379,11 +180,11 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
         );
     }
     if !todo.is_empty() {
-        let runner = args.sandbox.runner()?;
-        let prompts = load_prompts(&args.model)?;
-        let generator = search_model(&args.model, &options)?;
+        let runner = s.sandbox.runner()?;
+        let prompts = &s.prompts;
+        let generator = search_model(&s.models, options)?;
         let runtime = super::runtime()?;
-        let quiet = args.quiet;
+        let quiet = s.quiet;
         for (i, record) in todo.iter().enumerate() {
             let id = record.id.clone();
             let progress = move |line: String| {
@@ -395,11 +196,11 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
                 record,
                 &*generator,
                 &runner,
-                &prompts,
-                &options,
+                prompts,
+                options,
                 &progress,
             ));
-            if !args.quiet {
+            if !s.quiet {
                 let figures = result.ldb.as_ref().map_or_else(
                     || result.detail.clone().unwrap_or_default(),
                     |m| {
@@ -421,11 +222,11 @@ pub fn eval(args: &EvalExecArgs) -> Result<ExitStatus, CliError> {
                     result.status
                 );
             }
-            append_result(&out, &result)
+            append_result(out, &result)
                 .map_err(|e| CliError::sandbox(format!("cannot write {}: {e}", out.display())))?;
         }
     }
-    let all = load_results(&out).map_err(bad_data)?;
+    let all = load_results(out).map_err(bad_data)?;
     output::print(&summary(&all));
     Ok(ExitStatus::Success)
 }
@@ -436,28 +237,13 @@ pub const RUNS_TO_THE_END: &str = "pass  # the code runs to its end without an e
 /// The `--make-runnable` step: the best prefix for `snippet`, announced on stderr.
 pub fn find_prefix(
     snippet: &Snippet,
-    args: &super::ExecStepArgs,
+    options: &ExecOptions,
     model: SharedModel,
     runner: &Runner,
     prompts: &Prompts,
     quiet: bool,
 ) -> Result<String, CliError> {
-    if args.exec_n == 0 {
-        return Err(CliError::bad_input(
-            "--exec-n 0 asks for no prefix",
-            "e.g. --exec-n 3",
-        ));
-    }
-    let options = ExecOptions {
-        n: args.exec_n,
-        k: args.exec_k,
-        allow_missing: args.allow_missing,
-        // Debugging reads the values the prefix made: stand-ins answer everything with more
-        // stand-ins, so the prefix here is one the model wrote.
-        standins: false,
-        ..ExecOptions::default()
-    };
-    let report = run_search(snippet, model, runner, prompts, &options, quiet)?;
+    let report = run_search(snippet, model, runner, prompts, options, quiet)?;
     let Some(best) = report.best.clone() else {
         return Err(CliError {
             message: format!("no prefix made {} run", snippet.name),
@@ -483,38 +269,31 @@ pub fn find_prefix(
     Ok(best.prefix)
 }
 
-/// `ldb fix --make-runnable`: find the best prefix for `snippet` and turn the snippet into a
-/// task whose seed is the snippet itself. Returns the task and the prefix (to run before the
-/// snippet).
-pub fn runnable_task(
+/// `ldb fix --make-runnable`: the snippet as a task whose seed is the snippet itself, to be
+/// run after `prefix` (from [`find_prefix`]); `tests` run after it (default: it must run to
+/// its end).
+pub fn snippet_task(
     snippet: &Snippet,
-    args: &super::MakeRunnableArgs,
-    file: &super::file_task::FileTaskArgs,
-    model: SharedModel,
-    runner: &Runner,
-    prompts: &Prompts,
-    quiet: bool,
-) -> Result<(crate::task::Task, String), CliError> {
-    let prefix = find_prefix(snippet, &args.step, model, runner, prompts, quiet)?;
+    prefix: &str,
+    tests: &[String],
+    task_text: Option<&str>,
+) -> crate::task::Task {
     let id = Path::new(&snippet.name).file_stem().map_or_else(
         || snippet.name.clone(),
         |s| s.to_string_lossy().into_owned(),
     );
-    let what = file
-        .task_text
-        .as_deref()
-        .unwrap_or("Make this code run correctly.");
+    let what = task_text.unwrap_or("Make this code run correctly.");
     let prompt = format!(
         "{what}\n\nThe code runs after this set-up code, which defines the names it uses; the \
          set-up code is not part of the program and stays as it is:\n```python\n{}\n```",
         prefix.trim_end()
     );
-    let tests = if file.test.is_empty() {
+    let tests = if tests.is_empty() {
         vec![RUNS_TO_THE_END.to_string()]
     } else {
-        file.test.clone()
+        tests.to_vec()
     };
-    let task = crate::task::Task {
+    crate::task::Task {
         task_id: id,
         prompt,
         entry_point: String::new(),
@@ -525,6 +304,5 @@ pub fn runnable_task(
         io_tests: Vec::new(),
         scope: Default::default(),
         pytest_nodes: Vec::new(),
-    };
-    Ok((task, prefix))
+    }
 }

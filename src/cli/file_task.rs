@@ -10,124 +10,22 @@
 //! pytest settings, and a test file that uses what only pytest runs (fixtures, parametrize,
 //! classes with set-up, relative imports); else a plain test file read without pytest.
 
-use std::path::{Path, PathBuf};
-
-use clap::{ArgAction, Args};
+use std::path::Path;
 
 use super::output::{self, CliError};
 use super::pytest_task::{self, Reason};
+use super::settings::ProgramTests;
 use crate::runner::{Runner, TestInput};
 use crate::task::file_input::{self, project, FileInput, FileInputError};
 use crate::task::{IoTest, Task};
 
-/// Flags for a `.py` program given in place of a task file.
-#[derive(Debug, Clone, Default, Args)]
-pub struct FileTaskArgs {
-    /// A test statement for a .py program, e.g. 'assert f(1) == 2' (repeatable); with
-    /// --make-runnable, a statement run after the snippet, e.g. 'assert total == 6'.
-    #[arg(long = "test", value_name = "STMT")]
-    pub test: Vec<String>,
-    /// The tests of a .py program: a test file, a test directory or a pytest node id
-    /// (tests/test_x.py::test_y). A plain file (asserts and test_* functions importing the
-    /// program as `from prog import f`) runs without pytest; fixtures, parametrize, conftest.py
-    /// and the project's own modules run with the project's pytest.
-    #[arg(long = "tests", value_name = "PATH")]
-    pub tests: Option<PathBuf>,
-    /// A stdin/stdout test for a .py program that reads its input: the input and the expected
-    /// output (repeatable).
-    #[arg(long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]
-    pub io_test: Vec<String>,
-    /// The function under test, when the tests call several of the program's functions
-    /// (also written `prog.py::NAME`).
-    #[arg(long, value_name = "NAME")]
-    pub entry: Option<String>,
-    /// Only the pytest tests whose names match EXPR (pytest's -k).
-    #[arg(short = 'k', value_name = "EXPR")]
-    pub keyword: Option<String>,
-    /// The virtualenv whose pytest and packages the tests use (default: the active one,
-    /// $VIRTUAL_ENV); it must be a Python 3.11 one.
-    #[arg(long, value_name = "DIR")]
-    pub venv: Option<PathBuf>,
-    /// Run the tests with pytest even where ldb could read the file without it.
-    #[arg(long, conflicts_with = "no_pytest")]
-    pub pytest: bool,
-    /// Read the test file without pytest (plain asserts and test functions only).
-    #[arg(long)]
-    pub no_pytest: bool,
-    /// What the program should do (default: the entry function's docstring, else the module's).
-    #[arg(long = "task", value_name = "TEXT")]
-    pub task_text: Option<String>,
-}
-
-impl FileTaskArgs {
-    /// The first flag given other than `--test` and `--task` (those two also describe a
-    /// snippet debugged with `--make-runnable`).
-    pub(crate) fn given_beyond_test_and_task(&self) -> Option<&'static str> {
-        if self.tests.is_some() {
-            Some("--tests")
-        } else if !self.io_test.is_empty() {
-            Some("--io-test")
-        } else if self.keyword.is_some() {
-            Some("-k")
-        } else if self.venv.is_some() {
-            Some("--venv")
-        } else if self.pytest {
-            Some("--pytest")
-        } else if self.no_pytest {
-            Some("--no-pytest")
-        } else {
-            self.entry.is_some().then_some("--entry")
-        }
-    }
-
-    pub(crate) fn given(&self) -> Option<&'static str> {
-        if !self.test.is_empty() {
-            Some("--test")
-        } else if self.tests.is_some() {
-            Some("--tests")
-        } else if !self.io_test.is_empty() {
-            Some("--io-test")
-        } else if self.entry.is_some() {
-            Some("--entry")
-        } else if self.task_text.is_some() {
-            Some("--task")
-        } else {
-            self.given_beyond_test_and_task()
-        }
-    }
-}
-
-/// Whether `path` names a Python program (rather than a task file): `prog.py`, or
-/// `path/to/module.py::function`.
-pub fn is_program(path: &Path) -> bool {
-    program_file(path).extension().is_some_and(|e| e == "py")
-}
-
-/// The file of a program target (`module.py::function` → `module.py`).
-pub fn program_file(path: &Path) -> PathBuf {
-    project::split_target(path).0
-}
-
-/// Refuses the file-task flags on a task file, where they would be silently ignored.
-pub fn reject_flags_for_task_file(path: &Path, args: &FileTaskArgs) -> Result<(), CliError> {
-    match args.given() {
-        Some(flag) if !is_program(path) => Err(CliError::bad_input(
-            format!(
-                "{flag} applies to a Python program (prog.py), but {} is a task file",
-                path.display()
-            ),
-            "give the program instead: ldb fix prog.py --tests test_prog.py; a task file \
-             carries its own tests",
-        )),
-        _ => Ok(()),
-    }
-}
+pub use super::settings::program_file;
 
 /// The task made from `program` and the flags, and `runner` set up so the test file's
 /// `import prog` finds the program under test.
 pub fn load(
     program: &Path,
-    args: &FileTaskArgs,
+    args: &ProgramTests,
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), CliError> {
@@ -140,7 +38,7 @@ pub fn load(
 pub fn load_text(
     target: &Path,
     text: String,
-    args: &FileTaskArgs,
+    args: &ProgramTests,
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), CliError> {
@@ -197,14 +95,9 @@ pub fn load_text(
 
 /// Why the tests must go to pytest before the file is read: `--pytest`, a directory, a node
 /// id, `-k`, a `conftest.py` or pytest settings in the project.
-fn pytest_wanted(program: &Path, args: &FileTaskArgs) -> Result<Option<Reason>, CliError> {
+fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, CliError> {
+    // `--pytest` and `-k` require `--tests` (declared on the flags).
     let Some(tests) = &args.tests else {
-        if args.pytest || args.keyword.is_some() {
-            return Err(CliError::bad_input(
-                "pytest needs tests to run: no --tests given",
-                "pass --tests tests/ (a directory, a test file or a node id)",
-            ));
-        }
         return Ok(None);
     };
     let (path, node) = project::split_node(tests);
@@ -266,7 +159,7 @@ fn load_plain(
     program: &Path,
     function: Option<String>,
     text: String,
-    args: &FileTaskArgs,
+    args: &ProgramTests,
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), Plain> {
@@ -275,11 +168,11 @@ fn load_plain(
         None => None,
     };
     let io_tests = args
-        .io_test
-        .chunks(2)
-        .map(|pair| IoTest {
-            stdin: with_newline(pair.first().map(String::as_str).unwrap_or_default()),
-            stdout: pair.get(1).cloned().unwrap_or_default(),
+        .io_tests
+        .iter()
+        .map(|(stdin, stdout)| IoTest {
+            stdin: with_newline(stdin),
+            stdout: stdout.clone(),
         })
         .collect();
     if let (Some(given), Some(entry)) = (&function, &args.entry) {

@@ -7,13 +7,11 @@ use serde::Serialize;
 use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::progress::StderrProgress;
+use super::settings::{FixInput, FixSettings, SeedChoice, TaskSource};
 use super::test_cmd::select_tasks;
-use super::FixArgs;
 use crate::agent::report::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
 use crate::agent::{FixOptions, Fixer, SeedSource};
-use crate::prompts::Prompts;
 use crate::task::load_seeds;
-use crate::trace::sample::SampleConfig;
 
 #[derive(Serialize)]
 struct ResultLine<'a> {
@@ -24,128 +22,90 @@ struct ResultLine<'a> {
     program: &'a str,
 }
 
-pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
-    let make_runnable = args.snippet.step.make_runnable;
-    if make_runnable {
-        if let Some(flag) = args.file.given_beyond_test_and_task() {
-            return Err(CliError::bad_input(
-                format!("{flag} cannot be combined with --make-runnable"),
-                "a snippet takes --test STMT (run after it) and --task TEXT; give a test file \
-                 to a complete program instead: ldb fix prog.py --tests test_prog.py",
-            ));
-        }
-    }
+pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
     // `--write` holds the file for the whole run: locked (a second run waits), checked to be
     // writable before any model call, and read once; the fix replaces it only if unchanged.
-    let program_file = file_task::program_file(&args.task);
-    let guard = if args.write && file_task::is_program(&args.task) {
-        Some(hold(&program_file, args.quiet)?)
-    } else {
-        None
+    let program_file = file_task::program_file(&s.target);
+    let guard = match &s.input {
+        FixInput::Task(TaskSource::Program(_)) if s.write => Some(hold(&program_file, s.quiet)?),
+        _ => None,
     };
-    let snippet = if make_runnable {
-        Some(super::exec_cmd::read_snippet(&args.task)?)
-    } else {
-        None
+    let snippet = match &s.input {
+        FixInput::Snippet { .. } => Some(super::exec_cmd::read_snippet(&s.target)?),
+        FixInput::Task(_) => None,
     };
     // Bad lines of a .jsonl task file set aside (reported already): the exit status says so.
     let mut skipped = 0;
-    let (mut tasks, mut runner) = if snippet.is_some() {
-        (Vec::new(), args.sandbox.runner()?)
-    } else if file_task::is_program(&args.task) {
-        let runner = args.sandbox.runner()?;
-        let (task, runner) = match &guard {
-            Some(g) => file_task::load_text(
-                &args.task,
-                g.original().text.clone(),
-                &args.file,
-                runner,
-                args.quiet,
-            )?,
-            None => file_task::load(&args.task, &args.file, runner, args.quiet)?,
-        };
-        (vec![task], runner)
-    } else {
-        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
-        if args.write {
-            return Err(CliError::bad_input(
-                format!(
-                    "--write writes a fixed .py program back, but {} is a task file",
-                    args.task.display()
-                ),
-                "use --out FILE (or redirect stdout) for a task file's result",
-            ));
+    let (mut tasks, mut runner) = match &s.input {
+        FixInput::Snippet { .. } => (Vec::new(), s.sandbox.runner()?),
+        FixInput::Task(TaskSource::Program(tests)) => {
+            let runner = s.sandbox.runner()?;
+            let (task, runner) = match &guard {
+                Some(g) => file_task::load_text(
+                    &s.target,
+                    g.original().text.clone(),
+                    tests,
+                    runner,
+                    s.quiet,
+                )?,
+                None => file_task::load(&s.target, tests, runner, s.quiet)?,
+            };
+            (vec![task], runner)
         }
-        let (tasks, bad) = select_tasks(&args.task, args.task_id.as_deref(), args.strict)?;
-        skipped = bad;
-        (tasks, args.sandbox.runner()?)
+        FixInput::Task(TaskSource::Tasks { task_id, strict }) => {
+            let (tasks, bad) = select_tasks(&s.target, task_id.as_deref(), *strict)?;
+            skipped = bad;
+            (tasks, s.sandbox.runner()?)
+        }
     };
-    let seed = seed_source(args, tasks.len().max(1))?;
-    let (generator, debugger) = super::models::build(&args.model)?;
+    let seed = seed_source(&s, tasks.len().max(1))?;
+    let (generator, debugger) = super::models::load(&s.models)?;
     // Before any model call: a task no model here can be shown is bad input.
     for task in &tasks {
         if let Some(why) = super::models::prompt_too_large(task, &[&generator, &debugger]) {
             return Err(CliError::bad_input(
-                format!("{}: {why}", args.task.display()),
+                format!("{}: {why}", s.target.display()),
                 super::models::PROMPT_TOO_LARGE_HINT,
             ));
         }
     }
-    let prompts = match &args.model.prompts {
-        Some(dir) => Prompts::from_dir(dir).map_err(|e| {
-            CliError::bad_input(
-                e.to_string(),
-                "--prompts DIR holds NAME.j2 files named like the templates in prompts/",
-            )
-        })?,
-        None => Prompts::new().map_err(|e| CliError::sandbox(e.to_string()))?,
-    };
     let mut prefix_used = None;
-    if let Some(snippet) = &snippet {
-        let (task, prefix) = super::exec_cmd::runnable_task(
+    if let (
+        Some(snippet),
+        FixInput::Snippet {
+            step,
+            tests,
+            task_text,
+        },
+    ) = (&snippet, &s.input)
+    {
+        let prefix = super::exec_cmd::find_prefix(
             snippet,
-            &args.snippet,
-            &args.file,
+            step,
             generator.clone(),
             &runner,
-            &prompts,
-            args.quiet,
+            &s.prompts,
+            s.quiet,
         )?;
+        let task = super::exec_cmd::snippet_task(snippet, &prefix, tests, task_text.as_deref());
         // The prefix runs before every run of the snippet; the snippet alone is debugged.
         runner = runner.with_prelude(prefix.clone());
         tasks.push(task);
         prefix_used = Some(prefix);
     }
-    let mut sample = SampleConfig::for_level(args.level);
-    sample.token_budget = args.budget;
     let fixer = Arc::new(Fixer {
         generator,
         debugger,
         runner,
-        prompts,
+        prompts: s.prompts.clone(),
         options: FixOptions {
-            strategy: args.strategy,
-            level: args.level,
-            max_iters: args.max_iters,
-            sample,
-            value_chars: 120,
-            temperature: args.temperature,
-            resample_temperature: args.resample_temperature,
             seed,
-            budget_tokens: args.search.budget_tokens,
-            rng_seed: args.search.rng_seed,
-            search: args.search.options()?,
-            prefill: !args.search.no_prefill,
+            ..s.options.clone()
         },
     });
-    let progress = Arc::new(StderrProgress::new(tasks.len(), args.quiet));
+    let progress = Arc::new(StderrProgress::new(tasks.len(), s.quiet));
     let runtime = super::runtime()?;
-    let mut reports = runtime.block_on(fix_all(
-        fixer,
-        tasks,
-        args.concurrency.max(1),
-        progress.clone(),
-    ));
+    let mut reports = runtime.block_on(fix_all(fixer, tasks, s.concurrency, progress.clone()));
     progress.finish();
     if let Some(prefix) = &prefix_used {
         // Models shown the set-up code tend to copy it into the program; it runs first anyway.
@@ -154,21 +114,21 @@ pub fn run(args: &FixArgs) -> Result<ExitStatus, CliError> {
         }
     }
 
-    if let Some(path) = &args.report {
+    if let Some(path) = &s.report {
         let file = ReportFile {
             version: REPORT_VERSION,
             tasks: reports.clone(),
         };
         let text = serde_json::to_string_pretty(&file)
-            .map_err(|e| CliError::sandbox(format!("cannot encode the report: {e}")))?;
+            .map_err(|e| CliError::internal(format!("cannot encode the report: {e}")))?;
         output::write_file(path, &text, "the report")?;
     }
     if let Some(guard) = &guard {
-        write_back(args, &program_file, guard, &reports)?;
+        write_back(&s, &program_file, guard, &reports)?;
     } else {
-        write_results(args, &reports)?;
+        write_results(&s, &reports)?;
     }
-    if reports.len() == 1 && !args.no_diff && !args.quiet {
+    if reports.len() == 1 && s.diff && !s.quiet {
         if let Some(r) = reports.first() {
             print_diff(&r.seed.program, &r.final_program);
         }
@@ -206,35 +166,30 @@ async fn fix_all(
     reports
 }
 
-fn seed_source(args: &FixArgs, tasks: usize) -> Result<SeedSource, CliError> {
-    if let Some(path) = &args.seed {
-        if tasks > 1 {
-            return Err(CliError::bad_input(
-                format!(
-                    "--seed gives one program, but {} holds {tasks} tasks",
-                    args.task.display()
-                ),
-                "use --seeds FILE.jsonl (task_id → program), or pick one task with --task-id",
-            ));
+fn seed_source(s: &FixSettings, tasks: usize) -> Result<SeedSource, CliError> {
+    Ok(match &s.seed {
+        SeedChoice::File(path) => {
+            if tasks > 1 {
+                return Err(CliError::bad_input(
+                    format!(
+                        "--seed gives one program, but {} holds {tasks} tasks",
+                        s.target.display()
+                    ),
+                    "use --seeds FILE.jsonl (task_id → program), or pick one task with --task-id",
+                ));
+            }
+            SeedSource::File {
+                path: path.clone(),
+                program: output::read_source(path)?,
+            }
         }
-        return Ok(SeedSource::File {
-            path: path.clone(),
-            program: output::read_source(path)?,
-        });
-    }
-    if let Some(path) = &args.seeds {
-        return Ok(SeedSource::Map {
+        SeedChoice::Map(path) => SeedSource::Map {
             path: path.clone(),
             programs: load_seeds(path)?,
-        });
-    }
-    if let Some(cmd) = &args.seed_cmd {
-        return Ok(SeedSource::Command(cmd.clone()));
-    }
-    Ok(if args.generate {
-        SeedSource::Generate
-    } else {
-        SeedSource::TaskOrGenerate
+        },
+        SeedChoice::Command(cmd) => SeedSource::Command(cmd.clone()),
+        SeedChoice::Generate => SeedSource::Generate,
+        SeedChoice::TaskOrGenerate => SeedSource::TaskOrGenerate,
     })
 }
 
@@ -260,16 +215,16 @@ fn hold(path: &std::path::Path, quiet: bool) -> Result<crate::files::WriteGuard,
 /// still holds what was read; otherwise it is left as it was and the program goes to stdout
 /// (or, when the file changed meanwhile, beside it).
 fn write_back(
-    args: &FixArgs,
+    s: &FixSettings,
     path: &std::path::Path,
     guard: &crate::files::WriteGuard,
     reports: &[FixReport],
 ) -> Result<(), CliError> {
     let [report] = reports else {
-        return write_results(args, reports);
+        return write_results(s, reports);
     };
     if !report.status.passed() {
-        if !args.quiet {
+        if !s.quiet {
             eprintln!(
                 "note: {} left unchanged: no program passed every test ({} of {} at best, \
                  printed below)",
@@ -278,17 +233,17 @@ fn write_back(
                 report.visible_total
             );
         }
-        return write_results(args, reports);
+        return write_results(s, reports);
     }
     if report.final_program == report.seed.program {
-        if !args.quiet {
+        if !s.quiet {
             eprintln!("note: {} passes its tests; left unchanged", path.display());
         }
         return Ok(());
     }
     match guard.commit(&report.final_program) {
         Ok(backup) => {
-            if !args.quiet {
+            if !s.quiet {
                 eprintln!(
                     "wrote {} (the original is in {})",
                     path.display(),
@@ -329,7 +284,7 @@ fn write_back(
     }
 }
 
-fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> {
+fn write_results(s: &FixSettings, reports: &[FixReport]) -> Result<(), CliError> {
     let text = if let [single] = reports {
         single.final_program.clone()
     } else {
@@ -343,14 +298,14 @@ fn write_results(args: &FixArgs, reports: &[FixReport]) -> Result<(), CliError> 
                 program: &r.final_program,
             };
             let encoded = serde_json::to_string(&line).map_err(|e| {
-                CliError::sandbox(format!("cannot encode the result of {}: {e}", r.task_id))
+                CliError::internal(format!("cannot encode the result of {}: {e}", r.task_id))
             })?;
             out.push_str(&encoded);
             out.push('\n');
         }
         out
     };
-    match &args.out {
+    match &s.out {
         Some(path) => output::write_file(path, &text, "the result"),
         None => {
             output::print(&text);

@@ -1,51 +1,13 @@
 //! `ldb locate TASK|prog.py`: which statements of a failing program are most likely wrong,
 //! ranked from what its passing and failing tests executed.
 
-use std::path::PathBuf;
-
-use clap::Args;
 use serde::Serialize;
 
-use super::file_task;
 use super::output::{self, CliError, ExitStatus};
-use super::test_cmd::select_tasks;
-use super::SandboxArgs;
+use super::settings::LocateSettings;
+use super::test_cmd::load_source;
 use crate::locate::{localise, Localisation, LocateError, Signals, TieBreak};
 use crate::runner::visible_tests;
-
-#[derive(Debug, Args)]
-pub struct LocateArgs {
-    /// Task file (its seed is the program), or a Python program with --tests, --test or
-    /// --io-test.
-    pub task: PathBuf,
-    /// Program to localise (default: the task's `seed`).
-    #[arg(long, value_name = "FILE.py")]
-    pub program: Option<PathBuf>,
-    /// Only the task with this id (for files with many tasks).
-    #[arg(long, value_name = "ID")]
-    pub task_id: Option<String>,
-    /// Statements shown (most suspicious first).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub top: usize,
-    /// How statements with the same score are ordered: later first, by kind (conditions,
-    /// loops and returns first), or earlier first.
-    #[arg(long, value_enum, default_value = "later")]
-    pub ties: Ties,
-    /// Print the ranking as JSON.
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub file: file_task::FileTaskArgs,
-    #[command(flatten)]
-    pub sandbox: SandboxArgs,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Ties {
-    Later,
-    Kind,
-    Earlier,
-}
 
 #[derive(Serialize)]
 struct Ranked {
@@ -72,32 +34,27 @@ struct LocateReport {
     statements: Vec<Ranked>,
 }
 
-pub fn run(args: &LocateArgs) -> Result<ExitStatus, CliError> {
-    let (task, runner) = if file_task::is_program(&args.task) {
-        file_task::load(&args.task, &args.file, args.sandbox.runner()?, false)?
-    } else {
-        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
-        let (mut tasks, _) = select_tasks(&args.task, args.task_id.as_deref(), false)?;
-        if tasks.len() != 1 {
-            return Err(CliError::bad_input(
-                format!(
-                    "{} holds {} tasks; ldb locate takes one",
-                    args.task.display(),
-                    tasks.len()
-                ),
-                "pick one with --task-id ID",
-            ));
-        }
-        (tasks.remove(0), args.sandbox.runner()?)
-    };
-    let program = match (&args.program, &task.seed) {
+pub fn run(s: &LocateSettings) -> Result<ExitStatus, CliError> {
+    let (mut tasks, _, runner) = load_source(&s.target, &s.source, s.sandbox.runner()?, false)?;
+    if tasks.len() != 1 {
+        return Err(CliError::bad_input(
+            format!(
+                "{} holds {} tasks; ldb locate takes one",
+                s.target.display(),
+                tasks.len()
+            ),
+            "pick one with --task-id ID",
+        ));
+    }
+    let task = tasks.remove(0);
+    let program = match (&s.program, &task.seed) {
         (Some(path), _) => output::read_source(path)?,
         (None, Some(seed)) => seed.clone(),
         (None, None) => {
             return Err(CliError::bad_input(
                 format!(
                     "{}: task `{}` has no `seed` program",
-                    args.task.display(),
+                    s.target.display(),
                     task.task_id
                 ),
                 "pass --program FILE.py, or add a \"seed\" field to the task",
@@ -107,21 +64,17 @@ pub fn run(args: &LocateArgs) -> Result<ExitStatus, CliError> {
     let tests = visible_tests(&task);
     if tests.is_empty() {
         return Err(CliError::bad_input(
-            format!("{}: no tests to run", args.task.display()),
+            format!("{}: no tests to run", s.target.display()),
             "give --tests, --test or --io-test (or a task with visible tests)",
         ));
     }
     let signals = Signals {
-        tie: match args.ties {
-            Ties::Later => TieBreak::Later,
-            Ties::Kind => TieBreak::Kind,
-            Ties::Earlier => TieBreak::Earlier,
-        },
+        tie: s.ties,
         ..Signals::default()
     };
     let (loc, outcomes) = localise(&runner, &program, &tests, &signals).map_err(|e| match e {
         LocateError::Syntax { line, message } => CliError::bad_input(
-            format!("{}: line {line}: {message}", args.task.display()),
+            format!("{}: line {line}: {message}", s.target.display()),
             "localisation runs the program: fix the syntax error first (ldb fix does)",
         ),
         LocateError::Sandbox(e) => e.into(),
@@ -133,9 +86,9 @@ pub fn run(args: &LocateArgs) -> Result<ExitStatus, CliError> {
         total: outcomes.len(),
         spectrum_blind: loc.spectrum_blind(),
         tie_rule: loc.tie_rule,
-        statements: ranked(&loc, &program, args.top),
+        statements: ranked(&loc, &program, s.top),
     };
-    if args.json {
+    if s.json {
         output::print_json(&report)?;
     } else {
         output::print(&render(&report, &loc));

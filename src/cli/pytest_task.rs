@@ -35,7 +35,7 @@ pub struct Target<'a> {
     pub quiet: bool,
 }
 
-/// What the command line says about the tests (from `FileTaskArgs`).
+/// What the command line says about the tests (from `ProgramTests`).
 #[derive(Debug, Clone, Copy)]
 pub struct TestsArgs<'a> {
     /// `--tests`: a directory, a file or a node id.

@@ -4,53 +4,34 @@
 use std::io::Write;
 
 use super::output::{CliError, ExitStatus};
-use super::ServeArgs;
-use crate::serve::{serve, ServeState, Timeouts};
+use super::settings::ServeSettings;
+use crate::serve::{serve, ServeState};
 
-pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
-    let ip: std::net::IpAddr = args.host.parse().map_err(|_| {
-        CliError::bad_input(
-            format!("--host {} is not an IP address", args.host),
-            "use 127.0.0.1 (the default) or ::1",
-        )
-    })?;
+pub fn run(s: ServeSettings) -> Result<ExitStatus, CliError> {
+    let ip = s.ip;
     if !ip.is_loopback() {
         eprintln!(
             "warning: serving on {ip}, which other machines may reach; the API has no authentication"
         );
     }
-    let timeout = |flag: &str, secs: f64| {
-        if secs.is_finite() && secs > 0.0 {
-            Ok(std::time::Duration::from_secs_f64(secs))
-        } else {
-            Err(CliError::bad_input(
-                format!("{flag} must be a positive number of seconds, got {secs}"),
-                format!("e.g. {flag} 10"),
-            ))
-        }
-    };
-    let timeouts = Timeouts {
-        header: timeout("--header-timeout", args.header_timeout)?,
-        body: timeout("--body-timeout", args.body_timeout)?,
-    };
-    let (model, _) = super::models::build(&args.model)?;
-    let model_id = args
+    let (model, _) = super::models::load(&s.models)?;
+    let model_id = s
         .served_name
         .clone()
         .unwrap_or_else(|| model.name().trim_start_matches("local:").to_string());
     let runtime = super::runtime()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((ip, args.port))
+        let listener = tokio::net::TcpListener::bind((ip, s.port))
             .await
             .map_err(|e| {
                 CliError::bad_input(
-                    format!("cannot listen on {ip}:{}: {e}", args.port),
+                    format!("cannot listen on {ip}:{}: {e}", s.port),
                     "pick another --port (0 picks a free one)",
                 )
             })?;
         let addr = listener
             .local_addr()
-            .map_err(|e| CliError::sandbox(format!("listener address: {e}")))?;
+            .map_err(|e| CliError::internal(format!("the listener has no address: {e}")))?;
         // The base URL is the one piece of data: scripts read it from stdout.
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "http://{addr}/v1");
@@ -59,7 +40,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitStatus, CliError> {
         eprintln!("ldb: serving `{model_id}` at http://{addr}/v1 (Ctrl-C stops)");
         let state = ServeState::new(model, model_id);
         tokio::select! {
-            r = serve(listener, state, timeouts) => r.map_err(|e| CliError::sandbox(format!("server stopped: {e}"))),
+            r = serve(listener, state, s.timeouts) => r.map_err(|e| CliError::internal(format!("server stopped: {e}"))),
             _ = tokio::signal::ctrl_c() => Ok(()),
         }
     })?;

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::file_task;
 use super::output::{self, CliError, ExitStatus};
-use super::TestArgs;
-use crate::runner::{visible_tests, TestInput, TestOutcome, TestStatus};
+use super::settings::{TaskSource, TestSettings};
+use crate::runner::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
 use crate::task::{load_tasks, load_tasks_lenient, Task};
 
 #[derive(Serialize)]
@@ -19,18 +19,9 @@ struct TaskReport<'a> {
     results: Vec<TestOutcome>,
 }
 
-pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
-    let (tasks, runner) = if file_task::is_program(&args.task) {
-        let (task, runner) =
-            file_task::load(&args.task, &args.file, args.sandbox.runner()?, false)?;
-        ((vec![task], 0), runner)
-    } else {
-        file_task::reject_flags_for_task_file(&args.task, &args.file)?;
-        let selected = select_tasks(&args.task, args.task_id.as_deref(), args.strict)?;
-        (selected, args.sandbox.runner()?)
-    };
-    let (tasks, skipped) = tasks;
-    let program_override = match &args.program {
+pub fn run(s: &TestSettings) -> Result<ExitStatus, CliError> {
+    let (tasks, skipped, runner) = load_source(&s.target, &s.source, s.sandbox.runner()?, false)?;
+    let program_override = match &s.program {
         Some(p) => Some(output::read_source(p)?),
         None => None,
     };
@@ -38,19 +29,19 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
     let mut all_passed = true;
     let mut reports = Vec::new();
     for task in &tasks {
-        let (program, origin) = match (&program_override, &task.seed, &args.program) {
+        let (program, origin) = match (&program_override, &task.seed, &s.program) {
             (Some(p), _, Some(path)) => (p.clone(), path.display().to_string()),
             // A .py program given as the task is its own seed: name the file.
-            (None, Some(seed), _) if file_task::is_program(&args.task) => (
+            (None, Some(seed), _) if matches!(s.source, TaskSource::Program(_)) => (
                 seed.clone(),
-                file_task::program_file(&args.task).display().to_string(),
+                file_task::program_file(&s.target).display().to_string(),
             ),
             (None, Some(seed), _) => (seed.clone(), "seed".to_string()),
             _ => {
                 return Err(CliError::bad_input(
                     format!(
                         "{}: task `{}` has no `seed` program to test",
-                        args.task.display(),
+                        s.target.display(),
                         task.task_id
                     ),
                     "pass --program FILE.py, or add a \"seed\" field to the task",
@@ -59,7 +50,7 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         };
         let tests = visible_tests(task);
         // Hidden tests are scored as `ldb eval` scores them: strictly.
-        let hidden: Vec<TestInput> = match (&task.hidden_tests, args.hidden) {
+        let hidden: Vec<TestInput> = match (&task.hidden_tests, s.hidden) {
             (Some(source), true) => vec![TestInput::Code {
                 source: source.clone(),
             }],
@@ -69,7 +60,7 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
             return Err(CliError::bad_input(
                 format!(
                     "{}: task `{}` has no tests to run",
-                    args.task.display(),
+                    s.target.display(),
                     task.task_id
                 ),
                 "add \"visible_tests\" or \"io_tests\" to the task (or use --hidden)",
@@ -84,7 +75,7 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
         }
         let passed = results.iter().filter(|r| r.passed()).count();
         all_passed &= passed == results.len();
-        if !args.json {
+        if !s.json {
             output::print(&render_text(&task.task_id, &origin, &results));
         }
         reports.push(TaskReport {
@@ -95,7 +86,7 @@ pub fn run(args: &TestArgs) -> Result<ExitStatus, CliError> {
             results,
         });
     }
-    if args.json {
+    if s.json {
         output::print_json(&reports)?;
     }
     for warning in collect_warnings(&reports) {
@@ -173,6 +164,26 @@ fn pytest_counts(results: &[TestOutcome]) -> String {
     }
     let tests = if results.len() == 1 { "test" } else { "tests" };
     format!("{} {tests}: {}", results.len(), parts.join(", "))
+}
+
+/// The tasks of `source` (a program and its tests, or a task file), how many bad lines of a
+/// task file were set aside, and `runner` set up for them.
+pub fn load_source(
+    target: &Path,
+    source: &TaskSource,
+    runner: Runner,
+    quiet: bool,
+) -> Result<(Vec<Task>, usize, Runner), CliError> {
+    match source {
+        TaskSource::Program(tests) => {
+            let (task, runner) = file_task::load(target, tests, runner, quiet)?;
+            Ok((vec![task], 0, runner))
+        }
+        TaskSource::Tasks { task_id, strict } => {
+            let (tasks, skipped) = select_tasks(target, task_id.as_deref(), *strict)?;
+            Ok((tasks, skipped, runner))
+        }
+    }
 }
 
 /// Load a task file and keep one task when `task_id` is given. Without `strict`, the bad lines

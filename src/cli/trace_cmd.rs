@@ -3,13 +3,12 @@
 use serde::Serialize;
 
 use super::output::{self, CliError, ExitStatus};
+use super::settings::TraceSettings;
 use super::test_cmd::select_tasks;
-use super::TraceArgs;
 use crate::python::cfg::ProgramCfg;
 use crate::python::source::SourceFile;
 use crate::runner::{visible_tests, TestInput, TestOutcome};
 use crate::trace::render::TraceReport;
-use crate::trace::sample::SampleConfig;
 use crate::trace::units::UnitMap;
 use crate::trace::TraceRequest;
 
@@ -19,14 +18,14 @@ struct TraceOutput<'a> {
     trace: &'a TraceReport,
 }
 
-pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
-    let mut runner = args.sandbox.runner()?;
-    if let Some(path) = &args.prefix {
+pub fn run(s: &TraceSettings) -> Result<ExitStatus, CliError> {
+    let mut runner = s.sandbox.runner()?;
+    if let Some(path) = &s.prefix {
         runner = runner.with_prelude(output::read_source(path)?);
     }
-    let task = match &args.task {
+    let task = match &s.task {
         Some(path) => {
-            let (mut tasks, _) = select_tasks(path, args.task_id.as_deref(), false)?;
+            let (mut tasks, _) = select_tasks(path, s.task_id.as_deref(), false)?;
             if tasks.len() > 1 {
                 return Err(CliError::bad_input(
                     format!("{} holds {} tasks", path.display(), tasks.len()),
@@ -38,7 +37,7 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
         None => None,
     };
     let program =
-        match (&args.file, &task) {
+        match (&s.file, &task) {
             (Some(file), _) => output::read_source(file)?,
             (None, Some(t)) => t.seed.clone().ok_or_else(|| {
                 CliError::bad_input(
@@ -51,7 +50,7 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
                 "ldb trace FILE.py --test 'assert f(1) == 2' (or --call 'f(1)', or --task TASK)",
             )),
         };
-    let test = choose_test(args, task.as_ref(), &program, &runner)?;
+    let test = choose_test(s, task.as_ref(), &program, &runner)?;
 
     let src = SourceFile::new(program.clone());
     let cfg = ProgramCfg::build(&src).map_err(|e| {
@@ -65,25 +64,22 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
     })?;
     // After a prefix the program is a snippet: its module-level code is what runs.
     let script = matches!(test, TestInput::Io { .. }) || runner.prelude().is_some();
-    let units = UnitMap::build(&cfg, args.level, script, src.line_count());
-    let mut sample = SampleConfig::for_level(args.level);
-    sample.head = args.head.unwrap_or(sample.head);
-    sample.tail = args.tail.or(args.head).unwrap_or(sample.tail);
-    sample.token_budget = args.budget;
+    let units = UnitMap::build(&cfg, s.level, script, src.line_count());
+    let sample = s.sample;
     let wall_ms = runner.sandbox().limits().wall_ms;
     let request = TraceRequest {
         scopes: units.scopes().to_vec(),
         keep_first: sample.head,
         keep_last: sample.tail,
-        value_chars: args.value_chars,
-        tracer: args.tracer,
+        value_chars: s.value_chars,
+        tracer: s.tracer,
         // Leave the parent's kill as a backstop; stop a little earlier so the trace survives.
         deadline_ms: wall_ms.saturating_mul(8) / 10,
     };
     let outcome = runner.run(&program, &test, Some(request))?;
     let raw = outcome.trace.clone().unwrap_or_default();
     let report = TraceReport::build(&raw, &units, &src, &sample);
-    if args.json {
+    if s.json {
         output::print_json(&TraceOutput {
             test: &outcome,
             trace: &report,
@@ -113,16 +109,13 @@ pub fn run(args: &TraceArgs) -> Result<ExitStatus, CliError> {
 
 /// The test to trace: `--test`, `--call`, a task's test by index, or its first failing test.
 fn choose_test(
-    args: &TraceArgs,
+    s: &TraceSettings,
     task: Option<&crate::task::Task>,
     program: &str,
     runner: &crate::runner::Runner,
 ) -> Result<TestInput, CliError> {
-    if let Some(t) = &args.test {
-        return Ok(TestInput::Code { source: t.clone() });
-    }
-    if let Some(c) = &args.call {
-        return Ok(TestInput::Call { expr: c.clone() });
+    if let Some(test) = &s.test {
+        return Ok(test.clone());
     }
     if task.is_none() && runner.prelude().is_some() {
         return Ok(TestInput::Code {
@@ -142,7 +135,7 @@ fn choose_test(
             "pass --test or --call instead",
         ));
     }
-    if let Some(i) = args.index {
+    if let Some(i) = s.index {
         return tests.get(i).cloned().ok_or_else(|| {
             CliError::bad_input(
                 format!(

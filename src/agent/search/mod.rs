@@ -38,7 +38,7 @@ use std::time::Instant;
 
 pub use super::report::{CandidateRecord, Proposer, SelectionReport};
 pub use inputs::extra_inputs;
-pub use options::SearchOptions;
+pub use options::{PortfolioError, SearchOptions};
 pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
 pub use select::{behaviour, groups, SelectRule};
 

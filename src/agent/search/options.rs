@@ -2,6 +2,19 @@
 
 use super::{Proposer, SelectRule};
 
+/// Why a portfolio (`fresh:4,feedback:1`) does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PortfolioError {
+    #[error("`{0}`: the count after `:` must be a whole number")]
+    Count(String),
+    #[error("unknown proposer `{0}`; use mutate, patch, fresh, feedback or ldb")]
+    Unknown(String),
+    #[error("proposer `{0}` is named twice")]
+    Twice(String),
+    #[error("the portfolio has no proposer with a count above 0")]
+    Empty,
+}
+
 /// Settings of the search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOptions {
@@ -89,14 +102,15 @@ impl Default for SearchOptions {
 
 impl SearchOptions {
     /// Parses a portfolio such as `feedback:2,ldb:1,fresh:2` (a name alone means 1).
-    pub fn parse_portfolio(text: &str) -> Result<Vec<(Proposer, usize)>, String> {
+    pub fn parse_portfolio(text: &str) -> Result<Vec<(Proposer, usize)>, PortfolioError> {
         let mut out: Vec<(Proposer, usize)> = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, k) = match part.split_once(':') {
                 Some((n, k)) => {
-                    let k: usize = k.trim().parse().map_err(|_| {
-                        format!("`{part}`: the count after `:` must be a whole number")
-                    })?;
+                    let k: usize = k
+                        .trim()
+                        .parse()
+                        .map_err(|_| PortfolioError::Count(part.to_string()))?;
                     (n.trim(), k)
                 }
                 None => (part, 1),
@@ -107,21 +121,17 @@ impl SearchOptions {
                 "fresh" | "resample" => Proposer::Fresh,
                 "mutate" | "edits" => Proposer::Mutate,
                 "patch" | "fim" => Proposer::Patch,
-                other => {
-                    return Err(format!(
-                        "unknown proposer `{other}`; use mutate, patch, fresh, feedback or ldb"
-                    ))
-                }
+                other => return Err(PortfolioError::Unknown(other.to_string())),
             };
             if out.iter().any(|(p, _)| *p == proposer) {
-                return Err(format!("proposer `{name}` is named twice"));
+                return Err(PortfolioError::Twice(name.to_string()));
             }
             if k > 0 {
                 out.push((proposer, k));
             }
         }
         if out.is_empty() {
-            return Err("the portfolio has no proposer with a count above 0".into());
+            return Err(PortfolioError::Empty);
         }
         Ok(out)
     }
