@@ -60,7 +60,6 @@ pub enum AgentError {
     serde::Serialize,
     serde::Deserialize,
     schemars::JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {

@@ -236,18 +236,7 @@ pub fn report_schema() -> serde_json::Value {
 }
 
 /// Where a candidate comes from.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Proposer {
     /// The program under test (the seed): not proposed, only tested.

@@ -36,9 +36,7 @@ use crate::runner::Runner;
 use crate::sandbox::SandboxError;
 
 /// How `ldb check` decides.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Run it in the sandbox under the tracer.

@@ -22,7 +22,7 @@ use crate::sandbox::SandboxError;
 use crate::task::Task;
 
 /// How the program is assembled before the hidden tests run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Harness {
     /// `program + test` (LDB's harness; MBPP, TransCoder).

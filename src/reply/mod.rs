@@ -22,7 +22,6 @@ pub mod verdicts;
     serde::Serialize,
     serde::Deserialize,
     schemars::JsonSchema,
-    clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictForm {

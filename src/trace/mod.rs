@@ -15,16 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Granularity of a trace: the paper's three debugging levels.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Serialize,
-    Deserialize,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
@@ -36,7 +27,7 @@ pub enum Level {
 
 /// Which hook records the trace. Both feed the same recorder; `Python` exists to measure what the
 /// native hook saves.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TracerKind {
     #[default]

@@ -20,17 +20,7 @@ use crate::runner::TestOutcome;
 use crate::task::Task;
 
 /// How `patch` asks the model.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PatchForm {
     /// Fill-in-the-middle where the backend takes raw prompts (the embedded model), else chat.

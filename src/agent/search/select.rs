@@ -52,16 +52,7 @@ pub fn groups(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<Vec<usize>> 
 
 /// How the program is chosen among candidates that pass the visible tests.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum SelectRule {

@@ -84,3 +84,6 @@ impl Settings {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
