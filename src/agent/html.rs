@@ -273,12 +273,13 @@ fn diff_block(out: &mut String, diff: &str) {
     out.push_str("</pre>\n");
 }
 
-/// A serde enum's name as the report writes it (`already_passing`, `search`, ...).
-fn label(value: &impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+/// A serde enum's name as the report writes it (`already_passing`, `search`, ...); a value
+/// that does not encode as a name shows as Rust writes it rather than as nothing.
+pub(crate) fn label(value: &(impl serde::Serialize + std::fmt::Debug)) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{value:?}"),
+    }
 }
 
 fn seconds(ms: u64) -> String {

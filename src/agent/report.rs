@@ -231,8 +231,8 @@ impl Timings {
 }
 
 /// The JSON Schema of a report file.
-pub fn report_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(ReportFile)).unwrap_or_default()
+pub fn report_schema() -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::to_value(schemars::schema_for!(ReportFile))
 }
 
 /// Where a candidate comes from.

@@ -21,6 +21,7 @@ impl From<EvalCheckError> for CliError {
                 d.to_string(),
                 "--data-dir must hold orca/ and runtime-errors/ as in ../shared/datasets",
             ),
+            e @ EvalCheckError::Encode { .. } => CliError::internal(e.to_string()),
             other => CliError::bad_input(
                 other.to_string(),
                 "remove or fix the results file, or pick another with --out",

@@ -25,7 +25,8 @@ impl From<EvalError> for CliError {
         let status = match &e {
             e if e.is_input() => ExitStatus::BadInput,
             EvalError::Fatal { class, .. } => ExitStatus::of(*class),
-            _ => ExitStatus::Sandbox,
+            // The templates of --prompts (the built-in ones are checked by the tests).
+            _ => ExitStatus::BadInput,
         };
         CliError {
             hint: e.hint(),

@@ -19,6 +19,7 @@ impl From<ExecError> for CliError {
         let status = match &e {
             e if e.is_input() => ExitStatus::BadInput,
             ExecError::Prompt(_) => ExitStatus::BadInput,
+            ExecError::Internal(_) => ExitStatus::Internal,
             _ => ExitStatus::Sandbox,
         };
         match e {
@@ -222,8 +223,12 @@ pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
                     result.status
                 );
             }
-            append_result(out, &result)
-                .map_err(|e| CliError::sandbox(format!("cannot write {}: {e}", out.display())))?;
+            append_result(out, &result).map_err(|e| {
+                CliError::bad_input(
+                    format!("cannot write {}: {e}", out.display()),
+                    "pass a writable --out path",
+                )
+            })?;
         }
     }
     let all = load_results(out).map_err(bad_data)?;

@@ -314,8 +314,8 @@ fn write_results(s: &FixSettings, reports: &[FixReport]) -> Result<(), CliError>
     }
 }
 
-/// Fixed when every task passes; a backend or sandbox failure wins over "not fixed" (a sandbox
-/// one over a backend one).
+/// Fixed when every task passes; a failure wins over "not fixed": one on ldb's side over a
+/// sandbox one, a sandbox one over a backend one.
 fn exit_status(reports: &[FixReport]) -> ExitStatus {
     let failed: Vec<&FixReport> = reports
         .iter()
@@ -338,11 +338,10 @@ fn exit_status(reports: &[FixReport]) -> ExitStatus {
             .iter()
             .map(|r| r.error_class.map_or(ExitStatus::Backend, ExitStatus::of))
             .collect();
-        return if statuses.contains(&ExitStatus::Sandbox) {
-            ExitStatus::Sandbox
-        } else {
-            ExitStatus::Backend
-        };
+        return [ExitStatus::Internal, ExitStatus::Sandbox]
+            .into_iter()
+            .find(|s| statuses.contains(s))
+            .unwrap_or(ExitStatus::Backend);
     }
     if reports.iter().all(|r| r.status.passed()) {
         ExitStatus::Success

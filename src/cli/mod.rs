@@ -66,7 +66,10 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Settings::Exec(s) => exec_cmd::run(&s),
         Settings::Check(s) => check_cmd::run(*s),
         Settings::Schema => {
-            output::print_json(&crate::agent::report::report_schema())?;
+            let schema = crate::agent::report::report_schema().map_err(|e| {
+                CliError::internal(format!("cannot encode the report's schema: {e}"))
+            })?;
+            output::print_json(&schema)?;
             Ok(ExitStatus::Success)
         }
     }

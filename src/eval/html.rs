@@ -114,8 +114,7 @@ pub fn eval_page(runs: &[RunResults], summaries: &[Summary], links: &FixLinks) -
             };
             let status = r
                 .status
-                .and_then(|st| serde_json::to_value(st).ok())
-                .and_then(|v| v.as_str().map(str::to_string))
+                .map(|st| crate::agent::html::label(&st))
                 .unwrap_or_else(|| "-".into());
             let task = match links.get(&(i, r.task_id.clone())) {
                 Some(href) => format!("<a href=\"{}\">{}</a>", esc(href), esc(&r.task_id)),

@@ -71,6 +71,12 @@ pub enum EvalCheckError {
     },
     #[error("instance {id}: {source}")]
     Check { id: String, source: CheckError },
+    /// A record that does not encode as JSON: a bug, not the data's fault.
+    #[error("instance {id}: cannot encode its record: {source}")]
+    Encode {
+        id: String,
+        source: serde_json::Error,
+    },
 }
 
 /// One program to check.
@@ -239,7 +245,10 @@ pub async fn run(
         })?;
     let writer = std::sync::Mutex::new(file);
     let write = |record: &EvalRecord| -> Result<(), EvalCheckError> {
-        let mut line = serde_json::to_string(record).unwrap_or_default();
+        let mut line = serde_json::to_string(record).map_err(|source| EvalCheckError::Encode {
+            id: record.id.clone(),
+            source,
+        })?;
         line.push('\n');
         let mut f = writer.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(line.as_bytes())

@@ -190,7 +190,7 @@ impl Search<'_> {
             let messages = vec![
                 system.clone(),
                 Message::user(first_prompt.clone()),
-                Message::assistant(history_reply(node)),
+                Message::assistant(history_reply(node)?),
                 Message::user(error_prompt),
             ];
             let nodes = self
@@ -231,7 +231,7 @@ impl Search<'_> {
             let messages = vec![
                 system.clone(),
                 Message::user(first_prompt.clone()),
-                Message::assistant(history_reply(best_node)),
+                Message::assistant(history_reply(best_node)?),
                 Message::user(coverage_prompt),
             ];
             let nodes = self
@@ -293,7 +293,7 @@ impl Search<'_> {
                 let key = n
                     .execution
                     .as_ref()
-                    .map(|e| serde_json::to_string(&e.ending).unwrap_or_default())
+                    .map(|e| format!("{:?}", e.ending))
                     .unwrap_or_default();
                 seen.insert(key)
             })
@@ -535,10 +535,11 @@ impl Search<'_> {
 
 /// What the model said for `node` (a prefix it proposed), for the conversation history; the
 /// snippet as given (no reply) shows as an empty prefix.
-fn history_reply(node: &Node) -> String {
+fn history_reply(node: &Node) -> Result<String, ExecError> {
     match &node.reply {
-        Some(reply) => reply.trim().to_string(),
-        None => serde_json::to_string(&node.prefix.as_reply()).unwrap_or_else(|_| "{}".into()),
+        Some(reply) => Ok(reply.trim().to_string()),
+        None => serde_json::to_string(&node.prefix.as_reply())
+            .map_err(|e| ExecError::Internal(format!("cannot encode a prefix: {e}"))),
     }
 }
 

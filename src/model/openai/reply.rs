@@ -88,11 +88,14 @@ impl Reply {
         let mut all = r.choices.into_iter();
         let first = all.next();
         let more: Vec<String> = all.filter_map(|c| c.message.content).collect();
-        let finish_reason = first.as_ref().and_then(|c| {
-            c.finish_reason
-                .and_then(|f| serde_json::to_value(f).ok())
-                .and_then(|v| v.as_str().map(str::to_string))
-        });
+        let finish_reason = first
+            .as_ref()
+            .and_then(|c| c.finish_reason)
+            // The name the API sent (`stop`, `length`, ...), else as Rust writes it.
+            .map(|f| match serde_json::to_value(f) {
+                Ok(Value::String(name)) => name,
+                _ => format!("{f:?}"),
+            });
         let (content, refusal, tool_calls) = match first {
             Some(c) => (
                 c.message.content,
