@@ -207,15 +207,15 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
     };
     let request = match parse_request(&body) {
         Ok(r) => r,
-        Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
     };
     let (stream, include_usage) = match stream_flags(&body) {
         Ok(flags) => flags,
-        Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
     };
     let n = match samples(&body) {
         Ok(n) => n,
-        Err(message) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", message),
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
     };
     let answered = if n == 1 {
         state.model.chat(&request).await.map(|r| vec![r])
@@ -324,14 +324,31 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
     reply
 }
 
+/// Why a request is refused: answered with 400 and this message, which names the field.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadRequest(String);
+
+impl From<String> for BadRequest {
+    fn from(message: String) -> Self {
+        BadRequest(message)
+    }
+}
+
+impl From<&str> for BadRequest {
+    fn from(message: &str) -> Self {
+        BadRequest(message.to_string())
+    }
+}
+
 /// How many samples the request asks for (`n`, default 1, at most [`MAX_N`]).
-fn samples(body: &Value) -> Result<usize, String> {
+fn samples(body: &Value) -> Result<usize, BadRequest> {
     match field::<i64>(body, "n")? {
         None => Ok(1),
-        Some(n) if n < 1 => Err(format!("`n`: {n} must be at least 1")),
-        Some(n) if n > MAX_N => Err(format!(
-            "`n`: {n} is more than the {MAX_N} samples one request may ask for"
-        )),
+        Some(n) if n < 1 => Err(format!("`n`: {n} must be at least 1").into()),
+        Some(n) if n > MAX_N => {
+            Err(format!("`n`: {n} is more than the {MAX_N} samples one request may ask for").into())
+        }
         Some(n) => Ok(n as usize),
     }
 }
@@ -382,23 +399,23 @@ struct StreamOptions {
 }
 
 /// The typed value of `body[name]`; absent or null is `None`.
-fn field<T: DeserializeOwned>(body: &Value, name: &str) -> Result<Option<T>, String> {
+fn field<T: DeserializeOwned>(body: &Value, name: &str) -> Result<Option<T>, BadRequest> {
     match body.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => serde_json::from_value(v.clone())
             .map(Some)
-            .map_err(|e| format!("`{name}`: {e}")),
+            .map_err(|e| BadRequest(format!("`{name}`: {e}"))),
     }
 }
 
 /// Whether the request asks for streaming, and for usage in the stream.
-fn stream_flags(body: &Value) -> Result<(bool, bool), String> {
+fn stream_flags(body: &Value) -> Result<(bool, bool), BadRequest> {
     let stream = field::<bool>(body, "stream")?.unwrap_or(false);
     let options = field::<StreamOptions>(body, "stream_options")?.unwrap_or_default();
     Ok((stream, options.include_usage.unwrap_or(false)))
 }
 
-fn parse_request(body: &Value) -> Result<ChatRequest, String> {
+fn parse_request(body: &Value) -> Result<ChatRequest, BadRequest> {
     if !body.is_object() {
         return Err("the body must be a JSON object".into());
     }
@@ -413,7 +430,8 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
             other => {
                 return Err(format!(
                 "`messages[{i}].role`: unsupported role {other:?} (use system, user or assistant)"
-            ))
+            )
+                .into())
             }
         };
         let content = match m.content {
@@ -430,18 +448,18 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
     let temperature = field::<f64>(body, "temperature")?;
     if let Some(t) = temperature {
         if !(0.0..=2.0).contains(&t) {
-            return Err(format!("`temperature`: {t} is outside 0 to 2"));
+            return Err(format!("`temperature`: {t} is outside 0 to 2").into());
         }
     }
     request.temperature = Some(temperature.unwrap_or(0.0) as f32);
     if let Some(p) = field::<f64>(body, "top_p")? {
         if !(p > 0.0 && p <= 1.0) {
-            return Err(format!("`top_p`: {p} is outside (0, 1]"));
+            return Err(format!("`top_p`: {p} is outside (0, 1]").into());
         }
     }
-    let max_tokens = |name: &str| -> Result<Option<u32>, String> {
+    let max_tokens = |name: &str| -> Result<Option<u32>, BadRequest> {
         match field::<i64>(body, name)? {
-            Some(n) if n < 1 => Err(format!("`{name}`: {n} must be at least 1")),
+            Some(n) if n < 1 => Err(format!("`{name}`: {n} must be at least 1").into()),
             Some(n) => Ok(Some(n.min(i64::from(u32::MAX)) as u32)),
             None => Ok(None),
         }
@@ -479,7 +497,7 @@ fn parse_request(body: &Value) -> Result<ChatRequest, String> {
             other => {
                 return Err(format!(
                     "`response_format.type`: unsupported {other:?} (use text, json_object or json_schema)"
-                ))
+                ).into())
             }
         },
     };

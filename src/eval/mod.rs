@@ -106,6 +106,14 @@ impl EvalError {
     }
 }
 
+/// A strategy name [`StrategySpec::parse`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown strategy `{0}`; use one of none, ldb, ldb-line, ldb-block, ldb-function, \
+     selfdebug-expl, selfdebug-trace, resample, search"
+)]
+pub struct UnknownStrategy(pub String);
+
 /// A strategy with its settings, as named on the command line and in file names: `none`,
 /// `ldb-line`, `ldb-block`, `ldb-function`, `selfdebug-expl`, `selfdebug-trace`, `resample`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +129,7 @@ impl StrategySpec {
     }
 
     /// Parses `ldb` (with `default_level`), `ldb-block`, `ldb:line`, `selfdebug-expl`, ...
-    pub fn parse(text: &str, default_level: Level) -> Result<Self, String> {
+    pub fn parse(text: &str, default_level: Level) -> Result<Self, UnknownStrategy> {
         let t = text.trim().to_ascii_lowercase().replace(['_', ':'], "-");
         let level = |name: &str| match name {
             "line" => Some(Level::Line),
@@ -142,12 +150,7 @@ impl StrategySpec {
             "search" => StrategySpec::new(Strategy::Search, Level::Block),
             other => match other.strip_prefix("ldb-").and_then(level) {
                 Some(l) => StrategySpec::new(Strategy::Ldb, l),
-                None => {
-                    return Err(format!(
-                        "unknown strategy `{text}`; use one of none, ldb, ldb-line, ldb-block, \
-                         ldb-function, selfdebug-expl, selfdebug-trace, resample, search"
-                    ))
-                }
+                None => return Err(UnknownStrategy(text.to_string())),
             },
         };
         Ok(spec)
@@ -201,7 +204,7 @@ mod tests {
             "search",
         ] {
             let spec = StrategySpec::parse(name, Level::Block).map(|s| s.label());
-            assert_eq!(spec.as_deref(), Ok(name));
+            assert_eq!(spec.ok().as_deref(), Some(name));
         }
         assert_eq!(
             StrategySpec::parse("ldb", Level::Line).map(|s| s.label()),

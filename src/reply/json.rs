@@ -107,7 +107,7 @@ const MAX_DEPTH: usize = 64;
 /// Parse JSON the way models write it: single-quoted strings, `True`/`False`/`None`, trailing
 /// or missing commas, `//`, `/* */` and `#` comments, unquoted keys and words, and output cut
 /// off mid-way (open containers are closed, a half-written member dropped).
-pub(crate) fn lenient_json(text: &str) -> Result<Value, String> {
+pub(crate) fn lenient_json(text: &str) -> Result<Value, LenientError> {
     let mut p = Lenient {
         chars: text.chars().collect(),
         pos: 0,
@@ -120,8 +120,21 @@ struct Lenient {
     pos: usize,
 }
 
-/// A value ended by the end of the text (truncation) rather than by a syntax error.
-const EOF: &str = "unexpected end of text";
+/// Why text does not read as JSON even leniently.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LenientError {
+    /// A value ended by the end of the text (truncation) rather than by a syntax error.
+    #[error("unexpected end of text")]
+    Eof,
+    #[error("nested too deeply")]
+    TooDeep,
+    #[error("unexpected `{0}`")]
+    Unexpected(char),
+    #[error("expected a key at character {0}")]
+    NoKey(usize),
+    #[error("expected `:` after key `{key}`, found `{found}`")]
+    NoColon { key: String, found: char },
+}
 
 impl Lenient {
     fn peek(&self) -> Option<char> {
@@ -150,24 +163,24 @@ impl Lenient {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, String> {
+    fn value(&mut self, depth: usize) -> Result<Value, LenientError> {
         if depth > MAX_DEPTH {
-            return Err("nested too deeply".to_string());
+            return Err(LenientError::TooDeep);
         }
         self.skip_ws();
         match self.peek() {
-            None => Err(EOF.to_string()),
+            None => Err(LenientError::Eof),
             Some('{') => self.object(depth),
             Some('[') => self.array(depth, ']'),
             Some('(') => self.array(depth, ')'),
             Some(q @ ('"' | '\'')) => Ok(Value::String(self.string(q))),
             Some(c) if c.is_ascii_digit() || matches!(c, '-' | '+' | '.') => Ok(self.number()),
             Some(c) if c.is_alphabetic() || c == '_' => Ok(self.word()),
-            Some(c) => Err(format!("unexpected `{c}`")),
+            Some(c) => Err(LenientError::Unexpected(c)),
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, String> {
+    fn object(&mut self, depth: usize) -> Result<Value, LenientError> {
         self.pos += 1;
         let mut map = Map::new();
         loop {
@@ -189,25 +202,25 @@ impl Lenient {
                 _ => self.bare_key(),
             };
             if key.is_empty() {
-                return Err(format!("expected a key at character {}", self.pos));
+                return Err(LenientError::NoKey(self.pos));
             }
             self.skip_ws();
             match self.peek() {
                 Some(':' | '=') => self.pos += 1,
                 None => return Ok(Value::Object(map)),
-                Some(c) => return Err(format!("expected `:` after key `{key}`, found `{c}`")),
+                Some(found) => return Err(LenientError::NoColon { key, found }),
             }
             match self.value(depth + 1) {
                 Ok(v) => {
                     map.insert(key, v);
                 }
-                Err(e) if e == EOF => return Ok(Value::Object(map)),
+                Err(LenientError::Eof) => return Ok(Value::Object(map)),
                 Err(e) => return Err(e),
             }
         }
     }
 
-    fn array(&mut self, depth: usize, close: char) -> Result<Value, String> {
+    fn array(&mut self, depth: usize, close: char) -> Result<Value, LenientError> {
         self.pos += 1;
         let mut items = Vec::new();
         loop {
@@ -226,7 +239,7 @@ impl Lenient {
             }
             match self.value(depth + 1) {
                 Ok(v) => items.push(v),
-                Err(e) if e == EOF => return Ok(Value::Array(items)),
+                Err(LenientError::Eof) => return Ok(Value::Array(items)),
                 Err(e) => return Err(e),
             }
         }

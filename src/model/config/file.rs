@@ -158,7 +158,7 @@ pub(super) fn check_section(
             ModelError::from(ConfigError::Key {
                 path: path.to_path_buf(),
                 key: format!("{prefix}.base_url"),
-                problem: why,
+                problem: why.to_string(),
                 fix: "e.g. `base_url = \"http://127.0.0.1:8080/v1\"`".to_string(),
             })
         })?;
@@ -230,11 +230,23 @@ pub(super) fn resolve_path(base_dir: &Path, raw: &str) -> PathBuf {
     }
 }
 
+/// Why a base URL cannot be one.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BadBaseUrl {
+    #[error("`{url}` is not a URL ({reason})")]
+    NotUrl { url: String, reason: String },
+    #[error("scheme `{0}` is not http or https")]
+    Scheme(String),
+}
+
 /// Why `url` cannot be a base URL, if it cannot.
-pub(super) fn check_base_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL ({e})"))?;
+pub(super) fn check_base_url(url: &str) -> Result<(), BadBaseUrl> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| BadBaseUrl::NotUrl {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     match parsed.scheme() {
         "http" | "https" => Ok(()),
-        other => Err(format!("scheme `{other}` is not http or https")),
+        other => Err(BadBaseUrl::Scheme(other.to_string())),
     }
 }

@@ -259,14 +259,20 @@ impl ModelConfig {
         };
 
         let (base_url, base_from_default) = if let Some(url) = &flags.base_url {
-            check_base_url(url)
-                .map_err(|why| ModelError::from(ConfigError::BaseUrlFlag { why }))?;
+            check_base_url(url).map_err(|why| {
+                ModelError::from(ConfigError::BaseUrlFlag {
+                    why: why.to_string(),
+                })
+            })?;
             (url.trim().to_string(), false)
         } else if let Some(url) = first(&secs, |s| s.base_url.clone()) {
             (url, false)
         } else if let Some(url) = env_var(env, "OPENAI_BASE_URL") {
-            check_base_url(&url)
-                .map_err(|why| ModelError::from(ConfigError::BaseUrlVariable { why }))?;
+            check_base_url(&url).map_err(|why| {
+                ModelError::from(ConfigError::BaseUrlVariable {
+                    why: why.to_string(),
+                })
+            })?;
             (url, false)
         } else {
             (DEFAULT_BASE_URL.to_string(), true)

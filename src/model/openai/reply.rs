@@ -8,6 +8,15 @@ use super::failure::excerpt;
 use super::OpenAiModel;
 use crate::model::{ModelError, Usage};
 
+/// Why a reply that does not fit the typed response cannot be read either.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unreadable {
+    #[error("the endpoint answered with an error: {0}")]
+    Error(String),
+    #[error("the reply has no `choices` array")]
+    NoChoices,
+}
+
 impl OpenAiModel {
     /// The first choice's text (required), the texts of the other choices, usage and model.
     pub(super) fn parse_reply(
@@ -116,19 +125,19 @@ impl Reply {
         }
     }
 
-    pub(super) fn from_value(v: &Value) -> Result<Reply, String> {
+    pub(super) fn from_value(v: &Value) -> Result<Reply, Unreadable> {
         if let Some(err) = v.get("error").filter(|_| v.get("choices").is_none()) {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| err.to_string());
-            return Err(format!("the endpoint answered with an error: {msg}"));
+            return Err(Unreadable::Error(msg));
         }
         let choices = v
             .get("choices")
             .and_then(Value::as_array)
-            .ok_or_else(|| "the reply has no `choices` array".to_string())?;
+            .ok_or(Unreadable::NoChoices)?;
         let first = choices.first();
         let message = first.and_then(|c| c.get("message"));
         let text_of = |message: Option<&Value>| {
