@@ -59,13 +59,13 @@ pub struct LocalModel {
 
 /// llama.cpp's backend may be initialised once per process.
 fn backend() -> Result<&'static LlamaBackend, ModelError> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    static BACKEND: OnceLock<Result<LlamaBackend, llama_cpp_2::LlamaCppError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
             llama_cpp_2::send_logs_to_tracing(
                 llama_cpp_2::LogOptions::default().with_logs_enabled(false),
             );
-            LlamaBackend::init().map_err(|e| e.to_string())
+            LlamaBackend::init()
         })
         .as_ref()
         .map_err(|e| ModelError::Local(format!("cannot initialise llama.cpp: {e}")))

@@ -50,24 +50,45 @@ impl WorkerImage {
     }
 }
 
-type Images = Mutex<HashMap<PathBuf, Result<Arc<WorkerImage>, String>>>;
+/// Why there is no worker image (kept per binary, so it is cheap to clone).
+#[derive(Debug, Clone, thiserror::Error)]
+pub(super) enum ImageError {
+    #[error("the worker image table is poisoned")]
+    Poisoned,
+    #[error("{doing}: {source}")]
+    Io {
+        doing: String,
+        source: Arc<std::io::Error>,
+    },
+}
+
+impl ImageError {
+    fn io(doing: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let doing = doing.into();
+        move |e| ImageError::Io {
+            doing,
+            source: Arc::new(e),
+        }
+    }
+}
+
+type Images = Mutex<HashMap<PathBuf, Result<Arc<WorkerImage>, ImageError>>>;
 
 /// The image to start workers of `exe` from; an error says why there is none (workers then
 /// start from `exe` itself, with a warning on every run).
-pub(super) fn for_exe(exe: &Path) -> Result<Arc<WorkerImage>, String> {
+pub(super) fn for_exe(exe: &Path) -> Result<Arc<WorkerImage>, ImageError> {
     static IMAGES: OnceLock<Images> = OnceLock::new();
     let images = IMAGES.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut images = images
-        .lock()
-        .map_err(|_| "the worker image table is poisoned".to_string())?;
+    let mut images = images.lock().map_err(|_| ImageError::Poisoned)?;
     images
         .entry(exe.to_path_buf())
         .or_insert_with(|| make(exe).map(Arc::new))
         .clone()
 }
 
-fn make(exe: &Path) -> Result<WorkerImage, String> {
-    let meta = std::fs::metadata(exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
+fn make(exe: &Path) -> Result<WorkerImage, ImageError> {
+    let meta =
+        std::fs::metadata(exe).map_err(ImageError::io(format!("reading {}", exe.display())))?;
     let key = format!(
         "{NAME_PREFIX}{:x}-{:x}-{:x}-{:x}",
         meta.dev(),
@@ -84,28 +105,29 @@ fn make(exe: &Path) -> Result<WorkerImage, String> {
 }
 
 /// The copy in `dir`, made if missing.
-fn cached(dir: &Path, key: &str, exe: &Path) -> Result<WorkerImage, String> {
+fn cached(dir: &Path, key: &str, exe: &Path) -> Result<WorkerImage, ImageError> {
     let path = dir.join(key);
     if let Ok(file) = File::open(&path) {
         if trusted(&file) {
             return Ok(WorkerImage::open(OwnedFd::from(file)));
         }
     }
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let writing = || ImageError::io(format!("writing a worker image in {}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(writing())?;
     let image = blanked(exe)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".ldb-worker-")
         .tempfile_in(dir)
-        .map_err(|e| e.to_string())?;
-    tmp.write_all(&image).map_err(|e| e.to_string())?;
+        .map_err(writing())?;
+    tmp.write_all(&image).map_err(writing())?;
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| e.to_string())?;
-    let file = tmp.persist(&path).map_err(|e| e.to_string())?;
+        .map_err(writing())?;
+    let file = tmp.persist(&path).map_err(|e| writing()(e.error))?;
     // Written through a descriptor still open for writing: the kernel refuses to execute a
     // file open for writing, so the copy is reopened read-only.
     drop(file);
-    let file = File::open(&path).map_err(|e| e.to_string())?;
+    let file = File::open(&path).map_err(writing())?;
     prune(dir, key);
     Ok(WorkerImage::open(OwnedFd::from(file)))
 }
@@ -139,7 +161,7 @@ fn prune(dir: &Path, key: &str) {
 }
 
 /// A sealed in-memory copy, where no cache dir can hold one.
-fn in_memory(exe: &Path) -> Result<WorkerImage, String> {
+fn in_memory(exe: &Path) -> Result<WorkerImage, ImageError> {
     let image = blanked(exe)?;
     // SAFETY: memfd_create with a NUL-terminated name; a negative result is an error.
     let fd = unsafe {
@@ -149,32 +171,32 @@ fn in_memory(exe: &Path) -> Result<WorkerImage, String> {
         )
     };
     if fd < 0 {
-        return Err(format!(
-            "no cache dir for a worker image, and no memory file: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(ImageError::io(
+            "no cache dir for a worker image, and no memory file",
+        )(std::io::Error::last_os_error()));
     }
     // SAFETY: a descriptor just made and owned by nobody else.
     let mut file = unsafe { File::from_raw_fd(fd) };
-    file.write_all(&image).map_err(|e| e.to_string())?;
+    file.write_all(&image)
+        .map_err(ImageError::io("writing the worker image in memory"))?;
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: fcntl on the descriptor we own.
     if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
-        return Err(format!(
-            "sealing the worker image: {}",
-            std::io::Error::last_os_error()
+        return Err(ImageError::io("sealing the worker image")(
+            std::io::Error::last_os_error(),
         ));
     }
     // A file open for writing cannot be executed: keep a read-only descriptor only.
     let read_only =
-        File::open(format!("/proc/self/fd/{fd}")).map_err(|e| format!("reopening: {e}"))?;
+        File::open(format!("/proc/self/fd/{fd}")).map_err(ImageError::io("reopening"))?;
     drop(file);
     Ok(WorkerImage::open(OwnedFd::from(read_only)))
 }
 
 /// The bytes of `exe` with every copy of the built-in benchmarks zeroed.
-fn blanked(exe: &Path) -> Result<Vec<u8>, String> {
-    let mut image = std::fs::read(exe).map_err(|e| format!("reading {}: {e}", exe.display()))?;
+fn blanked(exe: &Path) -> Result<Vec<u8>, ImageError> {
+    let mut image =
+        std::fs::read(exe).map_err(ImageError::io(format!("reading {}", exe.display())))?;
     blank(&mut image, &crate::task::embedded::files());
     Ok(image)
 }

@@ -231,12 +231,20 @@ pub fn private_filesystem(view: &View<'_>) -> MountReport {
     report
 }
 
+/// The step of building the new root that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+struct StepFailed {
+    what: &'static str,
+    source: std::io::Error,
+}
+
 /// Build the new root on the work dir's path, enter it and drop the host's tree. The inner
 /// result is whether a private `/proc` could be mounted.
-fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, String> {
+fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, StepFailed> {
     let root = view.workdir;
-    fn step(what: &'static str) -> impl Fn(std::io::Error) -> String {
-        move |e| format!("{what}: {e}")
+    fn step(what: &'static str) -> impl Fn(std::io::Error) -> StepFailed {
+        move |source| StepFailed { what, source }
     }
     tmpfs(
         root,

@@ -6,7 +6,7 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 use pyo3::prelude::*;
 
-use super::protocol::{self, WORKER_FAILURE};
+use super::protocol::{self, WorkerError, WORKER_FAILURE};
 
 /// Fork with the interpreter's own before/after hooks (what `os.fork` does), so the child's
 /// interpreter is consistent. The caller is single-threaded.
@@ -40,7 +40,7 @@ pub(super) unsafe fn close_from(first: RawFd) {
 }
 
 /// End one run's process (cold worker, or a warm worker's child) with `result`.
-pub(super) fn exit_with(result: Result<(), String>) -> ! {
+pub(super) fn exit_with(result: Result<(), WorkerError>) -> ! {
     let code = match result {
         Ok(()) => 0,
         Err(message) => {

@@ -122,30 +122,86 @@ pub fn encode_request(header: &WorkerRequest, test: &TestSpec) -> serde_json::Re
     Ok(bytes)
 }
 
+/// Why a worker could not answer a request: it says so on stderr (`ldb worker: ...`) and
+/// exits with [`WORKER_FAILURE`].
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// A system call or a pipe failed while `doing` something.
+    #[error("{doing}: {source}")]
+    Os {
+        doing: &'static str,
+        source: std::io::Error,
+    },
+    /// A request or a test that does not decode.
+    #[error("malformed {what}: {detail}")]
+    Malformed { what: &'static str, detail: String },
+    /// The embedded interpreter failed while `doing` something.
+    #[error("{doing}: {source}")]
+    Python {
+        doing: &'static str,
+        source: pyo3::PyErr,
+    },
+    #[error("encoding {what}: {source}")]
+    Encode {
+        what: &'static str,
+        source: serde_json::Error,
+    },
+    /// A pytest run in a project whose module the run cannot replace.
+    #[error(
+        "cannot put the program in place of {} for pytest: the run has no file system view of \
+         its own ({warnings})",
+        module.display()
+    )]
+    NoView { module: PathBuf, warnings: String },
+    #[error("the request pipe was lost")]
+    PipeLost,
+}
+
+impl WorkerError {
+    /// `doing` failed with the OS's error.
+    pub fn os(doing: &'static str) -> impl FnOnce(std::io::Error) -> Self {
+        move |source| WorkerError::Os { doing, source }
+    }
+
+    /// `doing` failed in the interpreter.
+    pub fn python(doing: &'static str) -> impl FnOnce(pyo3::PyErr) -> Self {
+        move |source| WorkerError::Python { doing, source }
+    }
+}
+
 /// Largest request header a worker accepts (programs and trace requests are far smaller).
 const MAX_HEADER: u64 = 64 << 20;
 
 /// Read the header of a request from `pipe`, leaving the test unread.
-pub fn read_header(pipe: &mut impl std::io::Read) -> Result<WorkerRequest, String> {
+pub fn read_header(pipe: &mut impl std::io::Read) -> Result<WorkerRequest, WorkerError> {
     let mut len = [0u8; 8];
     pipe.read_exact(&mut len)
-        .map_err(|e| format!("reading the request: {e}"))?;
+        .map_err(WorkerError::os("reading the request"))?;
     let len = u64::from_le_bytes(len);
     if len > MAX_HEADER {
-        return Err(format!("malformed request: a header of {len} bytes"));
+        return Err(WorkerError::Malformed {
+            what: "request",
+            detail: format!("a header of {len} bytes"),
+        });
     }
     let mut head = vec![0u8; len as usize];
     pipe.read_exact(&mut head)
-        .map_err(|e| format!("reading the request: {e}"))?;
-    serde_json::from_slice(&head).map_err(|e| format!("malformed request: {e}"))
+        .map_err(WorkerError::os("reading the request"))?;
+    serde_json::from_slice(&head).map_err(|e| WorkerError::Malformed {
+        what: "request",
+        detail: e.to_string(),
+    })
 }
 
 /// Read the rest of a request from `pipe`: the test.
-pub fn read_test(pipe: &mut impl std::io::Read) -> Result<TestSpec, String> {
+pub fn read_test(pipe: &mut impl std::io::Read) -> Result<TestSpec, WorkerError> {
     let mut raw = Vec::new();
     pipe.read_to_end(&mut raw)
-        .map_err(|e| format!("reading the test: {e}"))?;
-    serde_json::from_slice(&raw).map_err(|e| format!("malformed test: {e}"))
+        .map_err(WorkerError::os("reading the test"))?;
+    serde_json::from_slice(&raw).map_err(|e| WorkerError::Malformed {
+        what: "test",
+        detail: e.to_string(),
+    })
 }
 
 /// How a run ended, as far as the worker could tell. The parent adds the outcomes only it can see
@@ -399,6 +455,7 @@ mod tests {
         let huge = (MAX_HEADER + 1).to_le_bytes();
         assert!(read_header(&mut &huge[..])
             .unwrap_err()
+            .to_string()
             .contains("header of"));
         let short = [3u8, 0, 0, 0, 0, 0, 0, 0, b'{'];
         assert!(read_header(&mut &short[..]).is_err());
@@ -407,6 +464,7 @@ mod tests {
         garbage.extend_from_slice(b"{]");
         assert!(read_header(&mut &garbage[..])
             .unwrap_err()
+            .to_string()
             .contains("malformed"));
         assert!(read_test(&mut &b"not json"[..]).is_err());
     }

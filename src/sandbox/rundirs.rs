@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 /// Prefix of a sandbox's directory of run dirs.
@@ -27,7 +27,7 @@ const LEGACY_AGE: Duration = Duration::from_secs(24 * 3600);
 #[derive(Debug)]
 pub(super) struct RunDirs {
     temp_root: PathBuf,
-    root: OnceLock<Result<PathBuf, String>>,
+    root: OnceLock<Result<PathBuf, Arc<std::io::Error>>>,
     next: AtomicU64,
 }
 
@@ -47,19 +47,20 @@ impl RunDirs {
 
     /// The directory that holds this sandbox's run dirs; the first call removes what killed
     /// `ldb` processes left in the temp dir, then makes it.
-    pub(super) fn root(&self) -> Result<&Path, String> {
-        self.root
-            .get_or_init(|| {
-                sweep(&self.temp_root);
-                make_root(&self.temp_root).map_err(|e| e.to_string())
-            })
-            .as_deref()
-            .map_err(Clone::clone)
+    pub(super) fn root(&self) -> Result<&Path, std::io::Error> {
+        match self.root.get_or_init(|| {
+            sweep(&self.temp_root);
+            make_root(&self.temp_root).map_err(Arc::new)
+        }) {
+            Ok(root) => Ok(root),
+            // The first call's error, again for every later one.
+            Err(e) => Err(std::io::Error::new(e.kind(), Arc::clone(e))),
+        }
     }
 
     /// A new, empty run dir.
     pub(super) fn create(&self) -> Result<RunDir, std::io::Error> {
-        let root = self.root().map_err(std::io::Error::other)?;
+        let root = self.root()?;
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let path = root.join(format!("run-{n}"));
         std::fs::create_dir(&path)?;

@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
-use super::protocol::{Isolation, WorkerRequest, WorkerResponse};
+use super::protocol::{Isolation, WorkerError, WorkerRequest, WorkerResponse};
 use super::protocol::{REQUEST_FD, RESPONSE_FD, SERVE_ARG, WORKER_FAILURE};
 use super::pyjson;
 
@@ -68,10 +68,10 @@ impl SelfExe {
 
     /// A path that starts the binary: through the open descriptor (the child resolves it before
     /// exec closes it), else where the binary was found at start.
-    fn path(&self) -> Result<std::path::PathBuf, String> {
+    fn path(&self) -> Result<std::path::PathBuf, WorkerError> {
         match &self.0 {
             Some(fd) => Ok(format!("/proc/self/fd/{}", fd.as_raw_fd()).into()),
-            None => std::env::current_exe().map_err(|e| format!("locating ldb: {e}")),
+            None => std::env::current_exe().map_err(WorkerError::os("locating ldb")),
         }
     }
 }
@@ -94,12 +94,11 @@ pub fn checked_run(
     mut request: File,
     isolation: Isolation,
     process: &ProgramProcess,
-) -> Result<WorkerResponse, String> {
+) -> Result<WorkerResponse, WorkerError> {
     // SAFETY: prctl on this process only.
     if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
-        return Err(format!(
-            "cannot make the checker non-dumpable: {}",
-            std::io::Error::last_os_error()
+        return Err(WorkerError::os("cannot make the checker non-dumpable")(
+            std::io::Error::last_os_error(),
         ));
     }
     let (ours, pid, writer) = match process {
@@ -133,7 +132,7 @@ pub fn checked_run(
             response.isolation = isolation;
             Ok(response)
         })
-        .map_err(|e| format!("python checker failed: {e}"))
+        .map_err(WorkerError::python("python checker failed"))
     });
     // SAFETY: killing and reaping our own child.
     unsafe {
@@ -151,13 +150,12 @@ pub fn checked_run(
 /// place (the channel at fd 4, where the checker's response pipe was; the request pipe, which
 /// still holds the test, closed), then [`serve`] on the program. Returns the checker's end of
 /// the channel and the pid.
-fn fork_program(req: &WorkerRequest, request: &File) -> Result<(OwnedFd, u32), String> {
+fn fork_program(req: &WorkerRequest, request: &File) -> Result<(OwnedFd, u32), WorkerError> {
     let (ours, theirs) = socket_pair()?;
     let pid = super::process::fork_python();
     if pid < 0 {
-        return Err(format!(
-            "cannot start the program's process: {}",
-            std::io::Error::last_os_error()
+        return Err(WorkerError::os("cannot start the program's process")(
+            std::io::Error::last_os_error(),
         ));
     }
     if pid == 0 {
@@ -181,10 +179,10 @@ fn fork_program(req: &WorkerRequest, request: &File) -> Result<(OwnedFd, u32), S
 fn exec_program(
     req: &WorkerRequest,
     self_exe: &SelfExe,
-) -> Result<(OwnedFd, u32, std::thread::JoinHandle<()>), String> {
+) -> Result<(OwnedFd, u32, std::thread::JoinHandle<()>), WorkerError> {
     let exe = self_exe.path()?;
     let (ours, theirs) = socket_pair()?;
-    let (req_read, req_write) = super::os_pipe().map_err(|e| format!("pipe: {e}"))?;
+    let (req_read, req_write) = super::os_pipe().map_err(WorkerError::os("pipe"))?;
     let child_fds = [req_read.as_raw_fd(), theirs.as_raw_fd()];
     let mut cmd = Command::new(&exe);
     cmd.arg(super::WORKER_COMMAND)
@@ -199,11 +197,14 @@ fn exec_program(
     }
     let child = cmd
         .spawn()
-        .map_err(|e| format!("cannot start the program's process: {e}"))?;
+        .map_err(WorkerError::os("cannot start the program's process"))?;
     drop(req_read);
     drop(theirs);
     let serve = ServeRequest::of(req);
-    let bytes = serde_json::to_vec(&serve).map_err(|e| format!("encoding: {e}"))?;
+    let bytes = serde_json::to_vec(&serve).map_err(|source| WorkerError::Encode {
+        what: "the program's request",
+        source,
+    })?;
     // The program is small next to a pipe's buffer only sometimes: write from a thread.
     let writer = std::thread::spawn(move || {
         let mut w = File::from(req_write);
@@ -228,21 +229,23 @@ pub fn serve_main() -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn serve() -> Result<(), String> {
+fn serve() -> Result<(), WorkerError> {
     // SAFETY: the checker hands us these two descriptors and nothing else owns them.
     let mut request_pipe = unsafe { File::from_raw_fd(REQUEST_FD) };
     let mut raw = String::new();
     request_pipe
         .read_to_string(&mut raw)
-        .map_err(|e| format!("reading the request: {e}"))?;
+        .map_err(WorkerError::os("reading the request"))?;
     drop(request_pipe);
-    let req: ServeRequest =
-        serde_json::from_str(&raw).map_err(|e| format!("malformed request: {e}"))?;
+    let req: ServeRequest = serde_json::from_str(&raw).map_err(|e| WorkerError::Malformed {
+        what: "request",
+        detail: e.to_string(),
+    })?;
     serve_program(&req)
 }
 
 /// Load the program and answer the checker's calls on fd 4.
-fn serve_program(req: &ServeRequest) -> Result<(), String> {
+fn serve_program(req: &ServeRequest) -> Result<(), WorkerError> {
     Python::attach(|py| -> PyResult<()> {
         let (_, split) = load_modules(py)?;
         let request = serde_json::json!({
@@ -255,7 +258,7 @@ fn serve_program(req: &ServeRequest) -> Result<(), String> {
         split.call_method1("serve", (pyjson::to_python(py, &request)?, RESPONSE_FD))?;
         Ok(())
     })
-    .map_err(|e| format!("python serve failed: {e}"))
+    .map_err(WorkerError::python("python serve failed"))
 }
 
 fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyModule>)> {
@@ -263,6 +266,6 @@ fn load_modules(py: Python<'_>) -> PyResult<(Bound<'_, PyModule>, Bound<'_, PyMo
     Ok((harness, super::harness::split_module(py)?))
 }
 
-fn socket_pair() -> Result<(OwnedFd, OwnedFd), String> {
-    super::unix_socket_pair(rustix::net::SocketType::STREAM).map_err(|e| format!("socketpair: {e}"))
+fn socket_pair() -> Result<(OwnedFd, OwnedFd), WorkerError> {
+    super::unix_socket_pair(rustix::net::SocketType::STREAM).map_err(WorkerError::os("socketpair"))
 }

@@ -130,7 +130,7 @@ impl Pool {
 
     fn spawn(&self) -> std::io::Result<Zygote> {
         let (ours, theirs) = super::unix_socket_pair(rustix::net::SocketType::SEQPACKET)?;
-        let run_root = self.dirs.root().map_err(std::io::Error::other)?;
+        let run_root = self.dirs.root()?;
         let mut cmd = Command::new(&self.exe);
         cmd.arg(WORKER_COMMAND)
             .arg(ZYGOTE_ARG)

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use pyo3::prelude::*;
 
-use super::protocol::{Isolation, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
+use super::protocol::{Isolation, WorkerError, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
 use super::pyjson;
 use crate::trace::hook;
 
@@ -34,7 +34,7 @@ fn cold_fork() -> libc::pid_t {
 pub(super) fn run(
     network: Option<&super::isolate::Network>,
     fork: fn() -> libc::pid_t,
-) -> Result<(), String> {
+) -> Result<(), WorkerError> {
     let started = Instant::now();
     // SAFETY: the parent hands us these two descriptors and nothing else owns them.
     let (mut request_pipe, mut response_pipe) = unsafe {
@@ -48,7 +48,7 @@ pub(super) fn run(
     if warm {
         // A cold worker starts there; the private file system moves there again.
         std::env::set_current_dir(&req.workdir)
-            .map_err(|e| format!("entering the work dir: {e}"))?;
+            .map_err(WorkerError::os("entering the work dir"))?;
     }
     let scoring = req.strict && req.trace.is_none();
     // Everything but a scored run reads its test now; a scored run starts the program's
@@ -82,12 +82,10 @@ pub(super) fn run(
     let isolation = super::isolate::enter(network, &req.limits, &req.workdir, project, fork);
     if let (Some(project), false) = (&req.project, isolation.read_only_fs) {
         // Without a view of its own the run would test the user's file, not the program.
-        return Err(format!(
-            "cannot put the program in place of {} for pytest: the run has no file system view \
-             of its own ({})",
-            project.module_file.display(),
-            isolation.warnings.join("; ")
-        ));
+        return Err(WorkerError::NoView {
+            module: project.module_file.clone(),
+            warnings: isolation.warnings.join("; "),
+        });
     }
     // SAFETY: getpid has no preconditions.
     let harness_pid = unsafe { libc::getpid() };
@@ -103,14 +101,14 @@ pub(super) fn run(
         (Some(process), Some(pipe), _) => {
             if warm {
                 Python::attach(|py| set_home(py, &req.workdir))
-                    .map_err(|e| format!("setting HOME: {e}"))?;
+                    .map_err(WorkerError::python("setting HOME"))?;
             }
             // Scoring: the program runs in a process of its own and only computes.
             super::split::checked_run(&req, pipe, isolation, &process)?
         }
         (_, _, Some(test)) => Python::attach(|py| run_harness(py, &req, &test, warm, isolation))
-            .map_err(|e| format!("python harness failed: {e}"))?,
-        _ => return Err("the request pipe was lost".into()),
+            .map_err(WorkerError::python("python harness failed"))?,
+        _ => return Err(WorkerError::PipeLost),
     };
     // A process the program forked returns here too: only the worker itself may answer, or
     // the copies' answers would garble (or pre-empt) the real one.
@@ -118,10 +116,13 @@ pub(super) fn run(
     if unsafe { libc::getpid() } != harness_pid {
         unsafe { libc::_exit(0) }
     }
-    let bytes = serde_json::to_vec(&response).map_err(|e| format!("encoding response: {e}"))?;
+    let bytes = serde_json::to_vec(&response).map_err(|source| WorkerError::Encode {
+        what: "response",
+        source,
+    })?;
     response_pipe
         .write_all(&bytes)
-        .map_err(|e| format!("writing response: {e}"))?;
+        .map_err(WorkerError::os("writing response"))?;
     Ok(())
 }
 
