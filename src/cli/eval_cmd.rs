@@ -166,6 +166,7 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
         generator,
         debugger,
         runner,
+        prompts: s.prompts,
     };
     if !s.quiet {
         eprintln!(

@@ -14,6 +14,8 @@ pub struct EvalEnv {
     pub generator: SharedModel,
     pub debugger: SharedModel,
     pub runner: Runner,
+    /// The templates of every strategy's prompts (the plan's `prompts_dir`, loaded).
+    pub prompts: crate::prompts::Prompts,
 }
 
 /// Progress of one strategy over the selected tasks.

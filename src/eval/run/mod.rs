@@ -145,7 +145,7 @@ pub async fn run_eval(
         generator: env.generator.clone(),
         debugger: env.debugger.clone(),
         runner: env.runner.clone(),
-        prompts: plan.prompts()?,
+        prompts: env.prompts.clone(),
         options: FixOptions {
             strategy: Strategy::None,
             level: Level::Block,
@@ -216,7 +216,7 @@ pub async fn run_eval(
                 generator: env.generator.clone(),
                 debugger: env.debugger.clone(),
                 runner: env.runner.clone(),
-                prompts: plan.prompts()?,
+                prompts: env.prompts.clone(),
                 options: FixOptions {
                     strategy: spec.strategy,
                     level: spec.level,

@@ -10,7 +10,6 @@ use crate::eval::results::RunConfig;
 use crate::eval::score::Harness;
 use crate::eval::shard::{Manifest, Shard};
 use crate::eval::{EvalError, StrategySpec};
-use crate::prompts::Prompts;
 use crate::task::Task;
 
 /// What to run.
@@ -186,14 +185,6 @@ impl EvalPlan {
             prefill: false,
             search: None,
             prompts: self.prompts_dir.as_ref().map(|d| d.display().to_string()),
-        }
-    }
-
-    /// The prompt templates of the run.
-    pub fn prompts(&self) -> Result<Prompts, crate::prompts::PromptError> {
-        match &self.prompts_dir {
-            Some(dir) => Prompts::from_dir(dir),
-            None => Prompts::new(),
         }
     }
 
