@@ -85,3 +85,30 @@ pub enum ModelCommand {
     /// Show the embedded models and which are installed.
     List(ListArgs),
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+    use crate::cli::output::ExitStatus;
+
+    /// `ldb --help` names every exit status the process can end with.
+    #[test]
+    fn the_help_lists_every_exit_status() {
+        let help = Cli::command().render_long_help().to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (status, words) in [
+            (ExitStatus::Success, "success"),
+            (ExitStatus::TestsFailed, "tests failed"),
+            (ExitStatus::BadInput, "bad input"),
+            (ExitStatus::Backend, "model backend failure"),
+            (ExitStatus::Sandbox, "sandbox failure"),
+            (ExitStatus::Internal, "internal error"),
+            (ExitStatus::Interrupted, "interrupted"),
+        ] {
+            let entry = format!("{} {words}", status as i32);
+            assert!(help.contains(&entry), "`{entry}` missing from: {help}");
+        }
+    }
+}
