@@ -477,7 +477,7 @@ fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
         }
     };
     let default = fix(&[]);
-    assert_eq!(default.search.proposers, "fresh:4");
+    assert_eq!(default.search.proposers, "mutate,patch:2,fresh:4");
     assert!(!default.search.no_prefill);
     let portfolio = default.search.options().expect("valid").portfolio;
     assert_eq!(
