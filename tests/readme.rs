@@ -55,10 +55,13 @@ fn texts(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
         let path = entry.path();
         if path.is_dir() {
             texts(&path, out);
-        } else if path != root().join("tests/readme.rs") {
-            if let Ok(text) = std::fs::read_to_string(&path) {
-                out.push((path, text));
-            }
+            continue;
+        }
+        if path == root().join("tests/readme.rs") {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push((path, text));
         }
     }
 }
@@ -66,18 +69,39 @@ fn texts(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
 #[test]
 fn the_readme_is_short_and_sets_up_first() {
     let text = readme();
-    assert!(text.len() <= 15_500, "README.md is {} bytes; keep it under ~15 KB", text.len());
+    assert!(
+        text.len() <= 15_500,
+        "README.md is {} bytes; keep it under ~15 KB",
+        text.len()
+    );
     let commands = readme_commands(&text);
-    assert_eq!(commands[..2], ["scripts/demo.sh", "scripts/test.sh"], "the set-up commands come first");
-    let first_fix = commands.iter().position(|c| c.starts_with("ldb fix ")).expect("an `ldb fix`");
-    let line = text.lines().position(|l| l.contains(&commands[first_fix])).unwrap();
-    assert!(line < 60, "the first `ldb fix` is on line {}: keep it within the first screen", line + 1);
+    assert_eq!(
+        commands[..2],
+        ["scripts/demo.sh", "scripts/test.sh"],
+        "the set-up commands come first"
+    );
+    let first_fix = commands
+        .iter()
+        .position(|c| c.starts_with("ldb fix "))
+        .expect("an `ldb fix`");
+    let line = text
+        .lines()
+        .position(|l| l.contains(&commands[first_fix]))
+        .unwrap();
+    assert!(
+        line < 60,
+        "the first `ldb fix` is on line {}: keep it within the first screen",
+        line + 1
+    );
 }
 
 #[test]
 fn every_readme_command_is_run_as_written_by_a_script_or_a_test() {
     let commands = readme_commands(&readme());
-    assert!(commands.len() >= 10, "the README's commands were not found: {commands:?}");
+    assert!(
+        commands.len() >= 10,
+        "the README's commands were not found: {commands:?}"
+    );
     let mut files = Vec::new();
     for dir in ["scripts", "tests", ".ci"] {
         texts(&root().join(dir), &mut files);
@@ -87,7 +111,10 @@ fn every_readme_command_is_run_as_written_by_a_script_or_a_test() {
         .filter(|command| {
             let script = command.split_whitespace().next().unwrap_or_default();
             let is_script = script.starts_with("scripts/") && root().join(script).is_file();
-            !is_script && !files.iter().any(|(_, text)| text.contains(command.as_str()))
+            !is_script
+                && !files
+                    .iter()
+                    .any(|(_, text)| text.contains(command.as_str()))
         })
         .collect();
     assert!(
