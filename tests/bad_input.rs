@@ -246,3 +246,64 @@ fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.contains(&"good/0".to_string()) && ids.contains(&"good/1".to_string()));
 }
+
+/// `ldb` with `args` in `dir`, killed if it has not ended within a minute (a FIFO read would
+/// block for ever).
+fn ldb_bounded(args: &[&str], dir: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ldb"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("LDB_CONFIG")
+        .env_remove("LDB_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ldb");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("ldb {args:?} did not end: it is reading a special file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn dev_zero_and_a_fifo_are_refused_by_name_not_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("prog.py"), WRONG).expect("program");
+    let fifo = dir.path().join("fifo.py");
+    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("task.json")).expect("symlink");
+    for args in [
+        &["test", "prog.py", "--tests", "/dev/zero"][..],
+        &["test", "prog.py", "--tests", "fifo.py"][..],
+        &["test", "fifo.py", "--test", "assert f(1) == 2"][..],
+        &["test", "task.json"][..],
+        &["fix", "prog.py", "--tests", "/dev/zero", "--write"][..],
+    ] {
+        let out = ldb_bounded(args, dir.path());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        assert!(err.contains("hint:"), "{args:?}: {err}");
+    }
+    // Nothing was written beside the program.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["fifo.py", "prog.py", "task.json"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("prog.py")).expect("program"),
+        WRONG
+    );
+}

@@ -526,7 +526,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The README's project walkthrough with the real model: a module of a package under `src/`,
+/// The project walkthrough of docs/fix.md with the real model: a module of a package under `src/`,
 /// tested by the project's pytest suite (tests/fixtures/pytest_project), fixed in place.
 #[test]
 #[ignore = "needs the embedded model and pytest; scripts/test.sh runs it"]

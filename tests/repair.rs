@@ -6,7 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ldb::agent::progress::Silent;
+use std::sync::Mutex;
+
+use ldb::agent::progress::{Progress, ProgressEvent, Silent};
 use ldb::agent::report::{FixReport, FixStatus};
 use ldb::agent::search::{Proposer, SearchOptions};
 use ldb::agent::{FixOptions, Fixer, Strategy};
@@ -45,6 +47,20 @@ fn squares(seed: &str, visible: &str) -> Task {
 struct Run {
     report: FixReport,
     requests: Vec<ChatRequest>,
+    /// The notices and steps the user saw on stderr.
+    said: Vec<String>,
+}
+
+/// Keeps the notices and steps a user would read.
+#[derive(Default)]
+struct Said(Mutex<Vec<String>>);
+
+impl Progress for Said {
+    fn event(&self, event: ProgressEvent) {
+        if let ProgressEvent::Notice { message, .. } | ProgressEvent::Step { message, .. } = event {
+            self.0.lock().expect("lock").push(message);
+        }
+    }
 }
 
 async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>) -> Run {
@@ -67,7 +83,9 @@ async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>)
             ..FixOptions::default()
         },
     };
-    let report = fixer.fix(task, &Silent).await;
+    let said = Said::default();
+    let report = fixer.fix(task, &said).await;
+    let said = said.0.into_inner().expect("lock");
     let requests = generator.requests();
     let hidden = task.hidden_tests.clone().unwrap_or_default();
     for r in &requests {
@@ -77,7 +95,11 @@ async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>)
             }
         }
     }
-    Run { report, requests }
+    Run {
+        report,
+        requests,
+        said,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -149,10 +171,17 @@ async fn mutate_fixes_the_seed_with_no_model_call_and_never_runs_a_program_twice
             assert!(keys.insert(program_key(p)), "tested twice: {p}");
         }
     }
-    // Nothing independent could confirm it: the report says so.
+    // Nothing independent could confirm it: the report says so, and so does stderr.
     assert_eq!(
         report.confirmation.as_ref().map(|c| c.status.as_str()),
         Some("unconfirmed")
+    );
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("plausible, not confirmed")),
+        "{:?}",
+        run.said
     );
 }
 
@@ -187,6 +216,11 @@ async fn an_edit_the_fresh_candidates_agree_with_is_returned_confirmed() {
         report.error
     );
     assert!(confirmation.agreeing >= 1);
+    assert!(
+        run.said.iter().any(|m| m.contains("the fix is confirmed")),
+        "{:?}",
+        run.said
+    );
     // The edit, not the rewrite: the smaller change.
     assert_ne!(report.final_program, other);
     assert!(report.final_program.contains("for i in range("));
@@ -218,6 +252,13 @@ async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidat
     assert_eq!(report.final_program, right);
     let confirmation = report.confirmation.as_ref().expect("confirmation");
     assert_eq!(confirmation.status, "majority", "{confirmation:?}");
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("most independently written")),
+        "{:?}",
+        run.said
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -282,7 +323,11 @@ async fn patch_run(model: ScriptedModel, form: ldb::agent::search::PatchForm) ->
         );
         assert!(!text.contains("[10, 11, 12]"), "hidden test sent: {text}");
     }
-    Run { report, requests }
+    Run {
+        report,
+        requests,
+        said: Vec::new(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

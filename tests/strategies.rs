@@ -470,7 +470,8 @@ fn the_cli_defaults_to_fresh_samples_with_the_prompt_prefilled() {
     let default = fix(&[]);
     assert_eq!(
         default.options.search.portfolio,
-        ldb::agent::search::SearchOptions::parse_portfolio("fresh:4").expect("valid")
+        ldb::agent::search::SearchOptions::parse_portfolio("mutate,patch:2,fresh:4")
+            .expect("valid")
     );
     assert!(default.options.prefill);
     assert_eq!(

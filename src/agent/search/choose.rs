@@ -80,7 +80,54 @@ impl Search<'_> {
             report.iterations.push(last);
         }
         report.candidates = std::mem::take(&mut self.candidates);
+        if report.status == FixStatus::Fixed {
+            self.say_how_the_fix_is_backed(report);
+        }
         Ok(())
+    }
+
+    /// Tells the user how much beyond the visible tests backs a returned fix: an edit that only
+    /// passes a few visible tests can still be wrong, and the user should know which it is.
+    fn say_how_the_fix_is_backed(&self, report: &FixReport) {
+        let Some(c) = &report.confirmation else {
+            return;
+        };
+        let tests = self.tests.len();
+        let message = match c.status.as_str() {
+            "unconfirmed" => format!(
+                "the fix passes the {tests} visible tests, but no independently written program \
+                 passed them to compare it with: it is plausible, not confirmed; review the diff, \
+                 or add tests"
+            ),
+            "majority" => format!(
+                "the fix is the program most independently written candidates agree with ({} \
+                 of {}); no edit of the given program behaves like them",
+                c.agreeing + 1,
+                c.agreeing + 1 + c.disagreeing
+            ),
+            _ => format!(
+                "the fix is confirmed: {} independently written program(s) that pass the visible \
+                 tests behave like it on extra inputs{}",
+                c.agreeing,
+                if c.disagreeing > 0 {
+                    format!(" ({} behave otherwise)", c.disagreeing)
+                } else {
+                    String::new()
+                }
+            ),
+        };
+        let event = if c.status == "confirmed" {
+            ProgressEvent::Step {
+                task_id: self.task.task_id.clone(),
+                message,
+            }
+        } else {
+            ProgressEvent::Notice {
+                task_id: self.task.task_id.clone(),
+                message,
+            }
+        };
+        self.progress.event(event);
     }
 
     /// Behaviours of `programs` on `calls`, program by program.

@@ -65,11 +65,17 @@ pub struct SearchOptions {
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
-            // Measured on the development sets (benchmarks/RESULTS.md, "Repair by search"):
-            // with the embedded models fresh samples found 5.1 hidden-passing programs per 10k
-            // tokens (0.5B), test-feedback repairs 0.9 (0.5B) and none of 14 (1.5B), LDB
-            // repairs none; so fresh samples only.
-            portfolio: vec![(Proposer::Fresh, 4)],
+            // Edit the given program first, then patch its suspicious lines, then write fresh
+            // programs (benchmarks/RESULTS.md, "Localise, then repair"): on the Refactory
+            // development samples edits fixed student programs fresh samples never fix (the
+            // model cannot write them from the terse task), at no tokens; fresh samples stay,
+            // for what one edit cannot reach and to confirm edits. Test-feedback and LDB
+            // repairs found almost no hidden-passing program with the embedded models.
+            portfolio: vec![
+                (Proposer::Mutate, 1),
+                (Proposer::Patch, 2),
+                (Proposer::Fresh, 4),
+            ],
             beam: 2,
             max_candidates: 24,
             temperature: 0.8,
