@@ -4,104 +4,202 @@
 //! the model's explanation, and for a search every candidate and which passed.
 //!
 //! No scripts, fonts or other files: the page opens from disk, in a mail attachment or a CI
-//! artifact. Everything from the report is escaped, since programs and model replies are
-//! arbitrary text.
+//! artifact. The pages are minijinja templates (`fix.html`, `trace.html`, `diff.html` here,
+//! `eval.html` beside [`crate::eval::html`]) filled from plain view structs built below;
+//! auto-escaping covers every `{{ }}`, since programs and model replies are arbitrary text.
 
 use std::collections::HashMap;
-use std::fmt::Write;
+
+use minijinja::{AutoEscape, Environment, Value};
+use serde::Serialize;
 
 use super::report::{FixReport, IterationReport};
 use crate::reply::verdicts::Verdict;
 
-const STYLE: &str = "
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #1d1d1f; padding: 0 1em; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: .2em; margin-top: 2em; }
-h3 { font-size: 1.05em; margin-top: 1.6em; }
-pre { background: #f6f8fa; padding: .6em .8em; overflow-x: auto; border-radius: 4px; margin: .3em 0; font: 12.5px/1.4 ui-monospace, monospace; }
-table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ddd; padding: .25em .6em; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; }
-.pass { color: #116329; font-weight: 600; } .fail { color: #b42318; font-weight: 600; }
-.summary span { margin-right: 1.5em; }
-.diff .add { background: #e6ffec; display: block; } .diff .del { background: #ffebe9; display: block; } .diff .hunk { color: #6639ba; display: block; }
-.trace { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: .3em .8em; align-items: start; }
-.trace .block pre { margin: 0; } .trace .verdict { padding: .4em .6em; border-radius: 4px; font-size: 13px; }
-.trace .wrong pre { background: #ffebe9; border-left: 4px solid #b42318; } .verdict.wrong { background: #ffebe9; }
-.verdict.right { background: #eef7ee; } .verdict.none { color: #777; }
-.note { color: #555; } .chosen { background: #fff8c5; }
-";
+/// A page template failed to render: a bug in a template, not in the report.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render the HTML page: {0}")]
+pub struct PageError(#[from] minijinja::Error);
+
+/// The templates of both pages, HTML-escaped, with whitespace as written around block tags
+/// dropped so that the templates can keep one tag a line.
+pub(crate) fn environment() -> Result<Environment<'static>, minijinja::Error> {
+    let mut env = Environment::new();
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    env.set_auto_escape_callback(|_| AutoEscape::Html);
+    // minijinja's own HTML escaper also escapes `/`, which would write every path and task id
+    // (`MBPP/11`) as `MBPP&#x2f;11`; the five characters that matter in text and in
+    // double-quoted attributes are enough.
+    env.set_formatter(|out, state, value| {
+        match value.as_str() {
+            Some(text) if state.auto_escape() == AutoEscape::Html && !value.is_safe() => {
+                out.write_str(&escape(text))?;
+                Ok(())
+            }
+            _ => minijinja::escape_formatter(out, state, value),
+        }
+    });
+    // Templates are part of the binary; a syntax error is caught by the tests.
+    for (name, source) in [
+        ("fix.html", include_str!("fix.html")),
+        ("trace.html", include_str!("trace.html")),
+        ("diff.html", include_str!("diff.html")),
+        ("eval.html", include_str!("../../eval/eval.html")),
+    ] {
+        env.add_template(name, source)?;
+    }
+    Ok(env)
+}
+
+/// Renders template `name` of [`environment`] with `view`.
+pub(crate) fn render(name: &str, view: impl Serialize) -> Result<String, PageError> {
+    let env = environment()?;
+    Ok(env.get_template(name)?.render(view)?)
+}
+
+/// A value the templates write as it is: HTML this crate built itself (the inline SVG chart).
+pub(crate) fn trusted(html: String) -> Value {
+    Value::from_safe_string(html)
+}
+
+#[derive(Serialize)]
+struct FixView {
+    title: String,
+    tasks: Vec<TaskView>,
+}
+
+#[derive(Serialize)]
+struct TaskView {
+    id: String,
+    class: &'static str,
+    status: String,
+    passed: usize,
+    total: usize,
+    rounds: usize,
+    tokens: u64,
+    strategy: String,
+    calls: u64,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    time: String,
+    model_time: String,
+    error: Option<String>,
+    /// `None` when the returned program is the seed.
+    diff: Option<Vec<DiffLine>>,
+    iterations: Vec<RoundView>,
+    candidates: Vec<CandidateView>,
+    final_program: String,
+}
+
+#[derive(Serialize)]
+struct RoundView {
+    name: String,
+    class: &'static str,
+    passed: usize,
+    calls: usize,
+    tokens: u64,
+    time: String,
+    program: String,
+    tests: Vec<TestView>,
+    traced_test: Option<String>,
+    trace: Option<Vec<Step>>,
+    verdict_problem: Option<String>,
+    explanation: Option<String>,
+    diff: Option<Vec<DiffLine>>,
+    regeneration_problem: Option<String>,
+}
+
+#[derive(Serialize)]
+struct TestView {
+    name: String,
+    class: &'static str,
+    result: String,
+}
+
+#[derive(Serialize)]
+struct Step {
+    /// `wrong`, `right`, or `none` for a step without a verdict.
+    class: &'static str,
+    text: String,
+    verdict: Option<StepVerdict>,
+}
+
+#[derive(Serialize)]
+struct StepVerdict {
+    word: &'static str,
+    explanation: String,
+}
+
+#[derive(Serialize)]
+struct CandidateView {
+    chosen: bool,
+    id: usize,
+    round: usize,
+    proposer: String,
+    parent: String,
+    class: &'static str,
+    passed: String,
+    tokens: u64,
+    time: String,
+    note: String,
+}
+
+#[derive(Serialize)]
+struct DiffLine {
+    /// `add`, `del`, `hunk`, or empty for context and file headers.
+    class: &'static str,
+    text: String,
+}
+
+fn pass_class(passed: bool) -> &'static str {
+    if passed {
+        "pass"
+    } else {
+        "fail"
+    }
+}
 
 /// The page for `reports` (one section per task).
-pub fn fix_page(reports: &[FixReport]) -> String {
-    let mut out = String::new();
+pub fn fix_page(reports: &[FixReport]) -> Result<String, PageError> {
     let title = match reports {
         [one] => format!("ldb fix: {}", one.task_id),
         _ => format!("ldb fix: {} tasks", reports.len()),
     };
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
-    );
-    if reports.len() > 1 {
-        out.push_str("<table><tr><th>task</th><th>status</th><th>visible tests</th><th>rounds</th><th>tokens</th></tr>\n");
-        for (i, r) in reports.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "<tr><td><a href=\"#task-{i}\">{}</a></td><td class=\"{}\">{}</td><td>{}/{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&r.task_id),
-                if r.status.passed() { "pass" } else { "fail" },
-                esc(&label(&r.status)),
-                r.final_passed,
-                r.visible_total,
-                r.iterations.len().saturating_sub(1),
-                r.usage.prompt_tokens + r.usage.completion_tokens
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    for (i, r) in reports.iter().enumerate() {
-        task_section(&mut out, i, r);
-    }
-    out.push_str("</body></html>\n");
-    out
+    let tasks = reports.iter().map(task_view).collect();
+    render("fix.html", FixView { title, tasks })
 }
 
-fn task_section(out: &mut String, index: usize, r: &FixReport) {
-    let _ = writeln!(out, "<h2 id=\"task-{index}\">{}</h2>", esc(&r.task_id));
-    let _ = writeln!(
-        out,
-        "<p class=\"summary\"><span class=\"{}\">{}</span><span>{} of {} visible tests pass</span><span>strategy {}</span><span>{} model calls, {} prompt + {} completion tokens</span><span>{} (model {})</span></p>",
-        if r.status.passed() { "pass" } else { "fail" },
-        esc(&label(&r.status)),
-        r.final_passed,
-        r.visible_total,
-        esc(&label(&r.strategy)),
-        r.usage.calls,
-        r.usage.prompt_tokens,
-        r.usage.completion_tokens,
-        seconds(r.timings.total_ms),
-        seconds(r.timings.llm_ms)
-    );
-    if let Some(e) = &r.error {
-        let _ = writeln!(out, "<p class=\"fail\">error: {}</p>", esc(e));
-    }
+fn task_view(r: &FixReport) -> TaskView {
     let diff = super::unified_diff(&r.seed.program, &r.final_program);
-    if diff.trim().is_empty() {
-        out.push_str("<p class=\"note\">The returned program is the seed.</p>\n");
-    } else {
-        out.push_str("<h3>Seed → returned program</h3>\n");
-        diff_block(out, &diff);
+    TaskView {
+        id: r.task_id.clone(),
+        class: pass_class(r.status.passed()),
+        status: label(&r.status),
+        passed: r.final_passed,
+        total: r.visible_total,
+        rounds: r.iterations.len().saturating_sub(1),
+        tokens: r.usage.prompt_tokens + r.usage.completion_tokens,
+        strategy: label(&r.strategy),
+        calls: r.usage.calls,
+        prompt_tokens: r.usage.prompt_tokens,
+        completion_tokens: r.usage.completion_tokens,
+        time: seconds(r.timings.total_ms),
+        model_time: seconds(r.timings.llm_ms),
+        error: r.error.clone(),
+        diff: (!diff.trim().is_empty()).then(|| diff_lines(&diff)),
+        iterations: r
+            .iterations
+            .iter()
+            .map(|it| round(it, r.visible_total))
+            .collect(),
+        candidates: candidates(r),
+        final_program: r.final_program.clone(),
     }
-    for it in &r.iterations {
-        round(out, it, r.visible_total);
-    }
-    candidates(out, r);
-    out.push_str("<h3>Returned program</h3>\n");
-    let _ = writeln!(out, "<pre>{}</pre>", esc(&r.final_program));
 }
 
-fn round(out: &mut String, it: &IterationReport, total: usize) {
+fn round(it: &IterationReport, total: usize) -> RoundView {
     let name = if it.index == 0 {
         "Round 0 (the seed)".to_string()
     } else {
@@ -112,56 +210,49 @@ fn round(out: &mut String, it: &IterationReport, total: usize) {
         .iter()
         .map(|c| c.prompt_tokens + c.completion_tokens)
         .sum();
-    let _ = writeln!(
-        out,
-        "<h3>{name}: <span class=\"{}\">{} of {total} visible tests pass</span> <span class=\"note\">({} calls, {tokens} tokens, {})</span></h3>",
-        if it.passed == total { "pass" } else { "fail" },
-        it.passed,
-        it.calls.len(),
-        seconds(it.timings.total_ms.max(it.timings.llm_ms + it.timings.tests_ms + it.timings.trace_ms))
-    );
-    let _ = writeln!(out, "<pre>{}</pre>", esc(&it.program));
-    if !it.tests.is_empty() {
-        out.push_str("<table><tr><th>test</th><th>result</th></tr>\n");
-        for t in &it.tests {
+    let tests = it
+        .tests
+        .iter()
+        .map(|t| {
             let passed = t.status == crate::runner::TestStatus::Passed;
-            let _ = writeln!(
-                out,
-                "<tr><td><code>{}</code></td><td class=\"{}\">{}</td></tr>",
-                esc(&t.test),
-                if passed { "pass" } else { "fail" },
-                esc(if passed { "passed" } else { &t.summary })
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    if let Some(test) = &it.traced_test {
-        let _ = writeln!(
-            out,
-            "<p>Traced failing test: <code>{}</code></p>",
-            esc(test)
-        );
-    }
-    if let Some(trace) = &it.trace {
-        trace_with_verdicts(out, trace, &it.verdicts);
-    }
-    if let Some(p) = &it.verdict_problem {
-        let _ = writeln!(out, "<p class=\"note\">verdicts: {}</p>", esc(p));
-    }
-    if let Some(e) = &it.explanation {
-        let _ = writeln!(out, "<p>The model's explanation:</p><pre>{}</pre>", esc(e));
-    }
-    if let Some(d) = &it.diff {
-        out.push_str("<p>Change made this round:</p>\n");
-        diff_block(out, d);
-    }
-    if let Some(p) = &it.regeneration_problem {
-        let _ = writeln!(out, "<p class=\"note\">regeneration: {}</p>", esc(p));
+            TestView {
+                name: t.test.clone(),
+                class: pass_class(passed),
+                result: if passed {
+                    "passed".to_string()
+                } else {
+                    t.summary.clone()
+                },
+            }
+        })
+        .collect();
+    RoundView {
+        name,
+        class: pass_class(it.passed == total),
+        passed: it.passed,
+        calls: it.calls.len(),
+        tokens,
+        time: seconds(
+            it.timings
+                .total_ms
+                .max(it.timings.llm_ms + it.timings.tests_ms + it.timings.trace_ms),
+        ),
+        program: it.program.clone(),
+        tests,
+        traced_test: it.traced_test.clone(),
+        trace: it
+            .trace
+            .as_deref()
+            .map(|trace| trace_steps(trace, &it.verdicts)),
+        verdict_problem: it.verdict_problem.clone(),
+        explanation: it.explanation.clone(),
+        diff: it.diff.as_deref().map(diff_lines),
+        regeneration_problem: it.regeneration_problem.clone(),
     }
 }
 
-/// The trace split at its step headers (`[BLOCK-3] in f`), each step beside its verdict.
-fn trace_with_verdicts(out: &mut String, trace: &str, verdicts: &[Verdict]) {
+/// The trace split at its step headers (`[BLOCK-3] in f`), each step with its verdict.
+fn trace_steps(trace: &str, verdicts: &[Verdict]) -> Vec<Step> {
     let by_label: HashMap<&str, &Verdict> =
         verdicts.iter().map(|v| (v.block.as_str(), v)).collect();
     let mut steps: Vec<(Option<String>, String)> = Vec::new();
@@ -179,98 +270,79 @@ fn trace_with_verdicts(out: &mut String, trace: &str, verdicts: &[Verdict]) {
             (None, None) => steps.push((None, format!("{line}\n"))),
         }
     }
-    out.push_str("<div class=\"trace\">\n");
-    for (label, text) in &steps {
-        let verdict = label.as_deref().and_then(|l| by_label.get(l));
-        let class = match verdict {
-            Some(v) if !v.correct => "wrong",
-            Some(_) => "right",
-            None => "none",
-        };
-        let _ = writeln!(
-            out,
-            "<div class=\"block {class}\"><pre>{}</pre></div>",
-            esc(text.trim_end())
-        );
-        match verdict {
-            Some(v) => {
-                let _ = writeln!(
-                    out,
-                    "<div class=\"verdict {class}\"><b>{}</b> {}</div>",
-                    if v.correct { "correct" } else { "wrong" },
-                    esc(&v.explanation)
-                );
+    steps
+        .into_iter()
+        .map(|(label, text)| {
+            let verdict = label.as_deref().and_then(|l| by_label.get(l));
+            Step {
+                class: match verdict {
+                    Some(v) if !v.correct => "wrong",
+                    Some(_) => "right",
+                    None => "none",
+                },
+                text: text.trim_end().to_string(),
+                verdict: verdict.map(|v| StepVerdict {
+                    word: if v.correct { "correct" } else { "wrong" },
+                    explanation: v.explanation.clone(),
+                }),
             }
-            None => out.push_str("<div class=\"verdict none\"></div>\n"),
-        }
-    }
-    out.push_str("</div>\n");
+        })
+        .collect()
 }
 
-fn candidates(out: &mut String, r: &FixReport) {
-    if r.candidates.is_empty() {
-        return;
-    }
+fn candidates(r: &FixReport) -> Vec<CandidateView> {
     let chosen = r.selection.as_ref().map(|s| s.chosen);
-    out.push_str("<h3>Candidates</h3>\n<table><tr><th>id</th><th>round</th><th>proposer</th><th>parent</th><th>visible tests</th><th>tokens</th><th>time</th><th>note</th></tr>\n");
-    for c in &r.candidates {
-        let passed = c.visible_passed.map_or(String::from("not run"), |p| {
-            format!("{p}/{}", r.visible_total)
-        });
-        let all = c.visible_passed == Some(r.visible_total);
-        let mut note = Vec::new();
-        if let Some(d) = c.duplicate_of {
-            note.push(format!("same as {d}"));
-        }
-        if let Some(g) = c.group {
-            note.push(format!("selection group {g}"));
-        }
-        if Some(c.id) == chosen {
-            note.push("chosen".to_string());
-        }
-        if let Some(p) = &c.problem {
-            note.push(p.clone());
-        }
-        let _ = writeln!(
-            out,
-            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            if Some(c.id) == chosen { " class=\"chosen\"" } else { "" },
-            c.id,
-            c.round,
-            esc(&label(&c.proposer)),
-            c.parent.map(|p| p.to_string()).unwrap_or_default(),
-            if all { "pass" } else { "fail" },
-            passed,
-            c.tokens,
-            seconds(c.wall_ms),
-            esc(&note.join("; "))
-        );
-    }
-    out.push_str("</table>\n");
+    r.candidates
+        .iter()
+        .map(|c| {
+            let mut note = Vec::new();
+            if let Some(d) = c.duplicate_of {
+                note.push(format!("same as {d}"));
+            }
+            if let Some(g) = c.group {
+                note.push(format!("selection group {g}"));
+            }
+            if Some(c.id) == chosen {
+                note.push("chosen".to_string());
+            }
+            if let Some(p) = &c.problem {
+                note.push(p.clone());
+            }
+            CandidateView {
+                chosen: Some(c.id) == chosen,
+                id: c.id,
+                round: c.round,
+                proposer: label(&c.proposer),
+                parent: c.parent.map(|p| p.to_string()).unwrap_or_default(),
+                class: pass_class(c.visible_passed == Some(r.visible_total)),
+                passed: c.visible_passed.map_or(String::from("not run"), |p| {
+                    format!("{p}/{}", r.visible_total)
+                }),
+                tokens: c.tokens,
+                time: seconds(c.wall_ms),
+                note: note.join("; "),
+            }
+        })
+        .collect()
 }
 
-fn diff_block(out: &mut String, diff: &str) {
-    out.push_str("<pre class=\"diff\">");
-    for line in diff.lines() {
-        let class = if line.starts_with("+++") || line.starts_with("---") {
-            ""
-        } else if line.starts_with('+') {
-            "add"
-        } else if line.starts_with('-') {
-            "del"
-        } else if line.starts_with("@@") {
-            "hunk"
-        } else {
-            ""
-        };
-        if class.is_empty() {
-            let _ = writeln!(out, "{}", esc(line));
-        } else {
-            // Block spans carry their own line break.
-            let _ = write!(out, "<span class=\"{class}\">{}</span>", esc(line));
-        }
-    }
-    out.push_str("</pre>\n");
+fn diff_lines(diff: &str) -> Vec<DiffLine> {
+    diff.lines()
+        .map(|line| DiffLine {
+            class: if line.starts_with("+++") || line.starts_with("---") {
+                ""
+            } else if line.starts_with('+') {
+                "add"
+            } else if line.starts_with('-') {
+                "del"
+            } else if line.starts_with("@@") {
+                "hunk"
+            } else {
+                ""
+            },
+            text: line.to_string(),
+        })
+        .collect()
 }
 
 /// A serde enum's name as the report writes it (`already_passing`, `search`, ...); a value
@@ -286,8 +358,8 @@ fn seconds(ms: u64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-/// Text as HTML text (also safe inside a double-quoted attribute).
-pub fn esc(text: &str) -> String {
+/// Text as HTML text (also safe inside a double-quoted attribute): the templates' escaper.
+fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -321,8 +393,8 @@ mod tests {
                 explanation: "should return <b>not x</b>".into(),
             },
         ];
-        let mut out = String::new();
-        trace_with_verdicts(&mut out, trace, &verdicts);
+        let steps = trace_steps(trace, &verdicts);
+        let out = render("trace.html", minijinja::context! { steps }).expect("render");
         assert!(out.contains("<div class=\"block right\"><pre>[BLOCK-0] in f\n  1 | x = a &lt; b\n  state after:  x = True</pre></div>"), "{out}");
         assert!(
             out.contains("<div class=\"block wrong\"><pre>[BLOCK-1] in f"),
@@ -336,5 +408,13 @@ mod tests {
             out.contains("<div class=\"block none\"><pre>Execution trace"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn every_template_parses() {
+        let env = environment().expect("templates parse");
+        for name in ["fix.html", "trace.html", "diff.html", "eval.html"] {
+            assert!(env.get_template(name).is_ok(), "{name}");
+        }
     }
 }
