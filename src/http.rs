@@ -1,45 +1,27 @@
-//! The one way ldb talks HTTP: a client that trusts the built-in web roots plus the system's CA
-//! bundle (behind a TLS-inspecting proxy the proxy's CA is only in the latter), and the one
+//! The one way ldb talks HTTP: a client that trusts the built-in web roots plus the system's
+//! roots (behind a TLS-inspecting proxy the proxy's CA is only in the latter), and the one
 //! retry policy (exponential backoff with jitter, or the server's `Retry-After`, capped) used
 //! by the model client and the model download alike.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-/// System CA bundles, most common first; `SSL_CERT_FILE` overrides them.
-const CA_BUNDLES: [&str; 4] = [
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-    "/etc/ssl/cert.pem",
-];
-
-/// A client with ldb's user agent (`purpose` in parentheses), the system's CA bundle added to
-/// the built-in roots, and whatever `configure` sets.
+/// A client with ldb's user agent (`purpose` in parentheses), the system's roots added to the
+/// built-in ones, and whatever `configure` sets.
+///
+/// reqwest's `rustls-tls-native-roots` loads the system store (`SSL_CERT_FILE`/`SSL_CERT_DIR`,
+/// else the distribution's usual bundle paths); `rustls-tls` adds the built-in web roots.
 pub fn client(
     purpose: &str,
     configure: impl Fn(reqwest::ClientBuilder) -> reqwest::ClientBuilder,
 ) -> reqwest::Result<reqwest::Client> {
     let agent = format!("ldb/{} ({purpose})", env!("CARGO_PKG_VERSION"));
     let builder = || configure(reqwest::Client::builder().user_agent(agent.clone()));
-    let bundle = std::env::var_os("SSL_CERT_FILE")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(CA_BUNDLES.iter().map(PathBuf::from))
-        .find_map(|path| std::fs::read(path).ok());
-    let certs = bundle
-        .and_then(|pem| reqwest::Certificate::from_pem_bundle(&pem).ok())
-        .unwrap_or_default();
-    if !certs.is_empty() {
-        let with_system = certs
-            .into_iter()
-            .fold(builder(), |b, cert| b.add_root_certificate(cert));
-        // A bundle entry the TLS library rejects must not stop what the built-in roots allow.
-        if let Ok(client) = with_system.build() {
-            return Ok(client);
-        }
+    match builder().build() {
+        Ok(client) => Ok(client),
+        // A system store whose every entry the TLS library rejects must not stop what the
+        // built-in roots allow.
+        Err(_) => builder().tls_built_in_native_certs(false).build(),
     }
-    builder().build()
 }
 
 /// How often and how long to retry 429s, 5xx answers, timeouts and dropped connections.

@@ -25,6 +25,7 @@ impl From<EvalError> for CliError {
         let status = match &e {
             e if e.is_input() => ExitStatus::BadInput,
             EvalError::Fatal { class, .. } => ExitStatus::of(*class),
+            EvalError::Page(_) => ExitStatus::Internal,
             // The templates of --prompts (the built-in ones are checked by the tests).
             _ => ExitStatus::BadInput,
         };

@@ -41,7 +41,7 @@ pub fn report(s: &EvalReportSettings) -> Result<ExitStatus, CliError> {
         let links = crate::eval::html::write_fix_pages(&runs, path)?;
         write_file(
             path,
-            &crate::eval::html::eval_page(&runs, &summaries, &links),
+            &crate::eval::html::eval_page(&runs, &summaries, &links)?,
         )?;
         if !links.is_empty() {
             eprintln!(

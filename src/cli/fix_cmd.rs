@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 
 use super::file_task;
@@ -145,25 +146,29 @@ async fn fix_all(
     concurrency: usize,
     progress: Arc<StderrProgress>,
 ) -> Vec<FixReport> {
-    let limit = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let mut handles = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        let fixer = fixer.clone();
-        let progress = progress.clone();
-        let limit = limit.clone();
-        handles.push(tokio::spawn(async move {
-            let _permit = limit.acquire_owned().await.ok();
-            fixer.fix(&task, &*progress).await
-        }));
-    }
-    let mut reports = Vec::with_capacity(handles.len());
-    for handle in handles {
-        match handle.await {
-            Ok(report) => reports.push(report),
-            Err(e) => eprintln!("error: a task stopped unexpectedly: {e}"),
-        }
-    }
-    reports
+    // Each task runs as its own Tokio task (so tasks spread over the worker threads), started
+    // in order, at most `concurrency` at once; reports come back in the tasks' order.
+    let mut reports: Vec<(usize, FixReport)> = stream::iter(tasks.into_iter().enumerate())
+        .map(|(i, task)| {
+            let fixer = fixer.clone();
+            let progress = progress.clone();
+            let run = tokio::spawn(async move { fixer.fix(&task, &*progress).await });
+            async move { (i, run.await) }
+        })
+        .buffer_unordered(concurrency.max(1))
+        .filter_map(|(i, joined)| async move {
+            match joined {
+                Ok(report) => Some((i, report)),
+                Err(e) => {
+                    eprintln!("error: a task stopped unexpectedly: {e}");
+                    None
+                }
+            }
+        })
+        .collect()
+        .await;
+    reports.sort_by_key(|(i, _)| *i);
+    reports.into_iter().map(|(_, report)| report).collect()
 }
 
 fn seed_source(s: &FixSettings, tasks: usize) -> Result<SeedSource, CliError> {

@@ -16,7 +16,8 @@ pub fn run(s: &ReportSettings) -> Result<ExitStatus, CliError> {
              `ldb eval` results are summarised by `ldb eval report`",
         )
     })?;
-    let page = crate::agent::html::fix_page(&file.tasks);
+    let page =
+        crate::agent::html::fix_page(&file.tasks).map_err(|e| CliError::internal(e.to_string()))?;
     std::fs::write(&s.html, page).map_err(|e| {
         CliError::bad_input(
             format!("cannot write {}: {e}", s.html.display()),

@@ -61,6 +61,9 @@ pub enum EvalError {
     Fatal { class: ErrorClass, message: String },
     #[error(transparent)]
     Prompt(#[from] crate::prompts::PromptError),
+    /// The HTML report's template failed: a bug, not the user's input.
+    #[error(transparent)]
+    Page(#[from] crate::agent::html::PageError),
 }
 
 impl EvalError {
@@ -90,7 +93,7 @@ impl EvalError {
                     .into(),
             ),
             EvalError::Fatal { class, .. } => Some(class.hint().to_string()),
-            EvalError::Prompt(_) => None,
+            EvalError::Prompt(_) | EvalError::Page(_) => None,
         }
     }
 

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::Semaphore;
+use futures_util::stream::{self, StreamExt};
 
 pub use events::{EvalEnv, EvalEvent, EvalOutcome, EvalProgress, QuietEval, Tally};
 pub use plan::{default_out_dir, default_run_name, EvalPlan};
@@ -263,35 +263,34 @@ pub async fn run_eval(
         total: units.len(),
         tallies: snapshot(&tallies),
     });
-    let limit = Arc::new(Semaphore::new(plan.concurrency.max(1)));
     let seeds = Arc::new(seeds);
-    let mut handles = Vec::with_capacity(units.len());
-    for (task, spec) in units {
-        let ctx = UnitContext {
-            fixer: fixers.get(&spec.label()).cloned(),
-            log: logs.get(&spec.label()).cloned(),
-            seed: seeds.get(&task.task_id).cloned(),
-            scorer: scorer.clone(),
-            shared: shared.clone(),
-            tallies: tallies.clone(),
-            remaining: remaining.clone(),
-            only_failing: plan.only_failing,
-            max_iters: plan.max_iters,
-            reports_dir: plan.save_reports.then(|| plan.out_dir.clone()),
-        };
-        // Units start in order (task by task, every strategy of a task before the next task),
-        // so an interrupted run has compared its strategies on the same tasks.
-        let permit = limit.clone().acquire_owned().await.ok();
-        handles.push(tokio::spawn(async move {
-            let _permit = permit;
-            if ctx.shared.stopped() {
-                return None;
-            }
-            ctx.run(task, spec).await
-        }));
-    }
-    for handle in handles {
-        match handle.await {
+    // Units start in order (task by task, every strategy of a task before the next task), so
+    // an interrupted run has compared its strategies on the same tasks; each runs as its own
+    // Tokio task (spread over the worker threads), at most `concurrency` at once.
+    let mut finished = stream::iter(units)
+        .map(|(task, spec)| {
+            let ctx = UnitContext {
+                fixer: fixers.get(&spec.label()).cloned(),
+                log: logs.get(&spec.label()).cloned(),
+                seed: seeds.get(&task.task_id).cloned(),
+                scorer: scorer.clone(),
+                shared: shared.clone(),
+                tallies: tallies.clone(),
+                remaining: remaining.clone(),
+                only_failing: plan.only_failing,
+                max_iters: plan.max_iters,
+                reports_dir: plan.save_reports.then(|| plan.out_dir.clone()),
+            };
+            tokio::spawn(async move {
+                if ctx.shared.stopped() {
+                    return None;
+                }
+                ctx.run(task, spec).await
+            })
+        })
+        .buffer_unordered(plan.concurrency.max(1));
+    while let Some(joined) = finished.next().await {
+        match joined {
             Ok(Some(record)) => {
                 done.entry(record.strategy.clone())
                     .or_default()

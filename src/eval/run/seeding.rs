@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
+use futures_util::stream::{self, StreamExt};
 
 use super::unit::UnitProgress;
 use super::{EvalEvent, EvalPlan, Shared};
@@ -80,50 +80,50 @@ async fn ensure_seeds(
     shared.progress.event(EvalEvent::SeedsStarted {
         total: missing.len(),
     });
-    let limit = Arc::new(Semaphore::new(plan.concurrency.max(1)));
-    let mut handles = Vec::new();
-    for task in missing {
-        let fixer = fixer.clone();
-        let log = log.clone();
-        let shared = shared.clone();
-        let limit = limit.clone();
-        handles.push(tokio::spawn(async move {
-            let _permit = limit.acquire_owned().await.ok();
-            if shared.stopped() {
-                return None;
-            }
-            let adapter = UnitProgress {
-                shared: shared.clone(),
-                strategy: "seed".into(),
-            };
-            let report = fixer.fix(&task, &adapter).await;
-            let record = seed_record(&report);
-            if let Some(class) = record.error_class.filter(|c| c.is_fatal()) {
-                shared.halt(EvalError::Fatal {
-                    class,
-                    message: format!(
-                        "[{}] getting the seed failed: {}",
-                        task.task_id,
-                        record.error.as_deref().unwrap_or("?")
-                    ),
+    // Each seed is fetched as its own Tokio task, started in order, at most `concurrency` at
+    // once; records are kept by task id, so the order they finish in does not matter.
+    let mut finished = stream::iter(missing)
+        .map(|task| {
+            let fixer = fixer.clone();
+            let log = log.clone();
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                if shared.stopped() {
+                    return None;
+                }
+                let adapter = UnitProgress {
+                    shared: shared.clone(),
+                    strategy: "seed".into(),
+                };
+                let report = fixer.fix(&task, &adapter).await;
+                let record = seed_record(&report);
+                if let Some(class) = record.error_class.filter(|c| c.is_fatal()) {
+                    shared.halt(EvalError::Fatal {
+                        class,
+                        message: format!(
+                            "[{}] getting the seed failed: {}",
+                            task.task_id,
+                            record.error.as_deref().unwrap_or("?")
+                        ),
+                    });
+                    return None;
+                }
+                shared.note_backend(record.error_class, record.error.as_deref());
+                if let Err(e) = log.append(&record) {
+                    shared.halt(e);
+                    return None;
+                }
+                shared.progress.event(EvalEvent::SeedDone {
+                    task_id: task.task_id.clone(),
+                    visible_pass: record.visible_pass,
+                    error: record.error.clone(),
                 });
-                return None;
-            }
-            shared.note_backend(record.error_class, record.error.as_deref());
-            if let Err(e) = log.append(&record) {
-                shared.halt(e);
-                return None;
-            }
-            shared.progress.event(EvalEvent::SeedDone {
-                task_id: task.task_id.clone(),
-                visible_pass: record.visible_pass,
-                error: record.error.clone(),
-            });
-            Some(record)
-        }));
-    }
-    for handle in handles {
-        match handle.await {
+                Some(record)
+            })
+        })
+        .buffer_unordered(plan.concurrency.max(1));
+    while let Some(joined) = finished.next().await {
+        match joined {
             Ok(Some(record)) => {
                 seeds.insert(record.task_id.clone(), record);
             }
