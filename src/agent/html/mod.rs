@@ -32,14 +32,12 @@ pub(crate) fn environment() -> Result<Environment<'static>, minijinja::Error> {
     // minijinja's own HTML escaper also escapes `/`, which would write every path and task id
     // (`MBPP/11`) as `MBPP&#x2f;11`; the five characters that matter in text and in
     // double-quoted attributes are enough.
-    env.set_formatter(|out, state, value| {
-        match value.as_str() {
-            Some(text) if state.auto_escape() == AutoEscape::Html && !value.is_safe() => {
-                out.write_str(&escape(text))?;
-                Ok(())
-            }
-            _ => minijinja::escape_formatter(out, state, value),
+    env.set_formatter(|out, state, value| match value.as_str() {
+        Some(text) if state.auto_escape() == AutoEscape::Html && !value.is_safe() => {
+            out.write_str(&escape(text))?;
+            Ok(())
         }
+        _ => minijinja::escape_formatter(out, state, value),
     });
     // Templates are part of the binary; a syntax error is caught by the tests.
     for (name, source) in [
