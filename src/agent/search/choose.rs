@@ -116,7 +116,8 @@ impl Search<'_> {
                 }
             ),
         };
-        let event = if c.status == "confirmed" {
+        // Only a fix nothing backs is a warning; the others are the search's normal outcome.
+        let event = if c.status != "unconfirmed" {
             ProgressEvent::Step {
                 task_id: self.task.task_id.clone(),
                 message,
