@@ -46,7 +46,7 @@ fn the_embedded_model_fills_in_the_middle_of_a_raw_prompt() {
 
 #[test]
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
-fn the_default_search_edits_then_patches_then_samples() {
+fn the_search_with_patches_edits_then_patches_then_samples() {
     model_path();
     let dir = tempfile::tempdir().expect("tempdir");
     // A seed no single edit fixes: the search edits it (no tokens), patches its suspicious

@@ -65,17 +65,14 @@ pub struct SearchOptions {
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
-            // Edit the given program first, then patch its suspicious lines, then write fresh
-            // programs (benchmarks/RESULTS.md, "Localise, then repair"): on the Refactory
-            // development samples edits fixed student programs fresh samples never fix (the
-            // model cannot write them from the terse task), at no tokens; fresh samples stay,
-            // for what one edit cannot reach and to confirm edits. Test-feedback and LDB
-            // repairs found almost no hidden-passing program with the embedded models.
-            portfolio: vec![
-                (Proposer::Mutate, 1),
-                (Proposer::Patch, 2),
-                (Proposer::Fresh, 4),
-            ],
+            // Edit the given program first, then write fresh programs (benchmarks/RESULTS.md,
+            // "Localise, then repair"): on the Refactory development samples edits fixed
+            // student programs fresh samples never fix (the model cannot write them from the
+            // terse task), at no tokens; fresh samples stay, for what one edit cannot reach and
+            // to confirm edits. Patches (`patch`) added no fix there for a quarter more tokens;
+            // test-feedback and LDB repairs found almost no hidden-passing program with the
+            // embedded models.
+            portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
             beam: 2,
             max_candidates: 24,
             temperature: 0.8,

@@ -24,7 +24,7 @@ pub struct SearchArgs {
     /// ignored), patch (the model rewrites the suspicious lines), feedback (repair from the
     /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program
     /// from the task).
-    #[arg(long, value_name = "LIST", default_value = "mutate,patch:2,fresh:4", value_parser = parse::portfolio)]
+    #[arg(long, value_name = "LIST", default_value = "mutate,fresh:4", value_parser = parse::portfolio)]
     pub proposers: Portfolio,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]
