@@ -24,23 +24,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from repair_analysis import load
+
 DERIVED = {"mutate", "patch"}
 INDEPENDENT = {"fresh", "feedback", "ldb"}
 
 
 def records(run_dir):
-    out = []
-    path = run_dir / "search.jsonl"
-    if not path.exists():
-        return out
-    for line in path.read_text().splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if r.get("kind") == "task":
-            out.append(r)
-    return out
+    return list(load(run_dir / "search.jsonl").values())
 
 
 def report(run_dir, task_id):
