@@ -10,10 +10,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ldb::eval::datasets::load_dataset;
+use ldb::eval::fix::datasets::load_dataset;
 use ldb::python::edits::edits;
 use ldb::python::mutate::mutants;
-use ldb::runner::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
+use ldb::run::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
 use ldb::task::{load_tasks, Task};
 
 /// One bug: the buggy program, where the fault is, and a program that labels extra inputs.

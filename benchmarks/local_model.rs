@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
-use ldb::model::{ChatModel, ChatRequest, Message};
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::model::{ChatModel, ChatRequest, Message};
 
 /// A debugging prompt of realistic size: task, program, test results and a block trace.
 fn debug_prompt() -> Vec<Message> {

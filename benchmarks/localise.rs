@@ -22,15 +22,15 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use ldb::agent::localise::{self, VerdictForm};
-use ldb::agent::{FixOptions, Fixer, Strategy};
-use ldb::eval::datasets::load_dataset;
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
-use ldb::prompts::Prompts;
+use ldb::eval::fix::datasets::load_dataset;
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::prompts::Prompts;
 use ldb::python::mutate::mutants;
-use ldb::runner::{visible_tests, Runner, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::repair::verdict::{self, VerdictForm};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{visible_tests, Runner, TestStatus};
 
 const CONFIGS: [(VerdictForm, bool, &str); 4] = [
     (VerdictForm::Full, true, "full, grammar"),
@@ -174,7 +174,7 @@ fn run() -> Result<(), String> {
             continue;
         }
         let traced = rt
-            .block_on(localise::trace(
+            .block_on(verdict::trace(
                 &fixer,
                 task,
                 &mutant.program,
@@ -208,7 +208,7 @@ fn run() -> Result<(), String> {
         });
         for (form, grammar, name) in CONFIGS {
             let r = rt
-                .block_on(localise::judge(&fixer, &traced, form, grammar))
+                .block_on(verdict::judge(&fixer, &traced, form, grammar))
                 .map_err(|e| e.to_string())?;
             row[name] = json!({
                 "parsed": r.parsed,

@@ -34,16 +34,16 @@ use serde_json::{json, Value};
 mod bugs;
 use bugs::{bugs, Bug};
 
-use ldb::agent::localise::{self, VerdictForm};
-use ldb::agent::search::{behaviour, extra_inputs};
-use ldb::agent::{FixOptions, Fixer, Strategy};
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::model::SharedModel;
+use ldb::generate::prompts::Prompts;
 use ldb::locate::{observe, rank_blocks, rank_with, Observable, Observation, Signals, TieBreak};
-use ldb::model::SharedModel;
-use ldb::prompts::Prompts;
-use ldb::runner::{visible_tests, Runner, TestInput};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::repair::search::{behaviour, extra_inputs};
+use ldb::repair::verdict::{self, VerdictForm};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{visible_tests, Runner, TestInput};
 use ldb::trace::{Level, TraceRequest, TracerKind};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -234,7 +234,7 @@ fn measure(
     let mut verdict = Value::Null;
     if let Some(fixer) = fixer {
         let traced = rt
-            .block_on(localise::trace(
+            .block_on(verdict::trace(
                 fixer,
                 &bug.task,
                 &bug.program,
@@ -244,7 +244,7 @@ fn measure(
             .map_err(|e| e.to_string())?;
         if let Some(traced) = traced {
             let judged = rt
-                .block_on(localise::judge(fixer, &traced, VerdictForm::Short, true))
+                .block_on(verdict::judge(fixer, &traced, VerdictForm::Short, true))
                 .map_err(|e| e.to_string())?;
             if let Some(named) = &judged.named {
                 if let Some(ranges) = traced

@@ -30,15 +30,15 @@ use serde_json::{json, Value};
 mod bugs;
 use bugs::bugs;
 
-use ldb::agent::search::{patch_request, sample_patch, PatchForm, PatchSite};
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::model::ChatModel;
+use ldb::generate::prompts::Prompts;
 use ldb::locate::Observable;
-use ldb::model::ChatModel;
-use ldb::prompts::Prompts;
 use ldb::python::source::{parse_module, SourceFile};
-use ldb::runner::{visible_tests, Runner, TestInput};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::repair::search::{patch_request, sample_patch, PatchForm, PatchSite};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{visible_tests, Runner, TestInput};
 
 const FORMS: [(PatchForm, &str); 3] = [
     (PatchForm::Fim, "fim"),

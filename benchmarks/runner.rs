@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use ldb::python::cfg::ProgramCfg;
 use ldb::python::source::SourceFile;
-use ldb::runner::{Runner, TestInput};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{Runner, TestInput};
 use ldb::trace::units::UnitMap;
 use ldb::trace::{Level, TraceRequest, TracerKind};
 
@@ -262,7 +262,7 @@ fn main() {
 
 /// LDB's GPT-3.5 seeds of HumanEval that fail a visible test, with their visible tests.
 fn iteration_cases(data_dir: &std::path::Path) -> Result<Vec<(String, Vec<TestInput>)>, String> {
-    use ldb::eval::datasets::{load_dataset, SeedSpec};
+    use ldb::eval::fix::datasets::{load_dataset, SeedSpec};
     let dataset = load_dataset("humaneval", Some(data_dir)).map_err(|e| e.to_string())?;
     let seeds = SeedSpec::parse(Some("ldb:gpt-3.5-turbo-0613"))
         .resolve(&dataset)
@@ -275,7 +275,7 @@ fn iteration_cases(data_dir: &std::path::Path) -> Result<Vec<(String, Vec<TestIn
     ));
     let mut cases = Vec::new();
     for task in &dataset.tasks {
-        let (Some(program), tests) = (seeds.get(&task.task_id), ldb::runner::visible_tests(task))
+        let (Some(program), tests) = (seeds.get(&task.task_id), ldb::run::visible_tests(task))
         else {
             continue;
         };

@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ldb::runner::pytest::PytestProject;
-use ldb::runner::{Runner, TestInput};
-use ldb::sandbox::{Limits, ProjectMount, RunSpec, Sandbox, TestSpec};
+use ldb::run::pytest::PytestProject;
+use ldb::run::sandbox::{Limits, ProjectMount, RunSpec, Sandbox, TestSpec};
+use ldb::run::{Runner, TestInput};
 
 const MODULE: &str = "def inc(x):\n    return x + 1\n";
 const TESTS: [&str; 3] = [

@@ -173,10 +173,17 @@ def main():
     up = {(a, b) for a in deps for b in deps[a] if layer[b] > layer[a]}
     print("digraph imports {")
     print('  rankdir=BT; node [shape=box, fontname="Helvetica"]; edge [color="#777777"];')
+    print('  labelloc=t; fontname="Helvetica";')
+    print('  label="ldb: imports between the top-level modules of src/ (A -> B: A uses B)";')
     for i in range(len(layers) + 1):
         members = [m for m in sorted(deps) if layer[m] == i]
         if members:
             print(f"  {{ rank=same; {'; '.join(members)} }}")
+    # Invisible arrows between consecutive layers give each layer its own row, in order.
+    rows = [[m for m in sorted(deps) if layer[m] == i] for i in range(len(layers) + 1)]
+    rows = [r for r in rows if r]
+    for low, high in zip(rows, rows[1:]):
+        print(f"  {low[0]} -> {high[0]} [style=invis]")
     for a in sorted(deps):
         for b in sorted(deps[a]):
             bad = (a, b) in up or (a, b) in looped

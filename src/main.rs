@@ -7,9 +7,9 @@ use clap::Parser;
 
 fn main() {
     if std::env::args_os().nth(1).as_deref()
-        == Some(std::ffi::OsStr::new(ldb::sandbox::WORKER_COMMAND))
+        == Some(std::ffi::OsStr::new(ldb::run::sandbox::WORKER_COMMAND))
     {
-        ldb::sandbox::worker_main();
+        ldb::run::sandbox::worker_main();
     }
     let cli = ldb::cli::Cli::parse();
     let status = match ldb::cli::run(cli) {

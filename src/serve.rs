@@ -24,7 +24,7 @@ use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::model::{ChatRequest, JsonSchema, Message, Role, SharedModel};
+use crate::generate::model::{ChatRequest, JsonSchema, Message, Role, SharedModel};
 
 pub struct ServeState {
     pub model: SharedModel,
@@ -231,7 +231,7 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
                 "the model returned no sample",
             )
         }
-        Err(e @ crate::model::ModelError::PromptTooLarge { .. }) => {
+        Err(e @ crate::generate::model::ModelError::PromptTooLarge { .. }) => {
             return error(
                 StatusCode::BAD_REQUEST,
                 "invalid_request_error",
@@ -252,7 +252,7 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let finish = |r: &crate::model::ChatResponse| match request.max_tokens {
+    let finish = |r: &crate::generate::model::ChatResponse| match request.max_tokens {
         Some(max) if r.usage.completion_tokens >= u64::from(max) => "length",
         _ => "stop",
     };

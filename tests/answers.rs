@@ -10,8 +10,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use ldb::runner::{Runner, TestInput, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{Runner, TestInput, TestStatus};
 
 fn ldb(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ldb"))

@@ -7,9 +7,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use ldb::model::config::ModelConfig;
-use ldb::model::openai::OpenAiModel;
-use ldb::model::{ChatModel, ChatRequest, Message, ModelError, Role};
+use ldb::generate::model::config::ModelConfig;
+use ldb::generate::model::openai::OpenAiModel;
+use ldb::generate::model::{ChatModel, ChatRequest, Message, ModelError, Role};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

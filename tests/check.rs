@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use ldb::check::eval::{score_stored, select_orca};
 use ldb::check::hybrid::{self, Started};
 use ldb::check::orca::{self, Baseline, OrcaSet};
 use ldb::check::{
     exec, predict, CheckOptions, CheckReport, Checker, ErrorClass, Mode, Program, Source,
 };
-use ldb::model::scripted::ScriptedModel;
-use ldb::prompts::Prompts;
-use ldb::runner::Runner;
+use ldb::eval::check::{score_stored, select_orca};
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::prompts::Prompts;
+use ldb::run::Runner;
 
 fn runner(wall: Duration) -> Runner {
     common::runner(wall)
@@ -746,7 +746,7 @@ fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
 
 #[test]
 fn a_prelude_runs_first_in_the_programs_globals_and_leaves_its_lines_alone() {
-    use ldb::runner::{TestInput, TestStatus};
+    use ldb::run::{TestInput, TestStatus};
     let r = runner(Duration::from_secs(10));
     let test = TestInput::Io {
         stdin: String::new(),

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ldb::local::catalog;
+use ldb::generate::local::catalog;
 use ldb::python::{parse_module, SourceFile};
 
 const MODEL: &str = "qwen2.5-coder-0.5b";

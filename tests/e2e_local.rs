@@ -6,9 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
-use ldb::model::{ChatModel, ChatRequest, Message};
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::model::{ChatModel, ChatRequest, Message};
 
 const MODEL: &str = "qwen2.5-coder-0.5b";
 
@@ -251,12 +251,12 @@ fn verdicts_constrained_to_the_labels_always_parse() {
          BLOCK-3 adds xs[i] for i from 1, BLOCK-7 returns total. Reply in JSON.",
     )]);
     request.max_tokens = Some(300);
-    request.json_schema = Some(ldb::model::JsonSchema {
+    request.json_schema = Some(ldb::generate::model::JsonSchema {
         name: "block_verdicts".into(),
-        schema: ldb::reply::verdicts::verdict_schema_for(&labels),
+        schema: ldb::generate::reply::verdicts::verdict_schema_for(&labels),
     });
     let reply = rt.block_on(model.chat(&request)).expect("verdicts");
-    let parsed = ldb::reply::verdicts::parse_verdicts(&reply.content, &labels)
+    let parsed = ldb::generate::reply::verdicts::parse_verdicts(&reply.content, &labels)
         .unwrap_or_else(|e| panic!("unparseable under the grammar: {e}: {}", reply.content));
     assert_eq!(parsed.verdicts.len(), 3, "{}", reply.content);
     assert!(
@@ -300,7 +300,7 @@ fn a_json_schema_constrains_the_reply() {
     let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let mut request = ChatRequest::new(vec![Message::user("Is 7 prime? Answer in JSON.")]);
-    request.json_schema = Some(ldb::model::JsonSchema {
+    request.json_schema = Some(ldb::generate::model::JsonSchema {
         name: "answer".into(),
         schema: serde_json::json!({
             "type": "object",
@@ -450,12 +450,12 @@ fn verdicts_parse_under_the_grammar_for_random_label_sets() {
             labels.join(", ")
         ))]);
         request.max_tokens = Some(600);
-        request.json_schema = Some(ldb::model::JsonSchema {
+        request.json_schema = Some(ldb::generate::model::JsonSchema {
             name: "block_verdicts".into(),
-            schema: ldb::reply::verdicts::verdict_schema_for(&labels),
+            schema: ldb::generate::reply::verdicts::verdict_schema_for(&labels),
         });
         let reply = rt.block_on(model.chat(&request)).expect("verdicts");
-        let parsed = ldb::reply::verdicts::parse_verdicts(&reply.content, &labels)
+        let parsed = ldb::generate::reply::verdicts::parse_verdicts(&reply.content, &labels)
             .unwrap_or_else(|e| panic!("round {round}, {labels:?}: {e}: {}", reply.content));
         assert!(!parsed.verdicts.is_empty(), "{}", reply.content);
         assert!(

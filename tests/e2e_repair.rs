@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use ldb::local::catalog;
-use ldb::local::llama::{LocalModel, LocalOptions};
-use ldb::model::{ChatModel, ChatRequest, Message};
+use ldb::generate::local::catalog;
+use ldb::generate::local::llama::{LocalModel, LocalOptions};
+use ldb::generate::model::{ChatModel, ChatRequest, Message};
 
 const MODEL: &str = "qwen2.5-coder-0.5b";
 

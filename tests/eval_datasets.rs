@@ -8,11 +8,11 @@ use common::shared;
 
 use std::path::{Path, PathBuf};
 
-use ldb::eval::datasets::{load_dataset, Dataset, SeedSpec};
-use ldb::eval::score::HiddenScorer;
-use ldb::eval::{EvalError, Harness};
-use ldb::runner::{visible_tests, Runner, TestInput};
-use ldb::sandbox::Limits;
+use ldb::eval::fix::datasets::{load_dataset, Dataset, SeedSpec};
+use ldb::eval::fix::score::HiddenScorer;
+use ldb::eval::fix::{EvalError, Harness};
+use ldb::run::sandbox::Limits;
+use ldb::run::{visible_tests, Runner, TestInput};
 use ldb::task::Task;
 
 fn evalplus_dir() -> PathBuf {
@@ -258,7 +258,7 @@ fn hidden_tests_fall_back_to_visible_ones() {
             source: "assert f(1) == 2".into()
         }]
     );
-    assert_eq!(source, ldb::eval::results::HiddenSource::Visible);
+    assert_eq!(source, ldb::eval::fix::results::HiddenSource::Visible);
     // A prose prompt is never put in front of the program.
     t.hidden_tests = Some("assert f(2) == 3".into());
     assert_eq!(

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::Mutex;
 
-use ldb::eval::datasets::load_dataset;
+use ldb::eval::fix::datasets::load_dataset;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 

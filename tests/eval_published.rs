@@ -6,9 +6,9 @@ mod common;
 
 use common::shared;
 
-use ldb::eval::published::rescore;
-use ldb::runner::Runner;
-use ldb::sandbox::Limits;
+use ldb::eval::fix::published::rescore;
+use ldb::run::sandbox::Limits;
+use ldb::run::Runner;
 
 fn runner() -> Runner {
     common::runner(Limits::default().wall())

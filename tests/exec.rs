@@ -6,8 +6,8 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ldb::exec::eval::{load_records, Probes};
-use ldb::runner::Runner;
+use ldb::eval::exec::{load_records, Probes};
+use ldb::run::Runner;
 
 fn runner() -> Runner {
     common::runner(Duration::from_secs(30))
@@ -60,9 +60,9 @@ use std::collections::BTreeSet;
 use ldb::exec::standins::variants_to_run;
 use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecError, ExecOptions, ExecReport, LineStatus, Snippet};
-use ldb::model::scripted::ScriptedModel;
-use ldb::model::{ChatRequest, Role};
-use ldb::prompts::Prompts;
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::{ChatRequest, Role};
+use ldb::generate::prompts::Prompts;
 
 /// Treefix's loop alone: the model-free stand-in prefixes have their own tests.
 fn options(n: usize, k: usize) -> ExecOptions {
@@ -420,7 +420,7 @@ print(hits)
     let model = ScriptedModel::from_fn(move |_| {
         let mut r = replies
             .lock()
-            .map_err(|_| ldb::model::ModelError::Local("lock".into()))?;
+            .map_err(|_| ldb::generate::model::ModelError::Local("lock".into()))?;
         Ok(if r.is_empty() {
             flags(&[])
         } else {

@@ -11,8 +11,8 @@ use std::time::Duration;
 use ldb::exec::standins::VARIANTS;
 use ldb::exec::tree::Step;
 use ldb::exec::{make_runnable, Ending, ExecOptions, ExecReport, Snippet};
-use ldb::model::scripted::ScriptedModel;
-use ldb::prompts::Prompts;
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::prompts::Prompts;
 
 /// Stand-ins only: no model step runs.
 fn search(snippet: &str) -> ExecReport {

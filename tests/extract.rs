@@ -1,7 +1,9 @@
 //! Code extraction from model replies: fences of every kind, split and truncated blocks, bare
 //! code among prose, the three errors, and garbage that must not panic.
 
-use ldb::reply::code::{defines, extract_program, ExtractError, Extracted, ExtractionKind};
+use ldb::generate::reply::code::{
+    defines, extract_program, ExtractError, Extracted, ExtractionKind,
+};
 
 fn ok(reply: &str, entry: Option<&str>) -> Extracted {
     match extract_program(reply, entry) {

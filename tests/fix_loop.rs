@@ -300,7 +300,7 @@ async fn the_report_validates_against_the_documented_schema() {
     // The documented schema is the one the code generates.
     assert_eq!(
         documented,
-        ldb::agent::report::report_schema().expect("the schema encodes"),
+        ldb::repair::record::report_schema().expect("the schema encodes"),
         "regenerate docs/report.schema.json"
     );
     let validator = jsonschema::validator_for(&documented).expect("valid schema");
@@ -341,7 +341,7 @@ async fn ldb_and_reflexion_seed_files_work_as_they_are() {
         // Reflexion's seeds are bodies only: the prompt's signature makes them whole programs.
         let program = task["final_program"].as_str().unwrap_or_default();
         assert!(
-            ldb::reply::code::defines(program, "has_close_elements"),
+            ldb::generate::reply::code::defines(program, "has_close_elements"),
             "{seeds}: {program}"
         );
         assert!(run.requests.is_empty(), "{seeds}: no model call was needed");

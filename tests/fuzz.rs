@@ -12,11 +12,11 @@ use std::time::Duration;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
+use ldb::generate::reply::code::extract_program;
+use ldb::generate::reply::verdicts::parse_verdicts;
 use ldb::python::{ProgramCfg, SourceFile};
-use ldb::reply::code::extract_program;
-use ldb::reply::verdicts::parse_verdicts;
-use ldb::runner::{Runner, TestInput};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{Runner, TestInput};
 use ldb::trace::render::TraceReport;
 use ldb::trace::sample::SampleConfig;
 use ldb::trace::units::UnitMap;

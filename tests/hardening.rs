@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{Runner, TestInput, TestOutcome, TestStatus};
 
 fn root() -> bool {
     // SAFETY: geteuid has no preconditions.

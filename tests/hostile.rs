@@ -10,8 +10,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::Limits;
+use ldb::run::sandbox::Limits;
+use ldb::run::{Runner, TestInput, TestOutcome, TestStatus};
 
 fn runner(wall: Duration) -> Runner {
     common::runner(wall)

@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ldb::agent::progress::Silent;
-use ldb::agent::report::FixStatus;
-use ldb::agent::{FixOptions, Fixer, Strategy};
-use ldb::model::scripted::ScriptedModel;
-use ldb::prompts::Prompts;
-use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::prompts::Prompts;
+use ldb::repair::progress::Silent;
+use ldb::repair::record::FixStatus;
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::Runner;
 use ldb::task::{load_tasks, Task};
 
 const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";

@@ -7,12 +7,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ldb::model::cache::CachedModel;
-use ldb::model::config::{endpoint_configured, ModelConfig, ModelFlags, RetryPolicy};
-use ldb::model::meter::{MeteredModel, UsageMeter};
-use ldb::model::openai::OpenAiModel;
-use ldb::model::scripted::ScriptedModel;
-use ldb::model::{ChatModel, ChatRequest, ConfigError, JsonSchema, Message, ModelError, Usage};
+use ldb::generate::model::cache::CachedModel;
+use ldb::generate::model::config::{endpoint_configured, ModelConfig, ModelFlags, RetryPolicy};
+use ldb::generate::model::meter::{MeteredModel, UsageMeter};
+use ldb::generate::model::openai::OpenAiModel;
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::{
+    ChatModel, ChatRequest, ConfigError, JsonSchema, Message, ModelError, Usage,
+};
 use serde_json::{json, Value};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
@@ -620,7 +622,7 @@ async fn corrupt_cache_entries_are_replaced() {
     mount(&server, ok("fresh"), None).await;
     let dir = tempfile::tempdir().unwrap();
     let model = CachedModel::new(client(&server), dir.path());
-    let key = ldb::model::cache::cache_key(model.namespace(), &request(), None);
+    let key = ldb::generate::model::cache::cache_key(model.namespace(), &request(), None);
     let entry = model.entry_path(&key);
     std::fs::create_dir_all(entry.parent().unwrap()).unwrap();
     std::fs::write(&entry, "{ not json").unwrap();
@@ -885,7 +887,7 @@ fn config_errors_do_not_show_keys() {
 
 #[test]
 fn config_file_location() {
-    use ldb::model::config::config_path;
+    use ldb::generate::model::config::config_path;
     let explicit = Path::new("/x/ldb.toml");
     let env = env_of(&[("LDB_CONFIG", "/y/ldb.toml")]);
     assert_eq!(config_path(Some(explicit), &env).as_deref(), Some(explicit));

@@ -5,8 +5,8 @@ use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ldb::local::catalog::{self, ModelSpec, PartSpec};
-use ldb::local::download::{self, NoProgress, PullError, PullOptions};
+use ldb::generate::local::catalog::{self, ModelSpec, PartSpec};
+use ldb::generate::local::download::{self, NoProgress, PullError, PullOptions};
 use sha2::{Digest, Sha256};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

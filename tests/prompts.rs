@@ -1,6 +1,6 @@
 //! Every prompt template rendered with fixed inputs, as snapshots; a missing variable is an error.
 
-use ldb::prompts::Prompts;
+use ldb::generate::prompts::Prompts;
 use serde_json::json;
 
 fn prompts() -> Prompts {

@@ -338,9 +338,9 @@ async fn the_debugger_sees_the_failing_node_with_its_values_and_its_trace() {
 fn the_trace_of_a_node_shows_the_call_that_failed() {
     use ldb::python::cfg::ProgramCfg;
     use ldb::python::source::SourceFile;
-    use ldb::runner::pytest::PytestProject;
-    use ldb::runner::{Runner, TestInput, TestStatus};
-    use ldb::sandbox::{Limits, ProjectMount, Sandbox};
+    use ldb::run::pytest::PytestProject;
+    use ldb::run::sandbox::{Limits, ProjectMount, Sandbox};
+    use ldb::run::{Runner, TestInput, TestStatus};
     use ldb::trace::units::UnitMap;
     use ldb::trace::{Level, TraceRequest, TracerKind};
 

@@ -8,16 +8,16 @@ use std::time::Duration;
 
 use std::sync::Mutex;
 
-use ldb::agent::progress::{Progress, ProgressEvent, Silent};
-use ldb::agent::report::{FixReport, FixStatus};
-use ldb::agent::search::{Proposer, SearchOptions};
-use ldb::agent::{FixOptions, Fixer, Strategy};
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::ChatRequest;
+use ldb::generate::prompts::Prompts;
 use ldb::locate::{localise, Signals};
-use ldb::model::scripted::ScriptedModel;
-use ldb::model::ChatRequest;
-use ldb::prompts::Prompts;
 use ldb::python::normalize::program_key;
-use ldb::runner::TestInput;
+use ldb::repair::progress::{Progress, ProgressEvent, Silent};
+use ldb::repair::record::{FixReport, FixStatus};
+use ldb::repair::search::{Proposer, SearchOptions};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::TestInput;
 use ldb::task::{load_tasks, Task};
 
 mod common;
@@ -289,7 +289,7 @@ async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it()
     );
 }
 
-async fn patch_run(model: ScriptedModel, form: ldb::agent::search::PatchForm) -> Run {
+async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -> Run {
     let task = example();
     let model = Arc::new(model.with_name("patcher"));
     let fixer = Fixer {
@@ -344,7 +344,7 @@ async fn patch_fills_in_the_middle_of_the_suspicious_line() {
         })
     })
     .filling_in_middle();
-    let run = patch_run(model, ldb::agent::search::PatchForm::Auto).await;
+    let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
     let report = &run.report;
     assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
     assert!(report.final_program.contains("for i in range(0, len(xs)):"));
@@ -377,7 +377,7 @@ async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
             "```python\npass\n```".to_string()
         })
     });
-    let run = patch_run(model, ldb::agent::search::PatchForm::Auto).await;
+    let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
     let report = &run.report;
     assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
     assert!(report

@@ -4,8 +4,8 @@ mod common;
 
 use std::time::Duration;
 
-use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::Limits;
+use ldb::run::sandbox::Limits;
+use ldb::run::{Runner, TestInput, TestOutcome, TestStatus};
 
 fn runner(wall: Duration) -> Runner {
     common::runner(wall)
@@ -276,9 +276,9 @@ fn python_path_dirs_are_importable_and_only_they() {
     )
     .unwrap();
     let prog = "import ldb_site_probe\n\ndef f():\n    return ldb_site_probe.answer()\n";
-    let dir = ldb::sandbox::check_python_path(&site).expect("an allowed directory");
+    let dir = ldb::run::sandbox::check_python_path(&site).expect("an allowed directory");
     let with = Runner::new(
-        ldb::sandbox::Sandbox::new(
+        ldb::run::sandbox::Sandbox::new(
             env!("CARGO_BIN_EXE_ldb"),
             Limits::default().with_wall(Duration::from_secs(10)),
         )
@@ -298,9 +298,9 @@ fn python_path_dirs_are_importable_and_only_they() {
 #[test]
 fn python_path_under_tmp_is_refused_with_the_reason() {
     let tmp = tempfile::tempdir_in("/tmp").unwrap();
-    let err = ldb::sandbox::check_python_path(tmp.path()).unwrap_err();
+    let err = ldb::run::sandbox::check_python_path(tmp.path()).unwrap_err();
     assert!(err.to_string().contains("under /tmp"), "{err}");
-    let missing = ldb::sandbox::check_python_path(std::path::Path::new("/no/such/dir"));
+    let missing = ldb::run::sandbox::check_python_path(std::path::Path::new("/no/such/dir"));
     assert!(missing.unwrap_err().to_string().contains("not a directory"));
 }
 
@@ -312,7 +312,7 @@ fn python_path_closed_to_other_users_is_refused_only_when_ldb_runs_as_root() {
     std::fs::create_dir_all(&site).unwrap();
     let private = base.join("private");
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let closed = ldb::sandbox::check_python_path(&site);
+    let closed = ldb::run::sandbox::check_python_path(&site);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         // As root the program runs as an unprivileged user, who cannot enter `private`.
@@ -329,5 +329,5 @@ fn python_path_closed_to_other_users_is_refused_only_when_ldb_runs_as_root() {
         assert!(closed.is_ok(), "{closed:?}");
     }
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert!(ldb::sandbox::check_python_path(&site).is_ok());
+    assert!(ldb::run::sandbox::check_python_path(&site).is_ok());
 }

@@ -5,15 +5,15 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use ldb::agent::progress::Silent;
-use ldb::agent::report::{FixReport, FixStatus};
-use ldb::agent::search::{Proposer, SearchOptions};
-use ldb::agent::{FixOptions, Fixer, Strategy};
-use ldb::model::scripted::ScriptedModel;
-use ldb::model::{ChatRequest, Role};
-use ldb::prompts::Prompts;
-use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::{ChatRequest, Role};
+use ldb::generate::prompts::Prompts;
+use ldb::repair::progress::Silent;
+use ldb::repair::record::{FixReport, FixStatus};
+use ldb::repair::search::{Proposer, SearchOptions};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::Runner;
 use ldb::task::{load_tasks, Task};
 
 const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
@@ -117,7 +117,7 @@ fn only(proposer: Proposer, k: usize) -> SearchOptions {
         beam: 1,
         select: 0,
         // A verdict per block, the scripted replies' form; the short form has its own test.
-        verdicts: ldb::reply::VerdictForm::Full,
+        verdicts: ldb::generate::reply::VerdictForm::Full,
         ..SearchOptions::default()
     }
 }
@@ -224,7 +224,7 @@ async fn ldb_proposer_with_short_verdicts_names_one_block_and_repairs_from_it() 
         program_reply(FIXED),
     ]);
     let options = SearchOptions {
-        verdicts: ldb::reply::VerdictForm::Short,
+        verdicts: ldb::generate::reply::VerdictForm::Short,
         ..only(Proposer::Ldb, 1)
     };
     let run = search(&task(), options, None, no_replies(), debugger).await;

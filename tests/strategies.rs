@@ -6,14 +6,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ldb::agent::progress::Silent;
-use ldb::agent::report::{FixReport, FixStatus};
-use ldb::agent::{FixOptions, Fixer, Strategy};
-use ldb::model::scripted::ScriptedModel;
-use ldb::model::{ChatRequest, ModelError, Role};
-use ldb::prompts::Prompts;
-use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::{ChatRequest, ModelError, Role};
+use ldb::generate::prompts::Prompts;
+use ldb::repair::progress::Silent;
+use ldb::repair::record::{FixReport, FixStatus};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::Runner;
 use ldb::task::{load_tasks, Task};
 
 const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
@@ -470,17 +470,17 @@ fn the_cli_defaults_to_edits_then_fresh_samples_with_the_prompt_prefilled() {
     let default = fix(&[]);
     assert_eq!(
         default.options.search.portfolio,
-        ldb::agent::search::SearchOptions::parse_portfolio("mutate,fresh:4").expect("valid")
+        ldb::repair::search::SearchOptions::parse_portfolio("mutate,fresh:4").expect("valid")
     );
     assert!(default.options.prefill);
     assert_eq!(
         default.options.search.portfolio,
-        ldb::agent::search::SearchOptions::default().portfolio
+        ldb::repair::search::SearchOptions::default().portfolio
     );
     assert!(!fix(&["--no-prefill"]).options.prefill);
     assert!(!fix(&["--prefill", "--no-prefill"]).options.prefill);
     assert!(fix(&["--no-prefill", "--prefill"]).options.prefill);
-    assert!(ldb::agent::FixOptions::default().prefill);
+    assert!(ldb::repair::FixOptions::default().prefill);
     // A program that already passes is checked against 4 fresh ones (measured on the
     // development sets: 3 wrong seeds of 30 replaced by right programs, no right seed of 30
     // lost); --verify 0 returns it unchecked.
@@ -488,7 +488,7 @@ fn the_cli_defaults_to_edits_then_fresh_samples_with_the_prompt_prefilled() {
     assert_eq!(options.verify, 4);
     assert_eq!(
         options.verify,
-        ldb::agent::search::SearchOptions::default().verify
+        ldb::repair::search::SearchOptions::default().verify
     );
     assert_eq!(fix(&["--verify", "0"]).options.search.verify, 0);
 }

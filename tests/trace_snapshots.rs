@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use ldb::python::cfg::ProgramCfg;
 use ldb::python::source::SourceFile;
-use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::{Runner, TestInput, TestOutcome, TestStatus};
 use ldb::trace::render::{TraceEntry, TraceReport};
 use ldb::trace::sample::SampleConfig;
 use ldb::trace::units::UnitMap;

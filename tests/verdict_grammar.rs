@@ -3,7 +3,7 @@
 //! parses into verdicts on the shown labels. (The real model sampling under the grammar is
 //! exercised in `tests/e2e_local.rs`.)
 
-use ldb::reply::verdicts::{parse_verdicts, verdict_schema_for};
+use ldb::generate::reply::verdicts::{parse_verdicts, verdict_schema_for};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Value};

@@ -1,7 +1,9 @@
 //! Parsing the debugger model's per-block verdicts: the strict form, the many near-misses small
 //! models produce, the plain-text fallback, label bookkeeping, the schema, and garbage.
 
-use ldb::reply::verdicts::{parse_verdicts, verdict_schema, ParsedVerdicts, Verdict, VerdictError};
+use ldb::generate::reply::verdicts::{
+    parse_verdicts, verdict_schema, ParsedVerdicts, Verdict, VerdictError,
+};
 
 fn labels(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("BLOCK-{i}")).collect()

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ldb::sandbox::{Limits, RunOutput, RunSpec, Sandbox, Termination, TestSpec, WorkerStatus};
+use ldb::run::sandbox::{Limits, RunOutput, RunSpec, Sandbox, Termination, TestSpec, WorkerStatus};
 
 fn sandbox(wall: Duration) -> Sandbox {
     Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default().with_wall(wall))
@@ -93,7 +93,7 @@ fn warm_and_cold_runs_are_isolated_alike() {
     assert!(warm.warm && !cold.warm);
     let (w, c) = (warm.response.unwrap(), cold.response.unwrap());
     assert_eq!(w.status, c.status);
-    let flags = |i: &ldb::sandbox::Isolation| {
+    let flags = |i: &ldb::run::sandbox::Isolation| {
         (
             i.network,
             i.pid_namespace,

@@ -16,8 +16,8 @@ use super::{
     Source, VarState,
 };
 use crate::python::source::parse_module;
-use crate::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use crate::sandbox::ExceptionInfo;
+use crate::run::sandbox::ExceptionInfo;
+use crate::run::{Runner, TestInput, TestOutcome, TestStatus};
 use crate::trace::units::UnitMap;
 use crate::trace::{Level, RawTrace, TraceRequest, TracerKind};
 

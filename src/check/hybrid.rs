@@ -1,6 +1,6 @@
 //! Hybrid mode: execute what can be executed, predict only what cannot.
 //!
-//! The program runs first ([`super::exec`]). Its outcome stands unless the run could not show
+//! The program runs first ([`crate::check::exec`]). Its outcome stands unless the run could not show
 //! what the program does: it reads input that was not given, it stopped on a name no import
 //! resolves (a snippet's missing context), it needs a module the sandbox does not have, or it
 //! ran out of time. Then the model continues the real run from the statement where it stopped,
@@ -13,9 +13,9 @@
 use super::exec::{self, ExecRun, Prepared, RunEnd};
 use super::predict::{self, Continuation};
 use super::{CheckError, CheckOptions, CheckReport, Checker, Mode, Program, Source};
-use crate::model::ChatModel;
-use crate::prompts::Prompts;
-use crate::runner::Runner;
+use crate::generate::model::ChatModel;
+use crate::generate::prompts::Prompts;
+use crate::run::Runner;
 
 /// After the run: a final report, or what a prediction has to continue.
 #[derive(Debug)]
@@ -152,7 +152,7 @@ fn undecided(
             let name = quoted(&e.message)?;
             // In a whole program an undefined name is the program's own error.
             if options.incomplete && prepared.unresolved.contains(&name) {
-                let what = match super::stdlib::third_party_alias(&name) {
+                let what = match crate::check::stdlib::third_party_alias(&name) {
                     Some(module) => format!(
                         "it is most likely the module {module}, which the snippet imports in \
                          code it leaves out and which is not installed here"

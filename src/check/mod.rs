@@ -13,15 +13,14 @@
 
 pub mod cfg_text;
 pub mod classes;
-pub mod eval;
 pub mod exec;
 pub mod hybrid;
 pub mod metrics;
 pub mod names;
 pub mod orca;
-pub mod pre;
 pub mod predict;
 pub mod program;
+pub mod runtime_errors;
 pub mod stdlib;
 mod stdlib_table;
 
@@ -30,10 +29,10 @@ use serde::{Deserialize, Serialize};
 pub use classes::ErrorClass;
 pub use program::{InputError, Program};
 
-use crate::model::{ChatModel, ModelError, Usage};
-use crate::prompts::{PromptError, Prompts};
-use crate::runner::Runner;
-use crate::sandbox::SandboxError;
+use crate::generate::model::{ChatModel, ModelError, Usage};
+use crate::generate::prompts::{PromptError, Prompts};
+use crate::run::sandbox::SandboxError;
+use crate::run::Runner;
 
 /// How `ldb check` decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! ORCA's evaluation data (`orca/orca_fixeval_{complete,incomplete}.jsonl`): the programs, the
 //! ground truth from running them, and the stored predictions of ORCA, B1 and B2 (GPT-3.5),
-//! turned into [`Truth`] and [`Prediction`]s for [`super::metrics`].
+//! turned into [`Truth`] and [`Prediction`]s for [`crate::check::metrics`].
 //!
 //! ORCA's block ids come from python-graphs, not from ldb's CFG; ldb's answers are mapped onto
 //! them through the lines each block covers (`cfg_blocks[*].range`). In the incomplete set those
@@ -187,7 +187,7 @@ impl OrcaInstance {
             if mapped == self.gt_block_trace {
                 usize::MAX
             } else {
-                super::metrics::common_prefix(&mapped, &self.gt_block_trace)
+                crate::check::metrics::common_prefix(&mapped, &self.gt_block_trace)
             }
         };
         let mut best = Numbering::Raw;

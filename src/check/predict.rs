@@ -18,8 +18,8 @@ use super::{
     block_label, BlockStep, CheckError, CheckOptions, CheckReport, ErrorClass, Mode, Program,
     Source, VarState,
 };
-use crate::model::{ChatModel, ChatRequest, JsonSchema, Message, Usage};
-use crate::prompts::Prompts;
+use crate::generate::model::{ChatModel, ChatRequest, JsonSchema, Message, Usage};
+use crate::generate::prompts::Prompts;
 
 /// Where a real run stopped, for a prediction that continues it.
 #[derive(Debug, Clone)]
@@ -214,7 +214,7 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
     let body = reply.get(start..).unwrap_or("");
     let value = serde_json::from_str::<Value>(body)
         .ok()
-        .or_else(|| crate::reply::json::lenient_json(body).ok())
+        .or_else(|| crate::generate::reply::json::lenient_json(body).ok())
         .unwrap_or(Value::Null);
     let mut out = Predicted::default();
     // The chain the schema asks for; a flat list from a backend that ignored the schema.

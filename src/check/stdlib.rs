@@ -1,4 +1,4 @@
-//! Imports a snippet left out, found by name: each free name ([`super::names`]) is matched
+//! Imports a snippet left out, found by name: each free name ([`crate::check::names`]) is matched
 //! against the standard library as the sandbox's CPython has it (`stdlib_names.txt`, written by
 //! `scripts/stdlib_names.py`), and the matches become a prelude run before the snippet.
 //!

@@ -95,25 +95,25 @@ pub fn run(s: CheckSettings) -> Result<ExitStatus, CliError> {
 
 /// The sandbox runner; with `--make-runnable`, one that runs the best prefix `ldb exec` finds
 /// before the snippet (line numbers stay the snippet's own).
-fn runner_for(s: &CheckSettings, bytes: &[u8]) -> Result<crate::runner::Runner, CliError> {
+fn runner_for(s: &CheckSettings, bytes: &[u8]) -> Result<crate::run::Runner, CliError> {
     let runner = s.sandbox.runner()?;
     let Some(step) = &s.make_runnable else {
         return Ok(runner);
     };
     let snippet = crate::exec::Snippet::from_bytes(s.file.clone(), bytes)?;
-    let (generator, _) = super::models::load(&s.models)?;
+    let (generator, _) = crate::cli::models::load(&s.models)?;
     let prefix =
-        super::exec_cmd::find_prefix(&snippet, step, generator, &runner, &s.prompts, false)?;
+        crate::cli::exec_cmd::find_prefix(&snippet, step, generator, &runner, &s.prompts, false)?;
     Ok(runner.with_prelude(prefix))
 }
 
-fn load_model(models: &ModelSettings) -> Result<crate::model::SharedModel, CliError> {
-    let (_, debugger) = super::models::load(models)?;
+fn load_model(models: &ModelSettings) -> Result<crate::generate::model::SharedModel, CliError> {
+    let (_, debugger) = crate::cli::models::load(models)?;
     Ok(debugger)
 }
 
 fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CliError> {
-    let runtime = super::runtime()?;
+    let runtime = crate::cli::runtime()?;
     Ok(runtime.block_on(future))
 }
 

@@ -1,17 +1,17 @@
 //! `ldb eval check`: `ldb check` over ORCA's sets or the runtime-error data, scored with their
-//! metrics next to the stored ORCA / B1 / B2 predictions (see `crate::check::eval`).
+//! metrics next to the stored ORCA / B1 / B2 predictions (see `crate::eval::check`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use super::output::{self, CliError, ExitStatus};
 use super::settings::EvalCheckSettings;
-use crate::check::eval::{
+use crate::check::{orca, runtime_errors, Mode};
+use crate::eval::check::{
     self, orca_items, pre_items, read_records, render_orca, render_pre, score_orca, score_pre,
     select_orca, CheckDataset, EvalCheckError, RunConfig,
 };
-use crate::check::{orca, pre, Mode};
-use crate::model::SharedModel;
+use crate::generate::model::SharedModel;
 
 impl From<EvalCheckError> for CliError {
     fn from(e: EvalCheckError) -> Self {
@@ -36,7 +36,7 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
     let mode = s.options.mode;
 
     // What to check.
-    let (items, scorer): (Vec<eval::Item>, Scorer) = match dataset {
+    let (items, scorer): (Vec<check::Item>, Scorer) = match dataset {
         CheckDataset::Orca(set) => {
             let all = orca::load(&set.path(data_dir)).map_err(EvalCheckError::from)?;
             let selected: Vec<String> = select_orca(&all, s.sample, s.seed, &s.ids)
@@ -49,17 +49,18 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
             (items, Scorer::Orca(all, selected))
         }
         CheckDataset::RuntimeErrors => {
-            let records = pre::load(&pre::path(data_dir)).map_err(EvalCheckError::from)?;
+            let records = runtime_errors::load(&runtime_errors::path(data_dir))
+                .map_err(EvalCheckError::from)?;
             let Some(codenet) = &s.codenet else {
                 print_manifest(&records, s.json)?;
                 return Ok(ExitStatus::Success);
             };
-            let view: Vec<&pre::PreRecord> = if s.all_records {
+            let view: Vec<&runtime_errors::PreRecord> = if s.all_records {
                 records.iter().collect()
             } else {
-                pre::balanced(&records, s.seed)
+                runtime_errors::balanced(&records, s.seed)
             };
-            let view: Vec<&pre::PreRecord> = match s.sample {
+            let view: Vec<&runtime_errors::PreRecord> = match s.sample {
                 Some(n) => view.into_iter().take(n).collect(),
                 None => view,
             };
@@ -77,7 +78,7 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
     };
 
     let model: Option<SharedModel> = if s.needs_model {
-        let (_, debugger) = super::models::load(&s.models)?;
+        let (_, debugger) = crate::cli::models::load(&s.models)?;
         Some(debugger)
     } else {
         None
@@ -123,8 +124,8 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
             eprintln!("checked {done}/{total}");
         }
     };
-    let runtime = super::runtime()?;
-    let stats = runtime.block_on(eval::run(
+    let runtime = crate::cli::runtime()?;
+    let stats = runtime.block_on(check::run(
         &config,
         &runner,
         model.as_deref(),
@@ -161,7 +162,7 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
             }
         }
         Scorer::Pre(all, ids) => {
-            let chosen: Vec<&pre::PreRecord> =
+            let chosen: Vec<&runtime_errors::PreRecord> =
                 all.iter().filter(|r| ids.contains(&r.id())).collect();
             let table = score_pre(&label, &chosen, &records);
             if s.json {
@@ -176,12 +177,12 @@ pub fn run(s: &EvalCheckSettings) -> Result<ExitStatus, CliError> {
 
 enum Scorer {
     Orca(Vec<orca::OrcaInstance>, Vec<String>),
-    Pre(Vec<pre::PreRecord>, Vec<String>),
+    Pre(Vec<runtime_errors::PreRecord>, Vec<String>),
 }
 
 /// Without CodeNet: what the labels say, and why nothing else can be scored.
-fn print_manifest(records: &[pre::PreRecord], json: bool) -> Result<(), CliError> {
-    let m = pre::manifest(records);
+fn print_manifest(records: &[runtime_errors::PreRecord], json: bool) -> Result<(), CliError> {
+    let m = runtime_errors::manifest(records);
     if json {
         return output::print_json(&m);
     }

@@ -12,12 +12,14 @@ use super::eval_progress::EvalBar;
 use super::eval_report_cmd::write_file;
 use super::output::{self, CliError, ExitStatus};
 use super::settings::{EvalSettings, MergeSettings};
-use crate::eval::datasets::{load_dataset, load_dataset_strict};
-use crate::eval::report::{self, load_results, Summary};
-use crate::eval::run::{default_out_dir, default_run_name, run_eval, EvalEnv, EvalPlan, NoModel};
-use crate::eval::shard;
-use crate::eval::{EvalError, Harness, StrategySpec};
-use crate::model::SharedModel;
+use crate::eval::fix::datasets::{load_dataset, load_dataset_strict};
+use crate::eval::fix::report::{self, load_results, Summary};
+use crate::eval::fix::run::{
+    default_out_dir, default_run_name, run_eval, EvalEnv, EvalPlan, NoModel,
+};
+use crate::eval::fix::shard;
+use crate::eval::fix::{EvalError, Harness, StrategySpec};
+use crate::generate::model::SharedModel;
 use crate::task::load_seeds;
 
 impl From<EvalError> for CliError {
@@ -128,7 +130,7 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
     };
     plan.harness = s.harness.unwrap_or_else(|| plan.dataset.default_harness());
     let (generator, debugger): (SharedModel, SharedModel) = if plan.needs_models()? {
-        super::models::load(&s.models)?
+        crate::cli::models::load(&s.models)?
     } else {
         (Arc::new(NoModel), Arc::new(NoModel))
     };
@@ -136,18 +138,18 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
         // Before any model call: a task no model here can be shown is set aside, named.
         let models = [&generator, &debugger];
         let before = plan.dataset.tasks.len();
-        plan.dataset.tasks.retain(
-            |task| match super::models::prompt_too_large(task, &models) {
+        plan.dataset.tasks.retain(|task| {
+            match crate::cli::models::prompt_too_large(task, &models) {
                 Some(why) => {
                     eprintln!(
                         "error: {dataset_spec}: {why}\nhint: {}",
-                        super::models::PROMPT_TOO_LARGE_HINT
+                        crate::cli::models::PROMPT_TOO_LARGE_HINT
                     );
                     false
                 }
                 None => true,
-            },
-        );
+            }
+        });
         skipped += before - plan.dataset.tasks.len();
     }
     let model_label = [debugger.name(), generator.name()]

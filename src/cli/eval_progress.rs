@@ -9,8 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 pub use super::args::values::ProgressMode;
 
-use crate::eval::report;
-use crate::eval::run::{EvalEvent, EvalProgress, Tally};
+use crate::eval::fix::report;
+use crate::eval::fix::run::{EvalEvent, EvalProgress, Tally};
 
 /// Progress on stderr: a bar with tasks done, pass@1 and fixed so far per strategy, tokens and
 /// ETA; or one line per finished task (`--progress lines`); or nothing.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::output::{self, CliError, ExitStatus};
 use super::settings::EvalReportSettings;
-use crate::eval::published::{self, Published};
-use crate::eval::report::{self, load_results, Summary};
+use crate::eval::fix::published::{self, Published};
+use crate::eval::fix::report::{self, load_results, Summary};
 
 /// `ldb eval report RESULTS...`
 pub fn report(s: &EvalReportSettings) -> Result<ExitStatus, CliError> {
@@ -38,10 +38,10 @@ pub fn report(s: &EvalReportSettings) -> Result<ExitStatus, CliError> {
         write_file(path, &report::plot(&summaries))?;
     }
     if let Some(path) = &s.html {
-        let links = crate::eval::html::write_fix_pages(&runs, path)?;
+        let links = crate::eval::fix::html::write_fix_pages(&runs, path)?;
         write_file(
             path,
-            &crate::eval::html::eval_page(&runs, &summaries, &links)?,
+            &crate::eval::fix::html::eval_page(&runs, &summaries, &links)?,
         )?;
         if !links.is_empty() {
             eprintln!(

@@ -10,9 +10,9 @@ use super::output::{self, CliError, ExitStatus};
 use super::settings::ModelSettings;
 use super::settings::{EvalExecSettings, ExecSettings};
 use crate::exec::{make_runnable, ExecError, ExecOptions, ExecReport, Snippet, MAX_SNIPPET_BYTES};
-use crate::model::SharedModel;
-use crate::prompts::Prompts;
-use crate::runner::Runner;
+use crate::generate::model::SharedModel;
+use crate::generate::prompts::Prompts;
+use crate::run::Runner;
 
 impl From<ExecError> for CliError {
     fn from(e: ExecError) -> Self {
@@ -76,7 +76,7 @@ pub fn run_search(
     options: &ExecOptions,
     quiet: bool,
 ) -> Result<ExecReport, CliError> {
-    let runtime = super::runtime()?;
+    let runtime = crate::cli::runtime()?;
     let progress = move |line: String| {
         if !quiet {
             eprintln!("exec: {line}");
@@ -121,12 +121,12 @@ pub fn read_snippet(path: &Path) -> Result<Snippet, CliError> {
 }
 
 pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
-    use crate::exec::eval::RecordStatus;
-    use crate::exec::eval::{append_result, load_records, load_results, run_record, summary};
+    use crate::eval::exec::RecordStatus;
+    use crate::eval::exec::{append_result, load_records, load_results, run_record, summary};
 
     let options = &s.options;
     let out = &s.out;
-    let bad_data = |e: crate::exec::eval::DataError| {
+    let bad_data = |e: crate::eval::exec::DataError| {
         CliError::bad_input(
             e.to_string(),
             "pass the Treefix sample with --data FILE, or its folder's parent with --data-dir \
@@ -150,7 +150,7 @@ pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
         .filter(|r| !(s.retry_errors && r.status == RecordStatus::Error))
         .map(|r| r.id.as_str())
         .collect();
-    let todo: Vec<&crate::exec::eval::Record> = records
+    let todo: Vec<&crate::eval::exec::Record> = records
         .iter()
         .filter(|r| match s.subset {
             Subset::All => true,
@@ -184,7 +184,7 @@ pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
         let runner = s.sandbox.runner()?;
         let prompts = &s.prompts;
         let generator = search_model(&s.models, options)?;
-        let runtime = super::runtime()?;
+        let runtime = crate::cli::runtime()?;
         let quiet = s.quiet;
         for (i, record) in todo.iter().enumerate() {
             let id = record.id.clone();

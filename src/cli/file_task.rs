@@ -15,7 +15,7 @@ use std::path::Path;
 use super::output::{self, CliError};
 use super::pytest_task::{self, Reason};
 use super::settings::ProgramTests;
-use crate::runner::{Runner, TestInput};
+use crate::run::{Runner, TestInput};
 use crate::task::file_input::{self, project, FileInput, FileInputError};
 use crate::task::{IoTest, Task};
 
@@ -288,7 +288,7 @@ fn file_error(e: FileInputError) -> CliError {
 pub fn missing_modules(
     runner: &Runner,
     modules: &[String],
-) -> Result<Vec<String>, crate::sandbox::SandboxError> {
+) -> Result<Vec<String>, crate::run::sandbox::SandboxError> {
     if modules.is_empty() {
         return Ok(Vec::new());
     }

@@ -10,8 +10,8 @@ use super::output::{self, CliError, ExitStatus};
 use super::progress::StderrProgress;
 use super::settings::{FixInput, FixSettings, SeedChoice, TaskSource};
 use super::test_cmd::select_tasks;
-use crate::agent::report::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
-use crate::agent::{FixOptions, Fixer, SeedSource};
+use crate::repair::record::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
+use crate::repair::{FixOptions, Fixer, SeedSource};
 use crate::task::load_seeds;
 
 #[derive(Serialize)]
@@ -60,13 +60,13 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
         }
     };
     let seed = seed_source(&s, tasks.len().max(1))?;
-    let (generator, debugger) = super::models::load(&s.models)?;
+    let (generator, debugger) = crate::cli::models::load(&s.models)?;
     // Before any model call: a task no model here can be shown is bad input.
     for task in &tasks {
-        if let Some(why) = super::models::prompt_too_large(task, &[&generator, &debugger]) {
+        if let Some(why) = crate::cli::models::prompt_too_large(task, &[&generator, &debugger]) {
             return Err(CliError::bad_input(
                 format!("{}: {why}", s.target.display()),
-                super::models::PROMPT_TOO_LARGE_HINT,
+                crate::cli::models::PROMPT_TOO_LARGE_HINT,
             ));
         }
     }
@@ -80,7 +80,7 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
         },
     ) = (&snippet, &s.input)
     {
-        let prefix = super::exec_cmd::find_prefix(
+        let prefix = crate::cli::exec_cmd::find_prefix(
             snippet,
             step,
             generator.clone(),
@@ -88,7 +88,8 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
             &s.prompts,
             s.quiet,
         )?;
-        let task = super::exec_cmd::snippet_task(snippet, &prefix, tests, task_text.as_deref());
+        let task =
+            crate::cli::exec_cmd::snippet_task(snippet, &prefix, tests, task_text.as_deref());
         // The prefix runs before every run of the snippet; the snippet alone is debugged.
         runner = runner.with_prelude(prefix.clone());
         tasks.push(task);
@@ -105,7 +106,7 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
         },
     });
     let progress = Arc::new(StderrProgress::new(tasks.len(), s.quiet));
-    let runtime = super::runtime()?;
+    let runtime = crate::cli::runtime()?;
     let mut reports = runtime.block_on(fix_all(fixer, tasks, s.concurrency, progress.clone()));
     progress.finish();
     if let Some(prefix) = &prefix_used {
@@ -363,7 +364,7 @@ fn print_diff(seed: &str, last: &str) {
     if seed == last {
         return;
     }
-    let diff = crate::agent::unified_diff(seed, last);
+    let diff = crate::repair::unified_diff(seed, last);
     let mut err = anstream::stderr().lock();
     for line in diff.lines() {
         let _ = match line.chars().next() {

@@ -7,7 +7,7 @@ use super::output::{self, CliError, ExitStatus};
 use super::settings::LocateSettings;
 use super::test_cmd::load_source;
 use crate::locate::{localise, Localisation, LocateError, Signals, TieBreak};
-use crate::runner::visible_tests;
+use crate::run::visible_tests;
 
 #[derive(Serialize)]
 struct Ranked {

@@ -66,7 +66,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Settings::Exec(s) => exec_cmd::run(&s),
         Settings::Check(s) => check_cmd::run(*s),
         Settings::Schema => {
-            let schema = crate::agent::report::report_schema().map_err(|e| {
+            let schema = crate::repair::record::report_schema().map_err(|e| {
                 CliError::internal(format!("cannot encode the report's schema: {e}"))
             })?;
             output::print_json(&schema)?;

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::output::{self, CliError, ExitStatus};
 use super::settings::{default_index_url, model_spec as resolve, ListSettings, PullSettings};
-use crate::local::catalog::{self, ModelSpec, DEFAULT_MODEL};
-use crate::local::download::{self, PullError, PullOptions, PullProgress};
+use crate::generate::local::catalog::{self, ModelSpec, DEFAULT_MODEL};
+use crate::generate::local::download::{self, PullError, PullOptions, PullProgress};
 
 /// Retries after a dropped connection or a server error; each one resumes the download.
 const RETRIES: u32 = 3;
@@ -45,7 +45,7 @@ fn run_pull(spec: &ModelSpec, dir: &Path, index_url: &str) -> Result<PathBuf, Cl
         ..PullOptions::new(index_url)
     };
     let work = || {
-        let runtime = super::runtime()?;
+        let runtime = crate::cli::runtime()?;
         let progress = BarProgress::new();
         let result = runtime.block_on(download::pull_with(spec, dir, &options, &progress));
         progress.finish();

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use super::output::{CliError, ExitStatus};
 use super::settings::ModelSettings;
-use crate::local::catalog;
-use crate::local::LocalOptions;
-use crate::model::config::{
+use crate::generate::local::catalog;
+use crate::generate::local::LocalOptions;
+use crate::generate::model::config::{
     config_path, endpoint_configured, process_env, ModelConfig, ModelFlags,
 };
-use crate::model::{ModelError, SharedModel};
+use crate::generate::model::{ModelError, SharedModel};
 
 impl From<ModelError> for CliError {
     fn from(e: ModelError) -> Self {
@@ -34,7 +34,7 @@ impl From<ModelError> for CliError {
 /// Checked before any model call, so no request is sent for it.
 pub fn prompt_too_large(task: &crate::task::Task, models: &[&SharedModel]) -> Option<String> {
     let context = models.iter().filter_map(|m| m.context_tokens()).min();
-    let (limit, what) = crate::model::prompt_limit(context);
+    let (limit, what) = crate::generate::model::prompt_limit(context);
     let fields = task.shown_fields();
     let total: usize = fields.iter().map(|(_, n)| n).sum();
     if total <= limit {
@@ -88,7 +88,7 @@ fn open(choice: &Choice, s: &ModelSettings) -> Result<SharedModel, CliError> {
             if !cfg!(feature = "local-model") {
                 return Err(without_local_model(name));
             }
-            let path = super::model_cmd::ensure_installed(name)?;
+            let path = crate::cli::model_cmd::ensure_installed(name)?;
             eprintln!("ldb: using the embedded model {name} ({})", path.display());
             load_local(&path, name, &s.local)
         }
@@ -138,7 +138,7 @@ fn endpoint_named(flags: &ModelFlags) -> bool {
 
 #[cfg(feature = "local-model")]
 fn load_local(path: &Path, name: &str, local: &LocalOptions) -> Result<SharedModel, CliError> {
-    let model = crate::local::llama::LocalModel::load(path, name, local.clone())?;
+    let model = crate::generate::local::llama::LocalModel::load(path, name, local.clone())?;
     Ok(std::sync::Arc::new(model))
 }
 

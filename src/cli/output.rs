@@ -25,8 +25,8 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// The status of a run stopped by a failure of this kind.
-    pub fn of(class: crate::eval::ErrorClass) -> Self {
-        use crate::eval::ErrorClass as C;
+    pub fn of(class: crate::eval::fix::ErrorClass) -> Self {
+        use crate::eval::fix::ErrorClass as C;
         match class {
             c if c.is_backend() => ExitStatus::Backend,
             // The seed command stands in for the generator model.
@@ -100,8 +100,8 @@ impl From<crate::task::TaskError> for CliError {
     }
 }
 
-impl From<crate::sandbox::SandboxError> for CliError {
-    fn from(e: crate::sandbox::SandboxError) -> Self {
+impl From<crate::run::sandbox::SandboxError> for CliError {
+    fn from(e: crate::run::sandbox::SandboxError) -> Self {
         CliError::sandbox(e.to_string())
     }
 }
@@ -150,10 +150,10 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::AgentError;
-    use crate::eval::ErrorClass;
-    use crate::model::ModelError;
-    use crate::sandbox::SandboxError;
+    use crate::eval::fix::ErrorClass;
+    use crate::generate::model::ModelError;
+    use crate::repair::AgentError;
+    use crate::run::sandbox::SandboxError;
 
     /// Every kind of failure, from the typed error where it happens to its exit status and
     /// hint: no message text is parsed on the way.
@@ -193,7 +193,7 @@ mod tests {
                 "--base-url",
             ),
             (
-                ModelError::Config(crate::model::ConfigError::Timeout).into(),
+                ModelError::Config(crate::generate::model::ConfigError::Timeout).into(),
                 ErrorClass::BackendConfig,
                 ExitStatus::Backend,
                 "config file",
@@ -237,7 +237,7 @@ mod tests {
                 "ldb test",
             ),
             (
-                crate::prompts::PromptError {
+                crate::generate::prompts::PromptError {
                     name: text(),
                     detail: text(),
                 }

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::agent::progress::{Progress, ProgressEvent};
+use crate::repair::progress::{Progress, ProgressEvent};
 
 pub struct StderrProgress {
     bar: Option<ProgressBar>,

@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use super::output::CliError;
-use crate::runner::pytest::PytestProject;
-use crate::runner::Runner;
-use crate::sandbox::pytest::{CollectError, PytestReport};
-use crate::sandbox::ProjectMount;
+use crate::run::pytest::PytestProject;
+use crate::run::sandbox::pytest::{CollectError, PytestReport};
+use crate::run::sandbox::ProjectMount;
+use crate::run::Runner;
 use crate::task::file_input::project::{self, EnvSource, PythonEnv};
 use crate::task::file_input::{self, FileInput};
 use crate::task::{PytestNode, Task};

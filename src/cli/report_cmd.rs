@@ -2,10 +2,10 @@
 
 use super::output::{CliError, ExitStatus};
 use super::settings::ReportSettings;
-use crate::agent::report::ReportFile;
+use crate::repair::record::ReportFile;
 
 pub fn run(s: &ReportSettings) -> Result<ExitStatus, CliError> {
-    let text = super::output::read_source(&s.report)?;
+    let text = crate::cli::output::read_source(&s.report)?;
     let file: ReportFile = serde_json::from_str(&text).map_err(|e| {
         CliError::bad_input(
             format!(
@@ -16,8 +16,8 @@ pub fn run(s: &ReportSettings) -> Result<ExitStatus, CliError> {
              `ldb eval` results are summarised by `ldb eval report`",
         )
     })?;
-    let page =
-        crate::agent::html::fix_page(&file.tasks).map_err(|e| CliError::internal(e.to_string()))?;
+    let page = crate::report::html::fix_page(&file.tasks)
+        .map_err(|e| CliError::internal(e.to_string()))?;
     std::fs::write(&s.html, page).map_err(|e| {
         CliError::bad_input(
             format!("cannot write {}: {e}", s.html.display()),

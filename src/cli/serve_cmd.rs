@@ -14,12 +14,12 @@ pub fn run(s: ServeSettings) -> Result<ExitStatus, CliError> {
             "warning: serving on {ip}, which other machines may reach; the API has no authentication"
         );
     }
-    let (model, _) = super::models::load(&s.models)?;
+    let (model, _) = crate::cli::models::load(&s.models)?;
     let model_id = s
         .served_name
         .clone()
         .unwrap_or_else(|| model.name().trim_start_matches("local:").to_string());
-    let runtime = super::runtime()?;
+    let runtime = crate::cli::runtime()?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((ip, s.port))
             .await

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::settings::{TaskSource, TestSettings};
-use crate::runner::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
+use crate::run::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
 use crate::task::{load_tasks, load_tasks_lenient, Task};
 
 #[derive(Serialize)]

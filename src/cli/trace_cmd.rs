@@ -7,7 +7,7 @@ use super::settings::TraceSettings;
 use super::test_cmd::select_tasks;
 use crate::python::cfg::ProgramCfg;
 use crate::python::source::SourceFile;
-use crate::runner::{visible_tests, TestInput, TestOutcome};
+use crate::run::{visible_tests, TestInput, TestOutcome};
 use crate::trace::render::TraceReport;
 use crate::trace::units::UnitMap;
 use crate::trace::TraceRequest;
@@ -112,14 +112,14 @@ fn choose_test(
     s: &TraceSettings,
     task: Option<&crate::task::Task>,
     program: &str,
-    runner: &crate::runner::Runner,
+    runner: &crate::run::Runner,
 ) -> Result<TestInput, CliError> {
     if let Some(test) = &s.test {
         return Ok(test.clone());
     }
     if task.is_none() && runner.prelude().is_some() {
         return Ok(TestInput::Code {
-            source: super::exec_cmd::RUNS_TO_THE_END.to_string(),
+            source: crate::cli::exec_cmd::RUNS_TO_THE_END.to_string(),
         });
     }
     let Some(task) = task else {

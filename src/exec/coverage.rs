@@ -16,8 +16,8 @@ use serde::Serialize;
 use super::Snippet;
 use crate::python::cfg::{ProgramCfg, StmtKind};
 use crate::python::source::{parse_module, SourceFile, SyntaxError};
-use crate::runner::{Runner, TestInput, TestOutcome, TestStatus};
-use crate::sandbox::SandboxError;
+use crate::run::sandbox::SandboxError;
+use crate::run::{Runner, TestInput, TestOutcome, TestStatus};
 use crate::trace::units::UnitMap;
 use crate::trace::{Level, RawTrace, TraceRequest, TracerKind};
 

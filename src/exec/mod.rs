@@ -15,7 +15,6 @@
 //! returns the report, whose best prefix then runs before the snippet as the runner's prelude.
 
 pub mod coverage;
-pub mod eval;
 
 pub mod names;
 pub mod prefix;
@@ -24,11 +23,11 @@ pub mod search;
 pub mod standins;
 pub mod tree;
 
-use crate::model::{ChatModel, ModelError};
-use crate::prompts::{PromptError, Prompts};
+use crate::generate::model::{ChatModel, ModelError};
+use crate::generate::prompts::{PromptError, Prompts};
 use crate::python::source::SourceFile;
-use crate::runner::Runner;
-use crate::sandbox::SandboxError;
+use crate::run::sandbox::SandboxError;
+use crate::run::Runner;
 
 pub use coverage::{Ending, Execution, LineStatus, Statements};
 pub use names::{undefined_names, Undefined};
@@ -96,8 +95,8 @@ pub struct NoModel;
 impl ChatModel for NoModel {
     async fn chat(
         &self,
-        _request: &crate::model::ChatRequest,
-    ) -> Result<crate::model::ChatResponse, ModelError> {
+        _request: &crate::generate::model::ChatRequest,
+    ) -> Result<crate::generate::model::ChatResponse, ModelError> {
         Err(ModelError::Local(
             "the prefix search runs without a model here (--no-model)".into(),
         ))

@@ -15,7 +15,7 @@ use rustpython_parser::ast::{self, Stmt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::JsonSchema;
+use crate::generate::model::JsonSchema;
 use crate::python::source::{parse_module, SourceFile};
 use crate::python::text::dedent;
 
@@ -142,7 +142,7 @@ fn dependency_order(mut keyed: Vec<(&String, String)>) -> Vec<String> {
     let needs: Vec<Vec<String>> = keyed
         .iter()
         .map(|(_, code)| {
-            super::names::undefined_names(&SourceFile::new(code.clone()))
+            crate::exec::names::undefined_names(&SourceFile::new(code.clone()))
                 .map(|u| u.name_list())
                 .unwrap_or_default()
         })
@@ -418,16 +418,16 @@ const CLEANUP_ROUNDS: usize = 10;
 
 /// Run `prefix`; while the prefix itself raises, drop the statement that raised and run again.
 pub(super) fn run_with_cleanup(
-    runner: &crate::runner::Runner,
-    snippet: &super::Snippet,
+    runner: &crate::run::Runner,
+    snippet: &crate::exec::Snippet,
     prefix: &Prefix,
-    options: &super::ExecOptions,
-) -> Result<(Prefix, Vec<String>, super::coverage::Execution), super::ExecError> {
+    options: &crate::exec::ExecOptions,
+) -> Result<(Prefix, Vec<String>, crate::exec::coverage::Execution), crate::exec::ExecError> {
     let mut prefix = prefix.clone();
     let mut removed = Vec::new();
     let mut round = 0;
     loop {
-        let execution = super::coverage::execute(
+        let execution = crate::exec::coverage::execute(
             runner,
             &snippet.text,
             &snippet.statements,
@@ -435,7 +435,7 @@ pub(super) fn run_with_cleanup(
             options.allow_missing,
         )?;
         let taken_out = match &execution.ending {
-            super::coverage::Ending::PrefixError {
+            crate::exec::coverage::Ending::PrefixError {
                 line: Some(line), ..
             } if round < CLEANUP_ROUNDS => prefix.without_line(*line),
             _ => None,

@@ -13,7 +13,7 @@ use super::names::Undefined;
 use super::search::{Searched, Stop};
 use super::tree::{Node, Step, Tree};
 use super::Snippet;
-use crate::agent::report::CallRecord;
+use crate::repair::record::CallRecord;
 
 /// Everything `ldb exec` found.
 #[derive(Debug, Clone, Serialize)]
@@ -219,7 +219,7 @@ impl ExecReport {
         match &self.best {
             Some(best) => {
                 let _ = writeln!(out, "\nBest prefix (#{}): {}", best.node, describe(best));
-                out.push_str(&indent(&super::standins::fold_classes(&best.prefix)));
+                out.push_str(&indent(&crate::exec::standins::fold_classes(&best.prefix)));
             }
             None => out.push_str("\nNo prefix ran.\n"),
         }
@@ -247,7 +247,9 @@ impl ExecReport {
                 continue;
             }
             let _ = writeln!(out, "#{}: {}", member.node, describe(member));
-            out.push_str(&indent(&super::standins::fold_classes(&member.prefix)));
+            out.push_str(&indent(&crate::exec::standins::fold_classes(
+                &member.prefix,
+            )));
         }
         out.push_str("\nCoverage per line (best prefix | minimal set):\n");
         for l in &self.line_coverage {

@@ -21,7 +21,7 @@ use super::prefix::Prefix;
 pub enum Step {
     /// The snippet as given, with an empty prefix.
     AsIs,
-    /// Before the model: every undefined name bound to a stand-in ([`super::standins`]).
+    /// Before the model: every undefined name bound to a stand-in ([`crate::exec::standins`]).
     StandIns,
     /// Step 1: initialise the undefined names.
     Undefined,

@@ -19,8 +19,8 @@ pub use spectrum::{
     ochiai, rank, rank_blocks, rank_with, Observation, Signals, Statement, Suspect, TieBreak,
 };
 
-use crate::runner::{Runner, TestInput, TestOutcome};
-use crate::sandbox::SandboxError;
+use crate::run::sandbox::SandboxError;
+use crate::run::{Runner, TestInput, TestOutcome};
 
 /// Why a program could not be localised.
 #[derive(Debug, thiserror::Error)]

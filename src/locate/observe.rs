@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::spectrum::{Observation, Statement};
 use crate::python::cfg::{BlockKind, ProgramCfg, ScopeKind};
 use crate::python::source::{SourceFile, SyntaxError};
-use crate::runner::{in_parallel, Runner, TestInput, TestOutcome};
-use crate::sandbox::SandboxError;
+use crate::run::sandbox::SandboxError;
+use crate::run::{in_parallel, Runner, TestInput, TestOutcome};
 use crate::trace::units::UnitMap;
 use crate::trace::{Level, TraceRequest, TracerKind};
 

@@ -19,7 +19,7 @@ use serde::Serialize;
 pub struct ProgramCfg {
     /// `scopes[0]` is the module; then every class and function, nested too, in source order.
     pub scopes: Vec<ScopeCfg>,
-    /// Lines in the source ([`super::text::SourceFile::line_count`]); sizes [`ProgramCfg::line_owners`].
+    /// Lines in the source ([`crate::python::text::SourceFile::line_count`]); sizes [`ProgramCfg::line_owners`].
     pub line_count: u32,
 }
 

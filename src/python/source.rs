@@ -1,5 +1,5 @@
 //! Parsing: the first step of the Python pipeline. [`parse_module`] runs rustpython-parser on a
-//! [`SourceFile`] (see [`super::text`]) and turns its errors into a [`SyntaxError`] with a line
+//! [`SourceFile`] (see [`crate::python::text`]) and turns its errors into a [`SyntaxError`] with a line
 //! and column.
 
 use rustpython_parser::ast;

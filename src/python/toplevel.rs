@@ -1,6 +1,6 @@
 //! A module's top-level statements as line ranges: what each one is, which names it binds, and
 //! where it starts and ends. Splicing a repaired function into a user's module
-//! ([`super::splice`]) and reading a program file into a task both work on this view.
+//! ([`crate::python::splice`]) and reading a program file into a task both work on this view.
 //!
 //! Ranges are whole lines, 1-based and inclusive; a decorated definition starts at its first
 //! decorator. A module that does not parse has no view ([`TopLevel::read`] returns `None`);

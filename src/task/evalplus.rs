@@ -29,7 +29,7 @@ pub(crate) fn is_evalplus_record(record: &Map<String, Value>) -> bool {
 /// read once; `None` for any other task file.
 pub fn load_if_evalplus(path: &Path) -> Result<Option<Vec<Task>>, TaskError> {
     // Recognised by its first good record: a task file with bad lines is not refused here.
-    let (records, bad) = super::records::read_records_lenient(path)?;
+    let (records, bad) = crate::task::records::read_records_lenient(path)?;
     if !records
         .first()
         .is_some_and(|r| is_evalplus_record(&r.object))

@@ -73,7 +73,7 @@ pub struct LdbLayout {
     pub dropped_tests: Vec<String>,
 }
 
-/// Loads LDB's layout: the problems of `probs` (any format [`super::load_tasks`] reads), with the
+/// Loads LDB's layout: the problems of `probs` (any format [`crate::task::load_tasks`] reads), with the
 /// visible tests replaced by the `given_tests` of the same `task_id` in `tests` when it is given.
 ///
 /// Every problem must have a record in `tests`; records in `tests` without a problem are ignored,
@@ -82,7 +82,7 @@ pub struct LdbLayout {
 /// bare-assert `test`; the problem's own are kept). Visible tests that do not parse are dropped
 /// and named in [`LdbLayout::dropped_tests`]: this is a published benchmark, kept whole.
 pub fn load_ldb_layout(probs: &Path, tests: Option<&Path>) -> Result<LdbLayout, TaskError> {
-    let mut tasks = super::load_located_unparsed(probs)?;
+    let mut tasks = crate::task::load_located_unparsed(probs)?;
     let given = tests.map(read_given_tests).transpose()?;
     let mut dropped_tests = Vec::new();
     for (location, task) in &mut tasks {

@@ -13,7 +13,7 @@
 //! Every failure is a [`TaskError`] naming file, line or record, field, problem and fix.
 //!
 //! Module map: `records` (file → JSON objects), `fields` (typed field access), one module per
-//! format (`ours`, `humaneval`, `mbpp`, `ldb_layout`, `evalplus`), `doctest` (docstring examples → asserts),
+//! format (`task_json`, `humaneval`, `mbpp`, `ldb_layout`, `evalplus`), `doctest` (docstring examples → asserts),
 //! `validate` (content rules), `seeds`, `error`.
 
 mod doctest;
@@ -25,9 +25,9 @@ pub mod file_input;
 mod humaneval;
 mod ldb_layout;
 mod mbpp;
-mod ours;
 mod records;
 mod seeds;
+mod task_json;
 mod validate;
 
 use std::collections::HashMap;
@@ -221,7 +221,7 @@ impl Task {
 
 fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem> {
     match RecordFormat::detect(record) {
-        RecordFormat::Native => ours::convert(record),
+        RecordFormat::Native => task_json::convert(record),
         RecordFormat::HumanEval => humaneval::convert(record),
         RecordFormat::MbppOriginal => mbpp::convert_original(record),
         RecordFormat::MbppSanitized => mbpp::convert_sanitized(record),

@@ -8,8 +8,8 @@ pub mod project;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ldb::runner::Runner;
-use ldb::sandbox::{Limits, Sandbox};
+use ldb::run::sandbox::{Limits, Sandbox};
+use ldb::run::Runner;
 
 /// `../shared/datasets`. Tests that read it fail (never pass quietly) when it is absent: CI and
 /// the README's test command run with it beside the repository.

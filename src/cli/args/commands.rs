@@ -7,7 +7,7 @@ use clap::Args;
 use super::parse;
 use super::shared::{ExecStepArgs, FileTaskArgs, ModelArgs, SandboxArgs, SearchArgs};
 use super::values::{LevelArg, StrategyArg, TiesArg, TracerArg};
-use crate::local::catalog::DEFAULT_MODEL;
+use crate::generate::local::catalog::DEFAULT_MODEL;
 
 #[derive(Debug, Args)]
 pub struct FixArgs {

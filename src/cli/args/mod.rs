@@ -2,7 +2,7 @@
 //!
 //! Parsing is kept apart from what the flags mean. Here each flag is declared with its help
 //! text, its default and what clap can check by itself (`conflicts_with`, `requires`, value
-//! parsers for ranges and lists); [`super::settings`] turns the parsed flags into the runner,
+//! parsers for ranges and lists); [`crate::cli::settings`] turns the parsed flags into the runner,
 //! models, prompts and options a command works with, once, and the commands see only that.
 //!
 //! `shared` holds the flag groups several commands flatten in (model, sandbox, search, the

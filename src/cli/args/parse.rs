@@ -4,7 +4,7 @@
 
 use clap::builder::{RangedU64ValueParser, TypedValueParser};
 
-use crate::agent::search::{PortfolioError, Proposer, SearchOptions};
+use crate::repair::search::{PortfolioError, Proposer, SearchOptions};
 
 /// Why a flag's value was refused (clap prints it after `invalid value 'X' for '--flag'`).
 #[derive(Debug, thiserror::Error)]

@@ -5,12 +5,12 @@
 
 use clap::ValueEnum;
 
-use crate::agent::search::{PatchForm, SelectRule};
-use crate::agent::Strategy;
 use crate::check::Mode;
-use crate::eval::Harness;
+use crate::eval::fix::Harness;
+use crate::generate::reply::VerdictForm;
 use crate::locate::TieBreak;
-use crate::reply::VerdictForm;
+use crate::repair::search::{PatchForm, SelectRule};
+use crate::repair::Strategy;
 use crate::trace::{Level, TracerKind};
 
 /// `--strategy` of `ldb fix`.

@@ -7,17 +7,17 @@ use super::models::ModelSettings;
 use super::shared::{
     exec_step, given_beyond_test_and_task, prompts, search_options, SandboxSettings, TaskSource,
 };
-use crate::agent::{FixOptions, SeedSource};
 use crate::cli::args::{
     CfgArgs, FixArgs, ListArgs, LocateArgs, PullArgs, ReportArgs, ServeArgs, TestArgs, TraceArgs,
 };
 use crate::cli::output::CliError;
 use crate::exec::ExecOptions;
-use crate::local::catalog::{self, ModelSpec};
-use crate::local::download;
+use crate::generate::local::catalog::{self, ModelSpec};
+use crate::generate::local::download;
+use crate::generate::prompts::Prompts;
 use crate::locate::TieBreak;
-use crate::prompts::Prompts;
-use crate::runner::TestInput;
+use crate::repair::{FixOptions, SeedSource};
+use crate::run::TestInput;
 use crate::serve::Timeouts;
 use crate::trace::sample::SampleConfig;
 use crate::trace::{Level, TracerKind};

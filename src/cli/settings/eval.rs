@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 use super::models::ModelSettings;
 use super::shared::{prompts, search_options, SandboxSettings};
 use super::tools::exec_options;
-use crate::agent::search::SearchOptions;
-use crate::check::eval::CheckDataset;
 use crate::check::{CheckOptions, Mode};
 use crate::cli::args::values::{ProgressMode, Subset};
 use crate::cli::args::{EvalArgs, EvalCheckArgs, EvalExecArgs, EvalReportArgs, MergeArgs};
 use crate::cli::output::CliError;
-use crate::eval::datasets::SeedSpec;
-use crate::eval::shard::Shard;
-use crate::eval::{Harness, StrategySpec};
+use crate::eval::check::CheckDataset;
+use crate::eval::fix::datasets::SeedSpec;
+use crate::eval::fix::shard::Shard;
+use crate::eval::fix::{Harness, StrategySpec};
 use crate::exec::ExecOptions;
-use crate::prompts::Prompts;
+use crate::generate::prompts::Prompts;
+use crate::repair::search::SearchOptions;
 use crate::trace::Level;
 
 /// `--data-dir`, else `LDB_DATA_DIR`.

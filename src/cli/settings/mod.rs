@@ -1,4 +1,4 @@
-//! What the flags mean, resolved once: the parsed command line ([`super::args`]) becomes the
+//! What the flags mean, resolved once: the parsed command line ([`crate::cli::args`]) becomes the
 //! settings a command works with, and the commands see only these.
 //!
 //! Resolution checks what clap cannot declare (a flag that only makes sense for a `.py`
@@ -27,8 +27,8 @@ pub use tools::{CheckSettings, ExecSettings};
 
 pub use models::ModelSettings;
 
-use crate::cli::args::{Command, EvalCommand, ModelCommand};
-use crate::cli::output::CliError;
+use super::args::{Command, EvalCommand, ModelCommand};
+use super::output::CliError;
 
 /// One command's settings.
 #[derive(Debug)]

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use crate::cli::args::ModelArgs;
-use crate::local::LocalOptions;
-use crate::model::config::ModelFlags;
+use crate::generate::local::LocalOptions;
+use crate::generate::model::config::ModelFlags;
 
 /// The flags of each role, the config file named on the command line and the embedded
 /// model's settings.

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agent::search::SearchOptions;
 use crate::cli::args::{ExecStepArgs, FileTaskArgs, SandboxArgs, SearchArgs};
 use crate::cli::output::CliError;
 use crate::exec::ExecOptions;
-use crate::prompts::Prompts;
-use crate::runner::Runner;
-use crate::sandbox::{Limits, Sandbox};
+use crate::generate::prompts::Prompts;
+use crate::repair::search::SearchOptions;
+use crate::run::sandbox::{Limits, Sandbox};
+use crate::run::Runner;
 
 /// The sandbox's limits and import path, checked. The runner itself is made by [`Self::runner`]
 /// when a command first needs it: making one prepares the worker image, which commands such
@@ -36,7 +36,7 @@ impl SandboxSettings {
             .python_path
             .iter()
             .map(|dir| {
-                crate::sandbox::check_python_path(dir).map_err(|e| {
+                crate::run::sandbox::check_python_path(dir).map_err(|e| {
                     CliError::bad_input(format!("--python-path {}: {e}", dir.display()), e.hint())
                 })
             })

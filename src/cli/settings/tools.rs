@@ -9,7 +9,7 @@ use crate::cli::args::values::Format;
 use crate::cli::args::{CheckArgs, ExecArgs, ExecSearchArgs};
 use crate::cli::output::CliError;
 use crate::exec::ExecOptions;
-use crate::prompts::Prompts;
+use crate::generate::prompts::Prompts;
 
 /// The prefix search's options (the value parsers checked `--n` and `--temperature`).
 pub fn exec_options(args: &ExecSearchArgs) -> ExecOptions {

@@ -2,7 +2,7 @@
 //!
 //! 0. Run the snippet as it is (the tree's root); stop if that covers every statement. Then,
 //!    unless turned off, model-free prefixes that bind every undefined name to a stand-in
-//!    ([`super::standins`]; one when no name is undefined, for its `exit` and `open` shims),
+//!    ([`crate::exec::standins`]; one when no name is undefined, for its `exit` and `open` shims),
 //!    then seeded ones while a statement is uncovered (`explore`); they are never shown to the
 //!    model.
 //! 1. Undefinedness guidance: one prompt listing the undefined names and the attributes read
@@ -27,11 +27,11 @@ use super::coverage::{annotate_uncovered, short_ending, Ending};
 use super::prefix::{prefix_schema, run_with_cleanup, Prefix};
 use super::tree::{Node, Step, Tree};
 use super::{ExecError, ExecOptions, Snippet};
-use crate::agent::report::CallPurpose;
-use crate::agent::report::CallRecord;
-use crate::model::{ChatModel, ChatRequest, Message};
-use crate::prompts::Prompts;
-use crate::runner::{in_parallel, Runner};
+use crate::generate::model::{ChatModel, ChatRequest, Message};
+use crate::generate::prompts::Prompts;
+use crate::repair::record::CallPurpose;
+use crate::repair::record::CallRecord;
+use crate::run::{in_parallel, Runner};
 
 /// Why the search stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

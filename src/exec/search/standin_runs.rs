@@ -1,11 +1,11 @@
-//! The model-free part of the search ([`super::super::standins`]): the chosen variants, the
+//! The model-free part of the search ([`crate::exec::standins`]): the chosen variants, the
 //! seeded runs while a statement is uncovered, and model prefixes that raised run again behind
 //! stand-ins.
 
-use super::super::standins::{behind, seeded, standin_prefix, variants_to_run, BEHIND};
-use super::super::tree::{Node, Step};
-use super::super::ExecError;
 use super::Search;
+use crate::exec::standins::{behind, seeded, standin_prefix, variants_to_run, BEHIND};
+use crate::exec::tree::{Node, Step};
+use crate::exec::ExecError;
 
 impl Search<'_> {
     /// The chosen variants (one when no name is undefined), then the seeded runs.

@@ -112,7 +112,7 @@ pub fn edits(program: &str, targets: &[u32], limit: usize) -> Vec<Edit> {
     };
     let mut module_names = BTreeSet::new();
     walk::body_names(&suite, &mut module_names);
-    let mut builtins: BTreeSet<String> = super::builtins::BUILTINS
+    let mut builtins: BTreeSet<String> = crate::python::builtins::BUILTINS
         .iter()
         .map(|s| s.to_string())
         .collect();

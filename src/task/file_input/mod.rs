@@ -113,7 +113,7 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
     let module = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| super::is_python_identifier(s));
+        .filter(|s| crate::task::is_python_identifier(s));
     let program = ProgramFacts::read(&input.program);
     let mut notes = Vec::new();
 
@@ -170,7 +170,7 @@ pub fn build_pytest(input: &FileInput, nodes: Vec<PytestNode>) -> Result<FileTas
     let sources: Vec<String> = nodes.iter().map(|n| n.source.clone()).collect();
     let task = finish(input, &program, sources, nodes, &mut notes)?;
     // Node sources show parameter values as pytest rendered them, not always Python.
-    if let Err(problems) = super::validate::validate(&task, false) {
+    if let Err(problems) = crate::task::validate::validate(&task, false) {
         if let Some(p) = problems.into_iter().next() {
             return Err(FileInputError::new(path, p.to_string(), "check the flags"));
         }

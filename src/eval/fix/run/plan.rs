@@ -1,0 +1,286 @@
+//! What a run does: the tasks it picks, where it writes, and the settings each results file
+//! records in its header.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::eval::fix::datasets::{LoadedDataset, SeedSpec};
+use crate::eval::fix::results::RunConfig;
+use crate::eval::fix::score::Harness;
+use crate::eval::fix::shard::{Manifest, Shard};
+use crate::eval::fix::{EvalError, StrategySpec};
+use crate::repair::Strategy;
+use crate::task::Task;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct EvalPlan {
+    pub dataset: LoadedDataset,
+    /// Only these task ids (in dataset order); empty = all.
+    pub task_ids: Vec<String>,
+    pub seeds: SeedSpec,
+    /// Programs of the seed file, when seeds come from one (`task_id` → program).
+    pub seed_programs: Option<(PathBuf, HashMap<String, String>)>,
+    pub strategies: Vec<StrategySpec>,
+    pub max_iters: usize,
+    pub temperature: f32,
+    /// Token budget of the rendered trace in each debugging prompt.
+    pub trace_budget: usize,
+    /// Debug only tasks whose seed fails a visible test; the others keep their seed.
+    pub only_failing: bool,
+    /// Stop selecting after this many tasks (counting only failing seeds with `only_failing`).
+    pub limit: Option<usize>,
+    pub concurrency: usize,
+    pub out_dir: PathBuf,
+    /// Redo tasks whose record says they failed on the backend or sandbox.
+    pub retry_errors: bool,
+    /// How hidden tests run (see [`Harness`]).
+    pub harness: Harness,
+    /// Model tokens per task at most, for every strategy alike (`--budget-tokens`).
+    pub budget_tokens: Option<u64>,
+    /// Base of the sampling seeds.
+    pub rng_seed: u64,
+    /// Settings of the `search` strategy.
+    pub search: crate::repair::search::SearchOptions,
+    /// Programs from the task alone start with its code prompt (`--prefill`).
+    pub prefill: bool,
+    /// Templates that replace built-in prompts (`--prompts`).
+    pub prompts_dir: Option<PathBuf>,
+    /// Run only this slice of the tasks (`--shard I/N`, see [`crate::eval::fix::shard`]).
+    pub shard: Option<Shard>,
+    /// Keep each debugged task's whole report in `out_dir/reports/` ([`crate::eval::fix::fix_reports`]).
+    pub save_reports: bool,
+}
+
+impl EvalPlan {
+    /// The tasks this run (this shard, when sharded) may select from, in dataset order.
+    pub fn candidates(&self) -> Result<Vec<Task>, EvalError> {
+        let all = self.whole_run_candidates()?;
+        Ok(match self.shard {
+            Some(shard) => shard.slice(&all),
+            None => all,
+        })
+    }
+
+    /// The task list every shard slices: the tasks `task_ids` picks and, when sharded, the
+    /// first `limit` of them (slicing first would give each shard its own first `limit`).
+    fn whole_run_candidates(&self) -> Result<Vec<Task>, EvalError> {
+        let mut all = self.picked()?;
+        if self.shard.is_some() {
+            if self.only_failing && self.limit.is_some() {
+                return Err(EvalError::input(
+                    "--only-failing --limit N cannot be split into shards: which tasks count \
+                     toward N depends on every other shard's seeds",
+                    "drop --limit (or --only-failing), or pick the tasks with --tasks",
+                ));
+            }
+            all.truncate(self.limit.unwrap_or(usize::MAX));
+        }
+        Ok(all)
+    }
+
+    /// The manifest of a sharded run's directory.
+    pub fn shard_manifest(&self) -> Result<Option<Manifest>, EvalError> {
+        let Some(shard) = self.shard else {
+            return Ok(None);
+        };
+        Ok(Some(Manifest {
+            shard,
+            dataset: self.dataset.label.clone(),
+            tasks: self
+                .whole_run_candidates()?
+                .into_iter()
+                .map(|t| t.task_id)
+                .collect(),
+        }))
+    }
+
+    /// The tasks `task_ids` picks, in dataset order; unknown ids are an error.
+    fn picked(&self) -> Result<Vec<Task>, EvalError> {
+        if self.task_ids.is_empty() {
+            return Ok(self.dataset.tasks.clone());
+        }
+        let known: std::collections::HashSet<&str> = self
+            .dataset
+            .tasks
+            .iter()
+            .map(|t| t.task_id.as_str())
+            .collect();
+        let missing: Vec<&str> = self
+            .task_ids
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !known.contains(id))
+            .collect();
+        if !missing.is_empty() {
+            return Err(EvalError::input(
+                format!(
+                    "dataset `{}` has no task {}",
+                    self.dataset.label,
+                    missing
+                        .iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                "check --tasks against the dataset's task ids, e.g. HumanEval/0 or MBPP/11",
+            ));
+        }
+        Ok(self
+            .dataset
+            .tasks
+            .iter()
+            .filter(|t| self.task_ids.contains(&t.task_id))
+            .cloned()
+            .collect())
+    }
+
+    /// Whether the run needs a model: a strategy calls one, or some seed must be generated.
+    pub fn needs_models(&self) -> Result<bool, EvalError> {
+        if self.strategies.iter().any(StrategySpec::uses_model) {
+            return Ok(true);
+        }
+        let mut candidates = self.candidates()?;
+        if !self.only_failing {
+            // Only the first `limit` tasks can be selected.
+            candidates.truncate(self.limit.unwrap_or(usize::MAX));
+        }
+        Ok(match &self.seed_programs {
+            Some((_, programs)) => candidates
+                .iter()
+                .any(|t| !programs.contains_key(&t.task_id)),
+            None => candidates.iter().any(|t| t.seed.is_none()),
+        })
+    }
+
+    pub(super) fn generates_seeds(&self) -> bool {
+        self.seeds == SeedSpec::Generate
+    }
+
+    pub fn seeds_path(&self) -> PathBuf {
+        self.out_dir.join("seeds.jsonl")
+    }
+
+    pub fn results_path(&self, spec: &StrategySpec) -> PathBuf {
+        self.out_dir.join(format!("{}.jsonl", spec.label()))
+    }
+
+    pub(super) fn seed_config(&self, generator: &str) -> RunConfig {
+        RunConfig {
+            dataset: self.dataset.label.clone(),
+            strategy: "seeds".into(),
+            max_iters: 0,
+            seeds: self.seeds.label(),
+            generator: if self.generates_seeds() {
+                generator.to_string()
+            } else {
+                "-".into()
+            },
+            debugger: "-".into(),
+            temperature: self.temperature,
+            trace_budget: 0,
+            harness: "-".into(),
+            budget_tokens: None,
+            rng_seed: 0,
+            prefill: false,
+            search: None,
+            prompts: self.prompts_dir.as_ref().map(|d| d.display().to_string()),
+        }
+    }
+
+    /// The header settings of `spec`'s results file.
+    pub fn config(&self, spec: &StrategySpec, generator: &str, debugger: &str) -> RunConfig {
+        RunConfig {
+            strategy: spec.label(),
+            max_iters: self.max_iters,
+            debugger: if spec.uses_model() {
+                debugger.to_string()
+            } else {
+                "-".into()
+            },
+            trace_budget: self.trace_budget,
+            harness: self.harness.label().into(),
+            budget_tokens: self.budget_tokens,
+            rng_seed: self.rng_seed,
+            prefill: self.prefill && spec.uses_model(),
+            search: (spec.strategy == Strategy::Search).then(|| {
+                let o = &self.search;
+                let mut label = format!(
+                    "{} beam {} max {} select {} inputs {} t {}",
+                    o.portfolio_label(),
+                    o.beam,
+                    o.max_candidates,
+                    o.select,
+                    o.extra_inputs,
+                    o.temperature
+                );
+                // Only when not the full form, so earlier runs' headers still match.
+                if o.verdicts != crate::generate::reply::VerdictForm::Full {
+                    label.push_str(&format!(" verdicts {}", o.verdicts.name()));
+                }
+                if o.select_by != crate::repair::search::SelectRule::Groups {
+                    label.push_str(&format!(" by {}", o.select_by.name()));
+                }
+                if o.fresh_as_resample {
+                    label.push_str(" fresh-as-resample");
+                }
+                label
+            }),
+            ..self.seed_config(generator)
+        }
+    }
+}
+
+/// Default run directory name: `<dataset>-<seeds>-<model>`, safe for file names.
+pub fn default_run_name(dataset: &str, seeds: &SeedSpec, model: Option<&str>) -> String {
+    let seeds = match seeds {
+        SeedSpec::Generate => "generated".to_string(),
+        SeedSpec::Ldb(m) => format!("ldbseeds-{m}"),
+        SeedSpec::File(p) => format!(
+            "seeds-{}",
+            p.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ),
+    };
+    let mut name = format!("{dataset}-{seeds}");
+    if let Some(m) = model {
+        name.push('-');
+        name.push_str(crate::eval::fix::results::model_name(m));
+    }
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// `results/<name>` under the current directory.
+pub fn default_out_dir(name: &str) -> PathBuf {
+    Path::new("results").join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_names_are_file_safe() {
+        assert_eq!(
+            default_run_name(
+                "humaneval",
+                &SeedSpec::Ldb("gpt-3.5-turbo-0613".into()),
+                Some("gpt-4o-mini@api.openai.com")
+            ),
+            "humaneval-ldbseeds-gpt-3.5-turbo-0613-gpt-4o-mini"
+        );
+        assert_eq!(
+            default_run_name("my tasks", &SeedSpec::Generate, Some("a/b:c")),
+            "my-tasks-generated-a-b-c"
+        );
+    }
+}

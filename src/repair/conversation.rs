@@ -1,0 +1,287 @@
+//! One conversation with a model: messages in order, every call recorded, and the two requests
+//! the loop makes (a program, a set of verdicts), each with one repair request when the reply is
+//! unusable.
+
+use crate::generate::model::{ChatModel, ChatRequest, JsonSchema, Message};
+use crate::generate::prompts::Prompts;
+use crate::generate::reply::code::extract_program;
+use crate::generate::reply::short_verdict::{first_wrong_schema, parse_first_wrong};
+use crate::generate::reply::verdicts::{parse_verdicts, verdict_schema_for, Verdict};
+use crate::python::self_tests::strip_self_tests;
+use crate::repair::record::CallPurpose;
+use crate::repair::record::CallRecord;
+use crate::repair::AgentError;
+
+/// One sample of a program request: the program (if any), what was wrong with the reply, and
+/// the calls it took (its sample, and a repair request if there was one).
+pub(super) struct Drawn {
+    pub program: Option<String>,
+    pub problem: Option<String>,
+    pub calls: Vec<CallRecord>,
+}
+
+#[derive(Clone)]
+pub(super) struct Conversation {
+    pub messages: Vec<Message>,
+    pub calls: Vec<CallRecord>,
+    pub temperature: f32,
+    /// Sampling seed of the next request (distinct seeds give distinct samples).
+    pub seed: Option<u64>,
+    /// What the reply to the next program request starts with ([`ChatRequest::reply_prefix`]);
+    /// used once: a repair request after it is answered from scratch.
+    pub reply_prefix: Option<String>,
+}
+
+impl Conversation {
+    pub fn new(prompts: &Prompts) -> Result<Self, AgentError> {
+        Ok(Conversation {
+            messages: vec![Message::system(prompts.render("system", ())?.trim())],
+            calls: Vec::new(),
+            temperature: 0.0,
+            seed: None,
+            reply_prefix: None,
+        })
+    }
+
+    /// The same messages, no calls recorded yet, sampling at `temperature`: one of several
+    /// samples drawn from one prompt.
+    pub fn clone_for_sample(&self, temperature: f32) -> Conversation {
+        Conversation {
+            messages: self.messages.clone(),
+            calls: Vec::new(),
+            temperature,
+            seed: None,
+            reply_prefix: self.reply_prefix.clone(),
+        }
+    }
+
+    pub fn user(&mut self, text: impl Into<String>) {
+        self.messages.push(Message::user(text));
+    }
+
+    /// Send the conversation, record the call, append the reply and return it.
+    pub async fn ask(
+        &mut self,
+        model: &dyn ChatModel,
+        purpose: CallPurpose,
+        schema: Option<JsonSchema>,
+    ) -> Result<String, AgentError> {
+        self.ask_with(model, purpose, schema, None).await
+    }
+
+    /// [`Self::ask`], stopping the reply once a code block containing `stop_after_code` closes.
+    async fn ask_with(
+        &mut self,
+        model: &dyn ChatModel,
+        purpose: CallPurpose,
+        schema: Option<JsonSchema>,
+        stop_after_code: Option<String>,
+    ) -> Result<String, AgentError> {
+        let mut request = ChatRequest::new(self.messages.clone());
+        request.stop_after_code = stop_after_code;
+        request.reply_prefix = self.reply_prefix.take();
+        request.temperature = Some(self.temperature);
+        request.json_schema = schema;
+        if self.temperature > 0.0 {
+            request.seed = self.seed;
+        }
+        let response = model.chat(&request).await?;
+        self.record(purpose, &response);
+        self.messages
+            .push(Message::assistant(response.content.clone()));
+        Ok(response.content)
+    }
+
+    /// `n` samples of a program request ([`ChatModel::chat_n`]: one batched call where the
+    /// backend can), each read like [`Self::ask_program`]'s reply, with its own repair request
+    /// when it holds no program. Returns, per sample, the program, the problem and its calls.
+    pub async fn ask_programs(
+        &self,
+        model: &dyn ChatModel,
+        n: usize,
+        entry_point: &str,
+        purpose: CallPurpose,
+        repair_purpose: CallPurpose,
+        prompts: &Prompts,
+    ) -> Result<Vec<Drawn>, AgentError> {
+        let entry = (!entry_point.is_empty()).then_some(entry_point);
+        let mut request = ChatRequest::new(self.messages.clone());
+        request.stop_after_code = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        request.reply_prefix = self.reply_prefix.clone();
+        request.temperature = Some(self.temperature);
+        if self.temperature > 0.0 {
+            request.seed = self.seed;
+        }
+        let responses = model.chat_n(&request, n).await?;
+        let mut out = Vec::with_capacity(responses.len());
+        for (i, response) in responses.into_iter().enumerate() {
+            let mut conv = self.clone_for_sample(self.temperature);
+            conv.seed = crate::generate::model::nth_seed(self.seed, i);
+            conv.reply_prefix = None;
+            conv.record(purpose, &response);
+            conv.messages
+                .push(Message::assistant(response.content.clone()));
+            let (program, problem) = match extract_program(&response.content, entry) {
+                Ok(found) => (Some(strip_self_tests(&found.code, entry_point)), None),
+                Err(e) => {
+                    let problem = e.to_string();
+                    conv.user(prompts.render(
+                        "repair_code",
+                        serde_json::json!({ "problem": problem, "entry_point": entry_point }),
+                    )?);
+                    let stop = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+                    let reply = conv.ask_with(model, repair_purpose, None, stop).await?;
+                    match extract_program(&reply, entry) {
+                        Ok(found) => (
+                            Some(strip_self_tests(&found.code, entry_point)),
+                            Some(problem),
+                        ),
+                        Err(e) => (
+                            None,
+                            Some(format!("{problem}; after a repair request: {e}")),
+                        ),
+                    }
+                }
+            };
+            out.push(Drawn {
+                program,
+                problem,
+                calls: conv.calls,
+            });
+        }
+        Ok(out)
+    }
+
+    pub(super) fn record(
+        &mut self,
+        purpose: CallPurpose,
+        response: &crate::generate::model::ChatResponse,
+    ) {
+        self.calls.push(CallRecord {
+            purpose,
+            model: response.model.clone(),
+            prompt_tokens: response.usage.prompt_tokens,
+            completion_tokens: response.usage.completion_tokens,
+            cached_prompt_tokens: response.usage.cached_prompt_tokens,
+            latency_ms: response.latency.as_millis().min(u64::MAX as u128) as u64,
+            cached: response.cached,
+            attempts: response.attempts,
+        });
+    }
+
+    /// Ask for a program; when the reply holds none, say why once and ask again. The model's
+    /// own tests and example calls are dropped from it ([`strip_self_tests`]).
+    /// Returns the program (if any) and what was wrong with the replies (if anything).
+    pub async fn ask_program(
+        &mut self,
+        model: &dyn ChatModel,
+        entry_point: &str,
+        purpose: CallPurpose,
+        repair_purpose: CallPurpose,
+        prompts: &Prompts,
+    ) -> Result<(Option<String>, Option<String>), AgentError> {
+        let entry = (!entry_point.is_empty()).then_some(entry_point);
+        // Nothing after the program's code block is read: stop there.
+        let stop = || Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        let reply = self.ask_with(model, purpose, None, stop()).await?;
+        let problem = match extract_program(&reply, entry) {
+            Ok(found) => return Ok((Some(strip_self_tests(&found.code, entry_point)), None)),
+            Err(e) => e.to_string(),
+        };
+        self.user(prompts.render(
+            "repair_code",
+            serde_json::json!({ "problem": problem, "entry_point": entry_point }),
+        )?);
+        let reply = self.ask_with(model, repair_purpose, None, stop()).await?;
+        match extract_program(&reply, entry) {
+            Ok(found) => Ok((
+                Some(strip_self_tests(&found.code, entry_point)),
+                Some(problem),
+            )),
+            Err(e) => Ok((
+                None,
+                Some(format!("{problem}; after a repair request: {e}")),
+            )),
+        }
+    }
+
+    /// Ask for verdicts on `labels`, structured by JSON schema; repair once if unreadable.
+    pub async fn ask_verdicts(
+        &mut self,
+        model: &dyn ChatModel,
+        labels: &[String],
+        prompts: &Prompts,
+    ) -> Result<(Vec<Verdict>, Option<String>), AgentError> {
+        let schema = || {
+            Some(JsonSchema {
+                name: "block_verdicts".into(),
+                schema: verdict_schema_for(labels),
+            })
+        };
+        let reply = self.ask(model, CallPurpose::Debug, schema()).await?;
+        let problem = match parse_verdicts(&reply, labels) {
+            Ok(parsed) => return Ok((parsed.verdicts, incomplete(&parsed.missing))),
+            Err(e) => e.to_string(),
+        };
+        self.user(prompts.render(
+            "repair_verdicts",
+            serde_json::json!({ "problem": problem, "labels": labels }),
+        )?);
+        let reply = self
+            .ask(model, CallPurpose::RepairVerdicts, schema())
+            .await?;
+        match parse_verdicts(&reply, labels) {
+            Ok(parsed) => {
+                let note = match incomplete(&parsed.missing) {
+                    Some(m) => format!("{problem}; after a repair request: {m}"),
+                    None => format!("{problem} (repaired)"),
+                };
+                Ok((parsed.verdicts, Some(note)))
+            }
+            Err(e) => Ok((
+                Vec::new(),
+                Some(format!("{problem}; after a repair request: {e}")),
+            )),
+        }
+    }
+}
+
+impl Conversation {
+    /// Ask for the first wrong block only ([`crate::generate::reply::short_verdict`]), constrained to
+    /// `labels`. The answer comes back as one verdict "not correct" so repairs read both forms
+    /// alike; a reply naming no shown block gives none, and a note.
+    pub async fn ask_first_wrong(
+        &mut self,
+        model: &dyn ChatModel,
+        labels: &[String],
+    ) -> Result<(Vec<Verdict>, Option<String>), AgentError> {
+        let schema = JsonSchema {
+            name: "first_wrong_block".into(),
+            schema: first_wrong_schema(labels),
+        };
+        let reply = self.ask(model, CallPurpose::Debug, Some(schema)).await?;
+        Ok(match parse_first_wrong(&reply, labels) {
+            Some(found) => {
+                let note = (!found.well_formed).then(|| {
+                    "the reply was not the JSON asked for; its first label was taken".into()
+                });
+                (
+                    vec![Verdict {
+                        block: found.block,
+                        correct: false,
+                        explanation: found.explanation,
+                    }],
+                    note,
+                )
+            }
+            None => (
+                Vec::new(),
+                Some("the reply named no block that was shown".into()),
+            ),
+        })
+    }
+}
+
+fn incomplete(missing: &[String]) -> Option<String> {
+    (!missing.is_empty()).then(|| format!("no verdict for {}", missing.join(", ")))
+}

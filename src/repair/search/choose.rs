@@ -1,0 +1,422 @@
+//! The end of a search: which program is returned, and what backs it.
+//!
+//! A program that passes the visible tests is only plausible: visible tests are few. Every
+//! passing candidate runs on extra inputs, and candidates that behave alike on all of them form
+//! a group. Only programs the model wrote whole (fresh samples, repairs from the tests or the
+//! trace, and the seed itself when it passed) are votes: edits that keep the given program
+//! resemble it and each other, so they vote nothing. Then:
+//! - the heaviest group with votes wins; if it holds an edit of the given program, the edit
+//!   with the smallest change is returned (confirmed: independent programs agree with it);
+//! - if it holds none, the given program is edited again towards that group (`mutate` with the
+//!   group's behaviour on the extra inputs as tests); an edit that now agrees is returned,
+//!   else the group's first program (the majority's);
+//! - with no votes at all (no independent program passed the visible tests) an edit is
+//!   returned unconfirmed, the one that changes the given program's behaviour least (on inputs
+//!   where the given program did not raise), then the smallest change.
+//!
+//! With fresh samples only (no edits) this is the largest-group rule of CodeT and AlphaCode.
+
+use std::time::Instant;
+
+use crate::repair::progress::{Phase, ProgressEvent};
+use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport};
+use crate::repair::search::mutate::Derived;
+use crate::repair::search::select::{self, groups, SelectRule};
+use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::{ms, AgentError};
+use crate::run::{in_parallel, TestInput};
+
+impl Search<'_> {
+    /// Choose the program to return and fill the report's final fields.
+    pub(super) async fn finish(
+        &mut self,
+        report: &mut FixReport,
+        completed: bool,
+    ) -> Result<(), AgentError> {
+        if self.nodes.is_empty() {
+            report.candidates = std::mem::take(&mut self.candidates);
+            return Ok(());
+        }
+        let chosen = match self.passing.as_slice() {
+            [] => self.beam().first().copied().unwrap_or(0),
+            [0] if self.candidates.len() > 1 => {
+                self.progress.event(ProgressEvent::Notice {
+                    task_id: self.task.task_id.clone(),
+                    message: format!(
+                        "the program passes the visible tests; none of the {} fresh programs \
+                         drawn to check it did, so it is kept",
+                        self.candidates.len() - 1
+                    ),
+                });
+                0
+            }
+            [only] => {
+                if *only != 0 {
+                    report.confirmation = Some(Confirmation {
+                        agreeing: 0,
+                        disagreeing: 0,
+                        status: "unconfirmed".into(),
+                    });
+                }
+                *only
+            }
+            [first, ..] if !completed || self.votes_wanted() == 0 => *first,
+            _ => self.select(report).await?,
+        };
+        let chosen_tested = &self.node(chosen).tested;
+        report.final_program = chosen_tested.program.clone();
+        report.final_passed = chosen_tested.passed;
+        let all_pass = chosen_tested.passed == self.tests.len();
+        report.status = match (all_pass, chosen) {
+            (true, 0) => FixStatus::AlreadyPassing,
+            (true, _) => FixStatus::Fixed,
+            (false, _) => FixStatus::NotFixed,
+        };
+        // The last iteration shows the returned program, as in the chain's loop.
+        let last_round = report.iterations.last().map_or(0, |i| i.index);
+        if chosen != 0 || last_round > 0 {
+            let mut last = self.iteration_of(last_round + 1, chosen);
+            last.calls = Vec::new();
+            report.iterations.push(last);
+        }
+        report.candidates = std::mem::take(&mut self.candidates);
+        if report.status == FixStatus::Fixed {
+            self.say_how_the_fix_is_backed(report);
+        }
+        Ok(())
+    }
+
+    /// Tells the user how much beyond the visible tests backs a returned fix: an edit that only
+    /// passes a few visible tests can still be wrong, and the user should know which it is.
+    fn say_how_the_fix_is_backed(&self, report: &FixReport) {
+        let Some(c) = &report.confirmation else {
+            return;
+        };
+        let tests = self.tests.len();
+        let message = match c.status.as_str() {
+            "unconfirmed" => format!(
+                "the fix passes the {tests} visible tests, but no independently written program \
+                 passed them to compare it with: it is plausible, not confirmed; review the diff, \
+                 or add tests"
+            ),
+            "majority" => format!(
+                "the fix is the program most independently written candidates agree with ({} \
+                 of {}); no edit of the given program behaves like them",
+                c.agreeing + 1,
+                c.agreeing + 1 + c.disagreeing
+            ),
+            _ => format!(
+                "the fix is confirmed: {} independently written program(s) that pass the visible \
+                 tests behave like it on extra inputs{}",
+                c.agreeing,
+                if c.disagreeing > 0 {
+                    format!(" ({} behave otherwise)", c.disagreeing)
+                } else {
+                    String::new()
+                }
+            ),
+        };
+        // Only a fix nothing backs is a warning; the others are the search's normal outcome.
+        let event = if c.status != "unconfirmed" {
+            ProgressEvent::Step {
+                task_id: self.task.task_id.clone(),
+                message,
+            }
+        } else {
+            ProgressEvent::Notice {
+                task_id: self.task.task_id.clone(),
+                message,
+            }
+        };
+        self.progress.event(event);
+    }
+
+    /// Behaviours of `programs` on `calls`, program by program.
+    async fn behaviours(
+        &mut self,
+        programs: Vec<String>,
+        calls: &[TestInput],
+    ) -> Result<Vec<Vec<String>>, AgentError> {
+        let runner = self.fixer.runner.clone();
+        let calls_owned = calls.to_vec();
+        let n_inputs = calls.len();
+        let pairs: Vec<(usize, usize)> = (0..programs.len())
+            .flat_map(|p| (0..n_inputs).map(move |c| (p, c)))
+            .collect();
+        let jobs = runner.jobs();
+        let n_programs = programs.len();
+        let t = Instant::now();
+        let results = tokio::task::spawn_blocking(move || {
+            in_parallel(&pairs, jobs, |&(p, c)| {
+                runner
+                    .run(&programs[p], &calls_owned[c], None)
+                    .map(|o| select::behaviour(&o))
+            })
+        })
+        .await
+        .map_err(|e| AgentError::Internal(format!("selection worker thread: {e}")))?;
+        self.round_tests_ms += ms(t.elapsed());
+        let mut behaviours: Vec<Vec<String>> = vec![Vec::with_capacity(n_inputs); n_programs];
+        for (i, r) in results.into_iter().enumerate() {
+            let b = match r {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => return Err(e.into()),
+                None => "not run".into(),
+            };
+            behaviours[i / n_inputs.max(1)].push(b);
+        }
+        Ok(behaviours)
+    }
+
+    /// The votes of passing candidate `id`: one if it was written independently (or is the
+    /// seed), plus one per independent sample that wrote the same program again.
+    fn votes(&self, id: usize) -> usize {
+        let own = self.candidates.get(id).is_some_and(|c| {
+            c.proposer.independent() || (c.proposer == Proposer::Seed && self.passing.contains(&0))
+        });
+        usize::from(own)
+            + self
+                .candidates
+                .iter()
+                .filter(|c| c.duplicate_of == Some(id) && c.proposer.independent())
+                .count()
+    }
+
+    fn derived(&self, id: usize) -> bool {
+        self.candidates
+            .get(id)
+            .is_some_and(|c| matches!(c.proposer, Proposer::Mutate | Proposer::Patch))
+    }
+
+    /// Run every passing candidate on extra inputs and choose (see the module's overview).
+    pub(super) async fn select(&mut self, report: &mut FixReport) -> Result<usize, AgentError> {
+        self.phase(Phase::Selecting);
+        let first = self.passing[0];
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
+        if inputs.is_empty() {
+            return Ok(first);
+        }
+        let calls: Vec<TestInput> = inputs
+            .iter()
+            .map(|expr| TestInput::Call { expr: expr.clone() })
+            .collect();
+        let any_derived = self.passing.iter().any(|&id| self.derived(id));
+        let mut programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        // The seed's behaviour too, for the prior on edits (it is a candidate when it passed).
+        let seed_listed = self.passing.contains(&0);
+        if any_derived && !seed_listed {
+            programs.push(self.seed_program.clone());
+        }
+        let mut behaviours = self.behaviours(programs, &calls).await?;
+        let seed_behaviour: Vec<String> = if any_derived && !seed_listed {
+            behaviours.pop().unwrap_or_default()
+        } else if seed_listed {
+            behaviours.first().cloned().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let weights: Vec<usize> = if any_derived {
+            self.passing.iter().map(|&id| self.votes(id)).collect()
+        } else {
+            // Fresh samples only: every passing program is a vote, as before edits existed.
+            self.passing
+                .iter()
+                .map(|&id| {
+                    1 + self
+                        .candidates
+                        .iter()
+                        .filter(|c| c.duplicate_of == Some(id))
+                        .count()
+                })
+                .collect()
+        };
+        let mut passing = self.passing.clone();
+        let mut grouped = groups(&behaviours, &weights);
+        let weight_of = |g: &[usize], w: &[usize]| g.iter().map(|&i| w[i]).sum::<usize>();
+        let mut confirmation = None;
+        let chosen = match self.options.select_by {
+            SelectRule::Agreement if !any_derived => {
+                let scores = select::agreement_scores(&behaviours, &weights);
+                let best = scores.iter().copied().max().unwrap_or(0);
+                scores
+                    .iter()
+                    .position(|&s| s == best)
+                    .and_then(|i| passing.get(i))
+                    .copied()
+                    .unwrap_or(first)
+            }
+            _ => {
+                let top_weight = grouped.first().map_or(0, |g| weight_of(g, &weights));
+                let total_votes: usize = weights.iter().sum();
+                let smallest_edit = |g: &[usize], passing: &[usize]| {
+                    g.iter()
+                        .map(|&i| passing[i])
+                        .filter(|&id| self.derived(id))
+                        .min_by_key(|&id| (self.node(id).diff_lines, id))
+                };
+                if top_weight == 0 {
+                    // Nothing independent to compare with: the edit that changes the given
+                    // program's behaviour least, then the smallest change.
+                    let pick = (0..passing.len())
+                        .filter(|&i| self.derived(passing[i]))
+                        .min_by_key(|&i| {
+                            (
+                                unjustified_changes(&behaviours[i], &seed_behaviour),
+                                self.node(passing[i]).diff_lines,
+                                passing[i],
+                            )
+                        })
+                        .map(|i| passing[i])
+                        .unwrap_or(first);
+                    confirmation = Some(Confirmation {
+                        agreeing: 0,
+                        disagreeing: 0,
+                        status: "unconfirmed".into(),
+                    });
+                    pick
+                } else {
+                    let top = grouped[0].clone();
+                    match smallest_edit(&top, &passing) {
+                        Some(id) => {
+                            confirmation = Some(Confirmation {
+                                agreeing: top_weight,
+                                disagreeing: total_votes - top_weight,
+                                status: "confirmed".into(),
+                            });
+                            id
+                        }
+                        None => {
+                            let majority = passing[top[0]];
+                            let mut pick = majority;
+                            let can_mutate = self
+                                .options
+                                .portfolio
+                                .iter()
+                                .any(|(p, _)| *p == Proposer::Mutate);
+                            // The seed is the majority's own member when it passed: nothing
+                            // to repair then.
+                            if can_mutate && !top.iter().any(|&i| passing[i] == 0) {
+                                let derived = Derived {
+                                    calls: calls.clone(),
+                                    expected: behaviours[top[0]].clone(),
+                                };
+                                let found = self.mutate(0, Some(&derived)).await?;
+                                if let Some(&edit) = found
+                                    .iter()
+                                    .min_by_key(|&&id| (self.node(id).diff_lines, id))
+                                {
+                                    // It behaves as the majority on every input: join it.
+                                    passing.push(edit);
+                                    behaviours.push(behaviours[top[0]].clone());
+                                    let mut w = weights.clone();
+                                    w.push(0);
+                                    grouped = groups(&behaviours, &w);
+                                    pick = edit;
+                                }
+                            }
+                            confirmation = Some(Confirmation {
+                                agreeing: top_weight - usize::from(pick == majority),
+                                disagreeing: total_votes - top_weight,
+                                status: if pick == majority {
+                                    "majority".into()
+                                } else {
+                                    "confirmed".into()
+                                },
+                            });
+                            pick
+                        }
+                    }
+                }
+            }
+        };
+        let id_groups: Vec<Vec<usize>> = grouped
+            .iter()
+            .map(|g| g.iter().map(|&i| passing[i]).collect())
+            .collect();
+        for (g, members) in id_groups.iter().enumerate() {
+            for &id in members {
+                if let Some(c) = self.candidates.get_mut(id) {
+                    c.group = Some(g);
+                }
+            }
+        }
+        let signatures = passing
+            .iter()
+            .zip(&behaviours)
+            .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
+            .collect();
+        if first == 0 {
+            self.say_what_votes_did(&id_groups, chosen, inputs.len());
+        }
+        report.confirmation = confirmation;
+        report.selection = Some(SelectionReport {
+            inputs,
+            groups: id_groups,
+            chosen,
+            first_passing: first,
+            first_passing_program: self.node(first).tested.program.clone(),
+            signatures,
+            seed_signature: seed_behaviour
+                .iter()
+                .map(|x| select::behaviour_hash(x))
+                .collect(),
+        });
+        Ok(chosen)
+    }
+
+    /// The seed passed on its own: say what the votes did to it.
+    fn say_what_votes_did(&self, id_groups: &[Vec<usize>], chosen: usize, inputs: usize) {
+        let votes: usize = id_groups
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>()
+            .saturating_sub(1);
+        let message = if chosen == 0 {
+            format!(
+                "the program passes the visible tests; {} of {votes} other passing programs \
+                 agree with it on {inputs} extra inputs, so it is kept",
+                id_groups
+                    .iter()
+                    .find(|g| g.contains(&0))
+                    .map_or(0, |g| g.len() - 1),
+            )
+        } else if self.derived(chosen) {
+            format!(
+                "the program passes the visible tests, but {} other passing programs agree \
+                 with each other and not with it on {inputs} extra inputs; an edit of it that \
+                 agrees with them is returned",
+                id_groups.first().map_or(0, Vec::len).saturating_sub(1),
+            )
+        } else {
+            format!(
+                "the program passes the visible tests, but {} other passing programs agree \
+                 with each other and not with it on {inputs} extra inputs; one of them is \
+                 returned (the report's selection lists the inputs)",
+                id_groups.first().map_or(0, Vec::len),
+            )
+        };
+        self.progress.event(ProgressEvent::Notice {
+            task_id: self.task.task_id.clone(),
+            message,
+        });
+    }
+}
+
+/// Inputs where a candidate behaves unlike the given program although the given program did
+/// not raise there: changes no failure asked for.
+fn unjustified_changes(candidate: &[String], seed: &[String]) -> usize {
+    candidate
+        .iter()
+        .zip(seed)
+        .filter(|(c, s)| c != s && !s.starts_with("raise") && *s != "TIMEOUT")
+        .count()
+}

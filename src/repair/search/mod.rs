@@ -1,0 +1,707 @@
+//! Repair by search: each round proposes several candidate programs from a portfolio of
+//! proposers, tests every new one on the visible tests, and carries the best few to the next
+//! round; among candidates that pass, extra inputs pick the one most others agree with.
+//!
+//! Why not LDB's chain (one program, one verdict, one regeneration)? With a small model the
+//! verdicts are often wrong and regenerations often unchanged, and fresh samples filtered by the
+//! tests fix more (Olausson et al., ICLR 2024). Here the trace and the verdicts are one proposer
+//! among others, and execution decides:
+//! - proposers ([`Proposer`]): test-feedback repair, LDB repair (trace + verdicts constrained to
+//!   the block labels), fresh generation; repairs work on the programs of the beam, best first;
+//! - every reply is extracted and normalised ([`crate::python::normalize`]); a program already
+//!   seen is recorded as a duplicate and never run again;
+//! - the beam keeps the best `beam` programs: most visible tests passed, then fewer errors, then
+//!   the smaller change from the seed;
+//! - samples of one prompt share it (the embedded model keeps its KV prefix, so the prompt is
+//!   evaluated once), and each gets its own seed so samples differ and reruns repeat them;
+//! - the run stops at the first visible pass, or `select` candidates later, or when the token
+//!   budget or `max_candidates` is spent; with more than one passing candidate, `select`
+//!   chooses by agreement on extra inputs (`inputs`).
+//!
+//! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
+//! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
+//! program returned), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
+//! tested program and its rank in the beam).
+
+mod budget;
+mod choose;
+mod inputs;
+mod mutate;
+mod node;
+mod options;
+mod patch;
+mod proposals;
+mod select;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+pub use crate::repair::record::{CandidateRecord, Proposer, SelectionReport};
+pub use inputs::extra_inputs;
+pub use options::{PortfolioError, SearchOptions};
+pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
+pub use select::{behaviour, groups, SelectRule};
+
+use crate::generate::reply::verdicts::Verdict;
+use crate::python::normalize::program_key;
+use crate::repair::conversation::Conversation;
+use crate::repair::progress::{Phase, Progress, ProgressEvent};
+use crate::repair::record::CallPurpose;
+use crate::repair::record::{CallRecord, FixReport, IterationReport, TestResult, Timings};
+use crate::repair::{ms, seed, unified_diff, AgentError, Fixer};
+use crate::run::{TestInput, TestStatus};
+use crate::task::Task;
+use node::{changed_lines, Node};
+
+/// The verdict exchange of one parent, kept so a parent that stays in the beam is traced and
+/// judged once.
+#[derive(Clone)]
+struct Judged {
+    messages: Vec<crate::generate::model::Message>,
+    traced_test: String,
+    trace: String,
+    verdicts: Vec<Verdict>,
+    problem: Option<String>,
+    calls: Vec<CallRecord>,
+    trace_ms: u64,
+}
+
+struct Search<'a> {
+    fixer: &'a Fixer,
+    task: &'a Task,
+    tests: &'a [TestInput],
+    options: &'a SearchOptions,
+    progress: &'a dyn Progress,
+    seed_program: String,
+    nodes: Vec<Node>,
+    seen: HashMap<String, usize>,
+    candidates: Vec<CandidateRecord>,
+    judged: HashMap<usize, Judged>,
+    /// Ids of candidates that pass every visible test, in order found.
+    passing: Vec<usize>,
+    spent: u64,
+    /// Prompts already sent (hashes): the backend keeps them, so asking again costs the reply.
+    sent: std::collections::HashSet<u64>,
+    /// Reply tokens of the program requests so far, for estimating the next one.
+    reply_tokens: (u64, u64),
+    /// Repairs (proposer, parent) that gave the parent back unchanged: the same prompt would
+    /// most likely do it again, so they are not asked again.
+    stale: std::collections::HashSet<(Proposer, usize)>,
+    round: usize,
+    /// Calls and notes of the round in progress, for its iteration report.
+    round_calls: Vec<CallRecord>,
+    /// The first verdict exchange of the round in progress, shown in its iteration report.
+    round_trace: Option<Judged>,
+    round_tests_ms: u64,
+    /// Fresh samples drawn so far (their order, for `fresh_as_resample`).
+    fresh_drawn: u64,
+    /// Parents `mutate` has edited.
+    mutated: std::collections::HashSet<usize>,
+    /// Each parent's suspicious statements (line ranges), most suspicious first.
+    localised: HashMap<usize, Vec<(u32, u32)>>,
+}
+
+/// Why the search stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Solved,
+    Budget,
+}
+
+/// Run the search for `task`, filling `report`. Errors are backend or sandbox failures; the
+/// report then holds what was found so far.
+pub(super) async fn run(
+    fixer: &Fixer,
+    task: &Task,
+    tests: &[TestInput],
+    options: &SearchOptions,
+    report: &mut FixReport,
+    progress: &dyn Progress,
+) -> Result<(), AgentError> {
+    let id = task.task_id.clone();
+    progress.event(ProgressEvent::Phase {
+        task_id: id.clone(),
+        iteration: 0,
+        phase: Phase::Seeding,
+    });
+    report.seed =
+        seed::obtain(task, &fixer.options.seed, &*fixer.generator, &fixer.prompts).await?;
+    fixer.report_tokens(&id, &report.seed.calls, progress);
+    let seed_program = report.seed.program.clone();
+    report.final_program = seed_program.clone();
+
+    let mut search = Search {
+        fixer,
+        task,
+        tests,
+        options,
+        progress,
+        seed_program: seed_program.clone(),
+        nodes: Vec::new(),
+        seen: HashMap::new(),
+        candidates: Vec::new(),
+        judged: HashMap::new(),
+        passing: Vec::new(),
+        spent: 0,
+        sent: std::collections::HashSet::new(),
+        reply_tokens: (0, 0),
+        stale: std::collections::HashSet::new(),
+        round: 0,
+        round_calls: Vec::new(),
+        round_trace: None,
+        round_tests_ms: 0,
+        fresh_drawn: 0,
+        mutated: std::collections::HashSet::new(),
+        localised: HashMap::new(),
+    };
+    let outcome = search.explore(report).await;
+    search.finish(report, outcome.is_ok()).await?;
+    outcome
+}
+
+impl Search<'_> {
+    async fn explore(&mut self, report: &mut FixReport) -> Result<(), AgentError> {
+        let seed = self.seed_program.clone();
+        self.phase(Phase::Testing);
+        self.consider(0, Proposer::Seed, None, Some(seed), None, Vec::new(), 0)
+            .await?;
+        report.iterations.push(self.iteration_of(0, 0));
+        let can_verify = self.options.verify > 0
+            && self
+                .options
+                .portfolio
+                .iter()
+                .any(|(p, _)| *p == Proposer::Fresh);
+        if !self.passing.is_empty() && !can_verify {
+            return Ok(());
+        }
+        let rounds = self.fixer.options.max_iters;
+        for round in 1..=rounds {
+            self.round = round;
+            self.round_calls.clear();
+            self.round_trace = None;
+            self.round_tests_ms = 0;
+            self.phase(Phase::Proposing);
+            let parents: Vec<usize> = self.beam();
+            let stop = self.propose_round(&parents).await;
+            // The round's record: the best parent, what was asked about it, and its calls.
+            let head = parents.first().copied().unwrap_or(0);
+            let mut it = self.iteration_of(round, head);
+            it.calls = std::mem::take(&mut self.round_calls);
+            it.timings.tests_ms = self.round_tests_ms;
+            if let Some(judged) = self.round_trace.take() {
+                it.traced_test = Some(judged.traced_test);
+                it.trace = Some(judged.trace);
+                it.verdicts = judged.verdicts;
+                it.verdict_problem = judged.problem;
+                it.timings.trace_ms = judged.trace_ms;
+            }
+            if let Some(best) = self.beam().first().copied() {
+                if best != head {
+                    it.diff = Some(unified_diff(
+                        &self.node(head).tested.program,
+                        &self.node(best).tested.program,
+                    ));
+                }
+            }
+            self.fixer
+                .report_tokens(&self.task.task_id, &it.calls, self.progress);
+            report.iterations.push(it);
+            if stop?.is_some() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One round: the proposers in portfolio order; a repair proposer works on every parent
+    /// that still fails a test (best first), a fresh one once.
+    async fn propose_round(&mut self, parents: &[usize]) -> Result<Option<Stop>, AgentError> {
+        let failing: Vec<usize> = parents
+            .iter()
+            .copied()
+            .filter(|&p| self.node(p).tested.passed < self.tests.len())
+            .collect();
+        let mut jobs: Vec<(Proposer, Option<usize>, usize)> = Vec::new();
+        for &(proposer, k) in &self.options.portfolio {
+            match proposer {
+                Proposer::Feedback | Proposer::Ldb | Proposer::Patch => {
+                    jobs.extend(failing.iter().map(|&p| (proposer, Some(p), k)))
+                }
+                // Each parent is edited once: the same edits would come back.
+                Proposer::Mutate => jobs.extend(
+                    failing
+                        .iter()
+                        .filter(|p| !self.mutated.contains(p))
+                        .map(|&p| (proposer, Some(p), k)),
+                ),
+                Proposer::Fresh => jobs.push((proposer, None, k)),
+                Proposer::Seed => {}
+            }
+        }
+        let has_fresh = jobs.iter().any(|(p, _, _)| *p == Proposer::Fresh);
+        let mut proposed_any = false;
+        if self.selecting() && has_fresh {
+            // Votes for the selection come from independent samples: fresh programs, which
+            // are also the cheapest to draw.
+            let wanted = self.votes_wanted();
+            jobs.retain(|(p, _, _)| *p == Proposer::Fresh);
+            for job in &mut jobs {
+                job.2 = wanted;
+            }
+        }
+        for (proposer, parent, k) in jobs {
+            if let Some(stop) = self.should_stop() {
+                return Ok(Some(stop));
+            }
+            if self.selecting() && has_fresh && proposer != Proposer::Fresh {
+                continue;
+            }
+            if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                continue;
+            }
+            if proposer == Proposer::Mutate {
+                let p = parent.unwrap_or(0);
+                self.mutated.insert(p);
+                let found = self.mutate(p, None).await?;
+                // Edits of the edits that got furthest: two slips need two edits, and they
+                // cost no tokens.
+                let mut frontier = if found.is_empty() {
+                    vec![p]
+                } else {
+                    Vec::new()
+                };
+                for _ in 1..self.options.mutate_depth {
+                    let children = self.best_children(&frontier);
+                    frontier.clear();
+                    for c in children {
+                        if self.mutated.insert(c) && self.mutate(c, None).await?.is_empty() {
+                            frontier.push(c);
+                        }
+                        if !self.passing.is_empty() {
+                            break;
+                        }
+                    }
+                    if !self.passing.is_empty() {
+                        break;
+                    }
+                }
+                proposed_any = true;
+                continue;
+            }
+            if proposer == Proposer::Patch {
+                self.patch(parent.unwrap_or(0), k).await?;
+                proposed_any = true;
+                continue;
+            }
+            let conv = match proposer {
+                Proposer::Mutate | Proposer::Patch => continue,
+                Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
+                Proposer::Ldb => match self.ldb_conversation(parent.unwrap_or(0)).await? {
+                    Some(conv) => conv,
+                    None => continue,
+                },
+                Proposer::Fresh => self.fresh_conversation()?,
+                Proposer::Seed => continue,
+            };
+            let model = self.model_of(proposer);
+            let mut drawn = 0;
+            while drawn < k {
+                if let Some(stop) = self.should_stop() {
+                    return Ok(Some(stop));
+                }
+                if self.selecting() && has_fresh && proposer != Proposer::Fresh {
+                    break;
+                }
+                if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                    break;
+                }
+                // Samples the budget cannot pay for are not started; a cheaper job later in
+                // the round (a prompt the backend already holds) may still fit. A backend that
+                // batches gets the job's samples in one call; otherwise one at a time, so a
+                // pass ends the repairs at once.
+                let wanted = if model.batches() && !self.as_resample(proposer) {
+                    k - drawn
+                } else {
+                    1
+                };
+                let n = self.affordable(&conv, wanted);
+                if n == 0 {
+                    break;
+                }
+                self.sample(&conv, proposer, parent, drawn, n).await?;
+                drawn += n;
+                proposed_any = true;
+            }
+        }
+        if !proposed_any && self.fixer.options.budget_tokens.is_some() {
+            // Nothing fitted in what is left of the budget.
+            return Ok(Some(Stop::Budget));
+        }
+        Ok(self.should_stop())
+    }
+
+    /// A candidate passes the visible tests: the search now only gathers votes.
+    fn selecting(&self) -> bool {
+        !self.passing.is_empty()
+    }
+
+    /// Fresh samples drawn after the first passing program, as votes: `verify` when the seed
+    /// passed, else `select`.
+    fn votes_wanted(&self) -> usize {
+        match self.passing.first() {
+            Some(0) => self.options.verify,
+            _ => self.options.select,
+        }
+    }
+
+    fn should_stop(&self) -> Option<Stop> {
+        let proposed = self.model_proposals();
+        if let Some(&first) = self.passing.first() {
+            let wanted = self.votes_wanted();
+            let can_vote = self.options.portfolio.iter().any(|(p, _)| p.independent());
+            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted {
+                return Some(Stop::Solved);
+            }
+            if self.votes_hopeless(first) {
+                return Some(Stop::Solved);
+            }
+        }
+        let over_budget = self
+            .fixer
+            .options
+            .budget_tokens
+            .is_some_and(|b| self.spent >= b);
+        if over_budget || proposed >= self.options.max_candidates {
+            return Some(Stop::Budget);
+        }
+        None
+    }
+
+    /// The kept edits of `parents`, best first, as many as the beam holds.
+    fn best_children(&self, parents: &[usize]) -> Vec<usize> {
+        let mut kids: Vec<&Node> = self
+            .nodes
+            .iter()
+            .filter(|n| {
+                self.candidates.get(n.id).is_some_and(|c| {
+                    c.proposer == Proposer::Mutate && c.parent.is_some_and(|p| parents.contains(&p))
+                })
+            })
+            .collect();
+        kids.sort_by_key(|n| n.rank());
+        kids.into_iter()
+            .take(self.options.beam.max(1))
+            .map(|n| n.id)
+            .collect()
+    }
+
+    /// Candidates the model proposed: model-free edits cost no tokens, so the caps on
+    /// proposals do not count them.
+    fn model_proposals(&self) -> usize {
+        self.candidates
+            .iter()
+            .filter(|c| !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
+            .count()
+    }
+
+    /// The first `vote_patience` votes drawn since the first pass all failed the visible tests
+    /// (a model that cannot solve the task from its text will not vote; more samples would cost
+    /// tokens for nothing).
+    fn votes_hopeless(&self, first: usize) -> bool {
+        let patience = self.options.vote_patience;
+        if patience == 0 {
+            return false;
+        }
+        let votes: Vec<&CandidateRecord> = self
+            .candidates
+            .iter()
+            .filter(|c| c.id > first && c.proposer.independent())
+            .collect();
+        let failed = |c: &CandidateRecord| {
+            // A program written again fails as its first writing did.
+            let tested = c
+                .duplicate_of
+                .and_then(|d| self.candidates.get(d))
+                .unwrap_or(c);
+            tested.visible_passed.is_none_or(|p| p < self.tests.len())
+        };
+        votes.len() >= patience && votes.into_iter().take(patience).all(failed)
+    }
+
+    /// Model proposals after candidate `first`: the votes drawn since the first pass.
+    fn votes_after(&self, first: usize) -> usize {
+        self.candidates
+            .iter()
+            .filter(|c| c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
+            .count()
+    }
+
+    /// Whether `proposer`'s samples follow resampling's seeds, one at a time. Not on a backend
+    /// that draws several samples in one call (OpenAI's `n`): there one call pays the prompt
+    /// once, and a server's seeds do not promise the same sample anyway.
+    fn as_resample(&self, proposer: Proposer) -> bool {
+        proposer == Proposer::Fresh
+            && self.options.fresh_as_resample
+            && !self.model_of(proposer).batches()
+    }
+
+    fn model_of(
+        &self,
+        proposer: Proposer,
+    ) -> std::sync::Arc<dyn crate::generate::model::ChatModel> {
+        match proposer {
+            Proposer::Fresh => self.fixer.generator.clone(),
+            _ => self.fixer.debugger.clone(),
+        }
+    }
+
+    /// Draw `n` samples of `conv` (sample indices from `first`) and consider their programs.
+    async fn sample(
+        &mut self,
+        conv: &Conversation,
+        proposer: Proposer,
+        parent: Option<usize>,
+        first: usize,
+        n: usize,
+    ) -> Result<(), AgentError> {
+        let started = Instant::now();
+        let mut c = conv.clone_for_sample(self.options.temperature);
+        c.seed = Some(if self.as_resample(proposer) {
+            // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
+            self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
+        } else {
+            sample_seed(
+                self.fixer.options.rng_seed,
+                &[
+                    self.round as u64,
+                    parent.map_or(u64::MAX, |p| p as u64),
+                    proposer.code(),
+                    first as u64,
+                ],
+            )
+        });
+        if proposer == Proposer::Fresh {
+            self.fresh_drawn += n as u64;
+        }
+        let model = self.model_of(proposer);
+        let (purpose, repair) = match proposer {
+            Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),
+            _ => (CallPurpose::Regenerate, CallPurpose::RepairProgram),
+        };
+        let drawn = c
+            .ask_programs(
+                &*model,
+                n,
+                &self.task.entry_point,
+                purpose,
+                repair,
+                &self.fixer.prompts,
+            )
+            .await?;
+        self.remember(&conv.messages);
+        let llm_ms = ms(started.elapsed()) / drawn.len().max(1) as u64;
+        for d in drawn {
+            if let Some(first) = d.calls.first() {
+                self.reply_tokens.0 += first.completion_tokens;
+                self.reply_tokens.1 += 1;
+            }
+            self.consider(
+                self.round, proposer, parent, d.program, d.problem, d.calls, llm_ms,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    fn charge(&mut self, calls: &[CallRecord]) {
+        self.spent += calls.iter().map(CallRecord::cost).sum::<u64>();
+        self.round_calls.extend_from_slice(calls);
+    }
+
+    /// Record a candidate; test it unless it is a duplicate or holds no program.
+    #[allow(clippy::too_many_arguments)]
+    async fn consider(
+        &mut self,
+        round: usize,
+        proposer: Proposer,
+        parent: Option<usize>,
+        program: Option<String>,
+        problem: Option<String>,
+        calls: Vec<CallRecord>,
+        wall_ms: u64,
+    ) -> Result<(), AgentError> {
+        self.charge(&calls);
+        // A model writes whole programs; in a user's module only its function goes in.
+        let (program, problem) = match program {
+            Some(p)
+                if matches!(
+                    proposer,
+                    Proposer::Fresh | Proposer::Feedback | Proposer::Ldb
+                ) =>
+            {
+                match crate::repair::shape(self.task, &self.seed_program, p) {
+                    Ok(p) => (Some(p), problem),
+                    Err(why) => (None, Some(why.to_string())),
+                }
+            }
+            other => (other, problem),
+        };
+        let id = self.candidates.len();
+        let mut record = CandidateRecord {
+            id,
+            round,
+            proposer,
+            parent,
+            program: program.clone(),
+            duplicate_of: None,
+            visible_passed: None,
+            errors: 0,
+            diff_lines: 0,
+            tokens: calls.iter().map(CallRecord::cost).sum(),
+            wall_ms,
+            group: None,
+            problem,
+            edit: None,
+        };
+        let Some(program) = program else {
+            self.candidates.push(record);
+            return Ok(());
+        };
+        let key = program_key(&program);
+        if let Some(&first) = self.seen.get(&key) {
+            record.duplicate_of = Some(first);
+            if parent == Some(first) {
+                self.stale.insert((proposer, first));
+            }
+            self.candidates.push(record);
+            return Ok(());
+        }
+        self.seen.insert(key, id);
+        let t = Instant::now();
+        let tested = self.fixer.test(&program, self.tests).await?;
+        let test_ms = ms(t.elapsed());
+        self.round_tests_ms += test_ms;
+        record.wall_ms += test_ms;
+        let errors = tested
+            .outcomes
+            .iter()
+            .filter(|o| !matches!(o.status, TestStatus::Passed | TestStatus::Failed))
+            .count();
+        let diff_lines = changed_lines(&self.seed_program, &program);
+        record.visible_passed = Some(tested.passed);
+        record.errors = errors;
+        record.diff_lines = diff_lines;
+        self.progress.event(ProgressEvent::Tested {
+            task_id: self.task.task_id.clone(),
+            iteration: round,
+            candidate: Some(id),
+            passed: tested.passed,
+            total: self.tests.len(),
+            first_failure: tested
+                .outcomes
+                .iter()
+                .find(|o| !o.passed())
+                .map(|o| (o.status, o.summary.clone())),
+        });
+        if tested.passed == self.tests.len() {
+            self.passing.push(id);
+        }
+        self.nodes.push(Node {
+            id,
+            tested,
+            errors,
+            diff_lines,
+        });
+        self.candidates.push(record);
+        Ok(())
+    }
+
+    /// Ids of the best `beam` programs so far.
+    fn beam(&self) -> Vec<usize> {
+        let mut order: Vec<&Node> = self.nodes.iter().collect();
+        order.sort_by_key(|n| n.rank());
+        order
+            .into_iter()
+            .take(self.options.beam.max(1))
+            .map(|n| n.id)
+            .collect()
+    }
+
+    fn node(&self, id: usize) -> &Node {
+        // Every parent id comes from `nodes`; the seed is always node 0.
+        self.nodes
+            .iter()
+            .find(|n| n.id == id)
+            .unwrap_or(&self.nodes[0])
+    }
+
+    fn phase(&self, phase: Phase) {
+        self.progress.event(ProgressEvent::Phase {
+            task_id: self.task.task_id.clone(),
+            iteration: self.round,
+            phase,
+        });
+    }
+
+    /// The iteration record of `round`, showing candidate `id`'s program and results.
+    fn iteration_of(&self, round: usize, id: usize) -> IterationReport {
+        let tested = &self.node(id).tested;
+        IterationReport {
+            index: round,
+            program: tested.program.clone(),
+            tests: tested
+                .outcomes
+                .iter()
+                .map(|o| TestResult {
+                    test: o.test.describe(),
+                    status: o.status,
+                    summary: o.summary.clone(),
+                })
+                .collect(),
+            passed: tested.passed,
+            traced_test: None,
+            trace: None,
+            verdicts: Vec::new(),
+            verdict_problem: None,
+            explanation: None,
+            diff: None,
+            regeneration_problem: None,
+            calls: Vec::new(),
+            timings: Timings::default(),
+        }
+    }
+}
+
+/// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample
+/// of a run has its own seed and a rerun draws the same ones.
+fn sample_seed(base: u64, parts: &[u64]) -> u64 {
+    let mut x = base ^ 0x9E37_79B9_7F4A_7C15;
+    for &p in parts {
+        x = x.wrapping_add(p).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_seeds_differ_by_every_coordinate() {
+        let a = sample_seed(0, &[1, 0, 1, 0]);
+        assert_eq!(a, sample_seed(0, &[1, 0, 1, 0]));
+        for other in [
+            sample_seed(1, &[1, 0, 1, 0]),
+            sample_seed(0, &[2, 0, 1, 0]),
+            sample_seed(0, &[1, 1, 1, 0]),
+            sample_seed(0, &[1, 0, 2, 0]),
+            sample_seed(0, &[1, 0, 1, 1]),
+        ] {
+            assert_ne!(a, other);
+        }
+    }
+}

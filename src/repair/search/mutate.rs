@@ -1,0 +1,297 @@
+//! The `mutate` proposer: model-free single edits of a parent at the statements fault
+//! localisation ranks most suspicious, each run on the visible tests in the warm sandbox. No
+//! tokens; milliseconds per edit.
+//!
+//! The parent is localised on the visible tests, and on the derived tests when independent
+//! candidates have agreed on extra inputs (each input with the agreed behaviour is one more
+//! passing or failing run). Edits of the most suspicious statements come first. Each edit runs
+//! under a short time limit (a loop whose bound an edit broke would otherwise cost the full
+//! limit), and its tests stop at the first one that times out.
+
+use std::time::Instant;
+
+use crate::locate::{localise_runs, observe, Observable, Observation};
+use crate::python::edits::edits;
+use crate::python::normalize::program_key;
+use crate::repair::record::{CandidateRecord, EditRecord};
+use crate::repair::search::select::behaviour;
+use crate::repair::search::{Proposer, Search};
+use crate::repair::{ms, AgentError, Tested};
+use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
+use crate::task::ProgramScope;
+
+/// Tests an edit must pass beyond the visible ones: extra inputs with the behaviour the
+/// heaviest group of independent candidates showed on them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Derived {
+    pub calls: Vec<TestInput>,
+    pub expected: Vec<String>,
+}
+
+/// One tested edit.
+struct Tried {
+    edit: crate::python::edits::Edit,
+    rank: usize,
+    outcomes: Vec<TestOutcome>,
+    passed: usize,
+    /// Derived tests passed (all of them when there are none).
+    derived_ok: bool,
+    ms: u64,
+}
+
+impl Search<'_> {
+    /// Edit `parent` at its suspicious statements and test every new edit. Returns the ids of
+    /// the edits that pass every visible test (and the derived ones, when given).
+    pub(super) async fn mutate(
+        &mut self,
+        parent: usize,
+        derived: Option<&Derived>,
+    ) -> Result<Vec<usize>, AgentError> {
+        let program = self.node(parent).tested.program.clone();
+        let started = Instant::now();
+        let runner = self.fixer.runner.clone();
+        let visible = self.tests.to_vec();
+        let derived_calls: Vec<TestInput> = derived.map(|d| d.calls.clone()).unwrap_or_default();
+        let expected: Vec<String> = derived.map(|d| d.expected.clone()).unwrap_or_default();
+        let top = self.options.locate_top;
+        let limit = self.options.mutate_limit;
+        // How long a run of the parent took when it finished (a parent that loops tells
+        // nothing about how long a good run takes).
+        let parent_ms = self
+            .node(parent)
+            .tested
+            .outcomes
+            .iter()
+            .filter(|o| o.status != TestStatus::Timeout)
+            .map(|o| o.elapsed_ms)
+            .max()
+            .unwrap_or(0);
+        let seen: std::collections::HashSet<String> = self.seen.keys().cloned().collect();
+        let lines: Vec<u32> = self
+            .suspects(parent, derived)
+            .await?
+            .into_iter()
+            .map(|(first, _)| first)
+            .take(top)
+            .collect();
+        let work = move || -> Result<(Vec<u32>, Vec<Tried>), crate::run::sandbox::SandboxError> {
+            let candidates: Vec<_> = edits(&program, &lines, limit)
+                .into_iter()
+                .filter(|e| !seen.contains(&program_key(&e.program)))
+                .collect();
+            // A quick program takes milliseconds; an edit that loops gets a second at most.
+            let quick = runner.with_wall_ms((parent_ms * 10).clamp(1000, 3000));
+            let tried = in_parallel(&candidates, runner.jobs(), |edit| {
+                let t = Instant::now();
+                // Stops at the first test that times out (pytest nodes: one session).
+                let outcomes = quick.run_in_order(&edit.program, &visible)?;
+                let passed = outcomes.iter().filter(|o| o.passed()).count();
+                let mut derived_ok = true;
+                if passed == visible.len() {
+                    for (call, want) in derived_calls.iter().zip(&expected) {
+                        let o = quick.run(&edit.program, call, None)?;
+                        if behaviour(&o) != *want {
+                            derived_ok = false;
+                            break;
+                        }
+                    }
+                }
+                Ok::<_, crate::run::sandbox::SandboxError>((
+                    outcomes,
+                    passed,
+                    derived_ok,
+                    ms(t.elapsed()),
+                ))
+            });
+            let mut out = Vec::with_capacity(candidates.len());
+            for (edit, r) in candidates.into_iter().zip(tried) {
+                let Some(r) = r else { continue };
+                let (outcomes, passed, derived_ok, ms) = r?;
+                let rank = lines
+                    .iter()
+                    .position(|l| *l == edit.line)
+                    .unwrap_or(usize::MAX);
+                out.push(Tried {
+                    edit,
+                    rank,
+                    outcomes,
+                    passed,
+                    derived_ok,
+                    ms,
+                });
+            }
+            Ok((lines, out))
+        };
+        let (lines, tried) = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| AgentError::Internal(format!("mutate worker thread: {e}")))??;
+        self.round_tests_ms += ms(started.elapsed());
+        let parent_passed = self.node(parent).tested.passed;
+        let parent_errors = self.node(parent).errors;
+        let total = self.tests.len();
+        let mut passing = Vec::new();
+        let tried_count = tried.len();
+        for t in tried {
+            let key = program_key(&t.edit.program);
+            if self.seen.contains_key(&key) {
+                continue;
+            }
+            let id = self.candidates.len();
+            self.seen.insert(key, id);
+            let errors = t
+                .outcomes
+                .iter()
+                .filter(|o| !matches!(o.status, TestStatus::Passed | TestStatus::Failed))
+                .count();
+            let plausible = t.passed == total && t.derived_ok;
+            // Keep what can lead somewhere: passes, or gets further than its parent.
+            let keep = t.passed == total
+                || t.passed > parent_passed
+                || (t.passed == parent_passed && errors < parent_errors);
+            let diff_lines =
+                crate::repair::search::node::changed_lines(&self.seed_program, &t.edit.program);
+            self.candidates.push(CandidateRecord {
+                id,
+                round: self.round,
+                proposer: Proposer::Mutate,
+                parent: Some(parent),
+                program: keep.then(|| t.edit.program.clone()),
+                duplicate_of: None,
+                visible_passed: Some(t.passed),
+                errors,
+                diff_lines,
+                tokens: 0,
+                wall_ms: t.ms,
+                group: None,
+                problem: (t.passed == total && !t.derived_ok)
+                    .then(|| "passes the visible tests, not the agreed extra inputs".into()),
+                edit: Some(EditRecord {
+                    line: t.edit.line,
+                    rank: t.rank,
+                    description: t.edit.description.clone(),
+                }),
+            });
+            if !keep {
+                continue;
+            }
+            if t.passed == total {
+                self.progress
+                    .event(crate::repair::progress::ProgressEvent::Tested {
+                        task_id: self.task.task_id.clone(),
+                        iteration: self.round,
+                        candidate: Some(id),
+                        passed: t.passed,
+                        total,
+                        first_failure: None,
+                    });
+                if t.derived_ok {
+                    self.passing.push(id);
+                }
+            }
+            self.nodes.push(super::node::Node {
+                id,
+                tested: Tested {
+                    program: t.edit.program,
+                    outcomes: t.outcomes,
+                    passed: t.passed,
+                },
+                errors,
+                diff_lines,
+            });
+            if plausible {
+                passing.push(id);
+            }
+        }
+        let shown: Vec<String> = lines.iter().take(5).map(|l| l.to_string()).collect();
+        self.progress
+            .event(crate::repair::progress::ProgressEvent::Step {
+                task_id: self.task.task_id.clone(),
+                message: format!(
+                "mutate: {tried_count} edits of candidate {parent} at its most suspicious lines \
+                 ({}{}), {} pass{}",
+                shown.join(", "),
+                if lines.len() > 5 { ", ..." } else { "" },
+                passing.len(),
+                if derived.is_some() {
+                    " and agree with the independent candidates"
+                } else {
+                    " the visible tests"
+                }
+            ),
+            });
+        Ok(passing)
+    }
+
+    /// The statements of `parent` most likely wrong, as line ranges, most suspicious first:
+    /// localised on the visible tests, and on the derived tests when given. Only statements of
+    /// the function under test when the task repairs one function of a module. Kept per
+    /// parent (without derived tests).
+    pub(super) async fn suspects(
+        &mut self,
+        parent: usize,
+        derived: Option<&Derived>,
+    ) -> Result<Vec<(u32, u32)>, AgentError> {
+        if derived.is_none() {
+            if let Some(found) = self.localised.get(&parent) {
+                return Ok(found.clone());
+            }
+        }
+        let program = self.node(parent).tested.program.clone();
+        let entry_lines = self.entry_lines(&program);
+        let runner = self.fixer.runner.clone();
+        let visible = self.tests.to_vec();
+        let derived_calls: Vec<TestInput> = derived.map(|d| d.calls.clone()).unwrap_or_default();
+        let expected: Vec<String> = derived.map(|d| d.expected.clone()).unwrap_or_default();
+        let started = Instant::now();
+        let work = move || -> Result<Vec<(u32, u32)>, crate::run::sandbox::SandboxError> {
+            let script = visible.iter().any(|t| matches!(t, TestInput::Io { .. }))
+                || runner.prelude().is_some();
+            let Ok(observable) = Observable::new(&program, script) else {
+                return Ok(Vec::new());
+            };
+            let mut runs: Vec<TestInput> = visible.clone();
+            runs.extend(derived_calls.iter().cloned());
+            let outcomes = observe(&runner, &observable, &runs)?;
+            let observations: Vec<Observation> = outcomes
+                .iter()
+                .enumerate()
+                .map(|(i, o)| {
+                    let passed = match i.checked_sub(visible.len()) {
+                        None => o.passed(),
+                        Some(d) => expected.get(d).is_some_and(|e| *e == behaviour(o)),
+                    };
+                    observable.observation(o, passed)
+                })
+                .collect();
+            let loc = localise_runs(
+                &observable,
+                &observations,
+                &crate::locate::Signals::default(),
+            );
+            Ok(loc
+                .suspects
+                .iter()
+                .map(|s| &loc.statements[s.stmt])
+                .filter(|st| entry_lines.is_none_or(|(a, b)| a <= st.first && st.first <= b))
+                .map(|st| (st.first, st.last))
+                .collect())
+        };
+        let found = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| AgentError::Internal(format!("localisation worker thread: {e}")))??;
+        self.round_tests_ms += ms(started.elapsed());
+        if derived.is_none() {
+            self.localised.insert(parent, found.clone());
+        }
+        Ok(found)
+    }
+
+    /// For a function inside the user's module, the lines of that function: edits stay in it.
+    fn entry_lines(&self, program: &str) -> Option<(u32, u32)> {
+        if self.task.scope != ProgramScope::Function {
+            return None;
+        }
+        let top = crate::python::toplevel::TopLevel::read(program)?;
+        top.def(&self.task.entry_point).map(|d| (d.first, d.last))
+    }
+}

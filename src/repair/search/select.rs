@@ -1,0 +1,160 @@
+//! Choosing among candidates that pass the visible tests: run them all on extra inputs, group
+//! those whose outputs agree on every input (exceptions and timeouts included), and take the
+//! largest group (CodeT's and AlphaCode's clustering, without expected outputs).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::run::{TestOutcome, TestStatus};
+
+/// What one program did on one extra input, as compared between candidates.
+pub fn behaviour(outcome: &TestOutcome) -> String {
+    match outcome.status {
+        TestStatus::Passed => format!("= {}", outcome.actual.as_deref().unwrap_or("")),
+        TestStatus::Error => format!(
+            "raise {}",
+            outcome
+                .exception
+                .as_ref()
+                .map(|e| e.kind.as_str())
+                .unwrap_or("?")
+        ),
+        other => other.label().to_string(),
+    }
+}
+
+/// The groups of agreeing candidates, heaviest first; ties go to the group whose first member
+/// came first. `behaviours[i]` holds candidate `i`'s behaviour on every extra input and
+/// `weights[i]` its votes: a program the model wrote several times counts once per sample
+/// (missing weights count 1).
+pub fn groups(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<Vec<usize>> {
+    let mut by_signature: HashMap<&[String], usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, sig) in behaviours.iter().enumerate() {
+        match by_signature.get(sig.as_slice()) {
+            Some(&g) => groups[g].push(i),
+            None => {
+                by_signature.insert(sig.as_slice(), groups.len());
+                groups.push(vec![i]);
+            }
+        }
+    }
+    let weight = |g: &Vec<usize>| -> usize {
+        g.iter()
+            .map(|&i| weights.get(i).copied().unwrap_or(1))
+            .sum()
+    };
+    // Stable: equal weights keep the order of their first members.
+    groups.sort_by_key(|g| std::cmp::Reverse(weight(g)));
+    groups
+}
+
+/// How the program is chosen among candidates that pass the visible tests.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SelectRule {
+    /// The first of the heaviest group of candidates that agree on every input (AlphaCode).
+    #[default]
+    Groups,
+    /// The candidate that agrees with the most others, input by input (CodeT's consensus):
+    /// one input on which programs differ for no good reason (outside the task's domain) does
+    /// not split the vote.
+    Agreement,
+}
+
+impl SelectRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            SelectRule::Groups => "groups",
+            SelectRule::Agreement => "agreement",
+        }
+    }
+}
+
+/// Each candidate's agreement score: over the inputs, the votes (weights) of the candidates
+/// that behaved the same on that input, itself included.
+pub fn agreement_scores(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<usize> {
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(1);
+    behaviours
+        .iter()
+        .map(|mine| {
+            mine.iter()
+                .enumerate()
+                .map(|(input, b)| {
+                    behaviours
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, other)| other.get(input) == Some(b))
+                        .map(|(j, _)| weight(j))
+                        .sum::<usize>()
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// A short, stable hash of one behaviour (FNV-1a, 32 bits).
+pub fn behaviour_hash(behaviour: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in behaviour.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_majority_group_comes_first() {
+        let b = [
+            sig(&["= 1", "= 2"]),
+            sig(&["= 1", "= 3"]),
+            sig(&["= 1", "= 3"]),
+            sig(&["raise IndexError", "= 3"]),
+            sig(&["= 1", "= 3"]),
+        ];
+        let g = groups(&b, &[]);
+        assert_eq!(g[0], vec![1, 2, 4]);
+        assert_eq!(g.len(), 3);
+        assert_eq!(g.iter().map(Vec::len).sum::<usize>(), 5);
+    }
+
+    #[test]
+    fn ties_go_to_the_earliest_candidate() {
+        let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 1"]), sig(&["= 2"])];
+        assert_eq!(groups(&b, &[]), vec![vec![0, 3], vec![1, 2]]);
+        assert!(groups(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn agreement_is_counted_input_by_input() {
+        // 0 and 1 agree everywhere but on the last input (outside the task's domain, say),
+        // where 1 and 2 agree: groups split them all, agreement still prefers 0 or 1.
+        let b = [
+            sig(&["= 1", "= 2", "raise ValueError"]),
+            sig(&["= 1", "= 2", "= 0"]),
+            sig(&["= 5", "= 6", "= 0"]),
+        ];
+        assert_eq!(groups(&b, &[]).len(), 3);
+        assert_eq!(agreement_scores(&b, &[]), vec![5, 6, 4]);
+        // A program written three times outvotes the pair.
+        assert_eq!(agreement_scores(&b, &[1, 1, 3]), vec![5, 8, 10]);
+    }
+
+    #[test]
+    fn a_program_written_again_counts_once_per_sample() {
+        // Candidate 1 was sampled three times: its group outweighs the pair.
+        let b = [sig(&["= 2"]), sig(&["= 1"]), sig(&["= 2"])];
+        assert_eq!(groups(&b, &[1, 3, 1]), vec![vec![1], vec![0, 2]]);
+    }
+}

@@ -1,0 +1,597 @@
+//! The test runner: runs a program's tests in the sandbox and classifies each outcome.
+//!
+//! One fresh worker process per test keeps tests from seeing each other's state. Tests of one
+//! program run in parallel on `jobs` threads.
+
+pub mod pytest;
+pub mod sandbox;
+pub mod testcase;
+pub mod tracer;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::run::sandbox::{
+    ExceptionInfo, RunOutput, RunSpec, Sandbox, SandboxError, Termination, TestSpec, WorkerStatus,
+};
+use crate::run::tracer::{RawTrace, TraceRequest};
+use crate::task::Task;
+
+/// Characters kept for an actual/expected value in a test report.
+pub const VALUE_CHARS: usize = 300;
+
+/// One test of a task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TestInput {
+    /// Python statements run after the program is loaded (`assert f(1) == 2`, a `check` call).
+    Code { source: String },
+    /// The program runs as a script on `stdin`; its stdout must equal `stdout`.
+    Io { stdin: String, stdout: String },
+    /// Evaluate one expression and report its value (used by `ldb trace --call`).
+    Call { expr: String },
+    /// One pytest node of the runner's project ([`Runner::with_project`]): its id, and its
+    /// source as a prompt shows it (the test function with its parameters filled in).
+    Pytest { node_id: String, source: String },
+}
+
+impl TestInput {
+    /// A one-line description for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            TestInput::Code { source } => one_line(source),
+            TestInput::Io { stdin, .. } => format!("stdin {}", one_line(&format!("{stdin:?}"))),
+            TestInput::Call { expr } => one_line(expr),
+            TestInput::Pytest { node_id, .. } => node_id.clone(),
+        }
+    }
+
+    /// The test as a prompt shows it: a pytest node's source with its parameters, else the
+    /// one-line description.
+    pub fn prompt_text(&self) -> String {
+        match self {
+            TestInput::Pytest { source, .. } if !source.trim().is_empty() => {
+                source.trim_end().to_string()
+            }
+            _ => self.describe(),
+        }
+    }
+
+    fn spec(&self) -> (TestSpec, Option<String>, bool) {
+        match self {
+            // Runs through `pytest::run_nodes`; as a plain spec it only loads the program.
+            TestInput::Pytest { .. } => (TestSpec::LoadOnly, None, false),
+            TestInput::Code { source } => (testcase::test_spec(source), None, false),
+            TestInput::Io { stdin, .. } => (TestSpec::LoadOnly, Some(stdin.clone()), true),
+            TestInput::Call { expr } => (TestSpec::Call { expr: expr.clone() }, None, false),
+        }
+    }
+}
+
+fn one_line(text: &str) -> String {
+    let joined = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    if joined.chars().count() > 120 {
+        let cut: String = joined.chars().take(117).collect();
+        format!("{cut}...")
+    } else {
+        joined
+    }
+}
+
+/// Visible tests of a task: its assert statements, then its stdin/stdout tests.
+pub fn visible_tests(task: &Task) -> Vec<TestInput> {
+    if !task.pytest_nodes.is_empty() {
+        return task
+            .pytest_nodes
+            .iter()
+            .map(|n| TestInput::Pytest {
+                node_id: n.node_id.clone(),
+                source: n.source.clone(),
+            })
+            .collect();
+    }
+    task.visible_tests
+        .iter()
+        .map(|s| TestInput::Code { source: s.clone() })
+        .chain(task.io_tests.iter().map(|t| TestInput::Io {
+            stdin: t.stdin.clone(),
+            stdout: t.stdout.clone(),
+        }))
+        .collect()
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TestStatus {
+    Passed,
+    /// An assertion failed or the output differed.
+    Failed,
+    /// An exception other than a failed assertion (in loading the program or in the test).
+    Error,
+    /// Wall-clock or CPU time limit.
+    Timeout,
+    /// The memory limit stopped the program (`MemoryError`).
+    MemoryLimit,
+    /// The program printed more than the output limit and was killed.
+    OutputLimit,
+    /// The program ended the process itself (`sys.exit`, `os._exit`) before the test finished.
+    Exited,
+    /// The process died from a signal (segfault, abort, killed).
+    Crashed,
+    /// The sandbox itself failed; the program's fate is unknown.
+    SandboxFailure,
+    /// A pytest node that was skipped (nothing to fix).
+    Skipped,
+    /// A pytest node marked xfail that failed, as expected (nothing to fix).
+    XFailed,
+}
+
+impl TestStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            TestStatus::Passed => "PASS",
+            TestStatus::Failed => "FAIL",
+            TestStatus::Error => "ERROR",
+            TestStatus::Timeout => "TIMEOUT",
+            TestStatus::MemoryLimit => "MEMORY",
+            TestStatus::OutputLimit => "OUTPUT",
+            TestStatus::Exited => "EXIT",
+            TestStatus::Crashed => "CRASH",
+            TestStatus::SandboxFailure => "SANDBOX",
+            TestStatus::Skipped => "SKIP",
+            TestStatus::XFailed => "XFAIL",
+        }
+    }
+}
+
+/// Everything known about one test run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestOutcome {
+    pub test: TestInput,
+    pub status: TestStatus,
+    /// One line saying what happened, e.g. `got 5, expected 6`.
+    pub summary: String,
+    pub exception: Option<ExceptionInfo>,
+    pub actual: Option<String>,
+    pub expected: Option<String>,
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed_ms: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    #[serde(skip)]
+    pub trace: Option<RawTrace>,
+}
+
+impl TestOutcome {
+    /// Passed, or nothing to fix: a pytest node that was skipped or failed as its xfail mark
+    /// expects counts as passing, as it does for pytest's exit status.
+    pub fn passed(&self) -> bool {
+        matches!(
+            self.status,
+            TestStatus::Passed | TestStatus::Skipped | TestStatus::XFailed
+        )
+    }
+}
+
+/// Runs tests of programs in a [`Sandbox`].
+#[derive(Debug, Clone)]
+pub struct Runner {
+    sandbox: Sandbox,
+    jobs: usize,
+    strict: bool,
+    module: Option<String>,
+    /// Code run before every program, in its namespace (`ldb fix --make-runnable`: the prefix
+    /// that makes a snippet run).
+    prelude: Option<std::sync::Arc<str>>,
+    /// The project whose pytest nodes the runner runs ([`TestInput::Pytest`]).
+    project: Option<std::sync::Arc<pytest::PytestProject>>,
+}
+
+impl Runner {
+    pub fn new(sandbox: Sandbox) -> Self {
+        let jobs = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Runner {
+            sandbox,
+            jobs,
+            strict: false,
+            module: None,
+            prelude: None,
+            project: None,
+        }
+    }
+
+    /// Run `prelude` before every program, in the program's namespace and untraced, so the
+    /// program keeps its own line numbers and blocks (see [`crate::exec`]).
+    pub fn with_prelude(mut self, prelude: impl Into<String>) -> Self {
+        self.prelude = Some(std::sync::Arc::from(prelude.into()));
+        self
+    }
+
+    pub fn prelude(&self) -> Option<&str> {
+        self.prelude.as_deref()
+    }
+
+    /// What runs before a program: the runner's own prelude, then `explicit`.
+    fn prelude_text(&self, explicit: Option<&str>) -> Option<String> {
+        match (self.prelude(), explicit) {
+            (Some(own), Some(more)) => Some(format!("{}\n{more}", own.trim_end())),
+            (own, more) => own.or(more).map(str::to_string),
+        }
+    }
+
+    /// Run at most `jobs` tests at once.
+    pub fn with_jobs(mut self, jobs: usize) -> Self {
+        self.jobs = jobs.max(1);
+        self
+    }
+
+    /// Strict checking, for scoring: the program runs in a process of its own that only
+    /// computes, and the test compares in one that never ran program code
+    /// ([`crate::run::sandbox::strict`]). Untraced.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+
+    /// Make the program importable under `name` in every run (`from prog import f` in a test
+    /// file written for `prog.py` then finds the program under test).
+    pub fn with_module(mut self, name: impl Into<String>) -> Self {
+        self.module = Some(name.into());
+        self
+    }
+
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// This runner with a shorter wall-clock and CPU limit (never a longer one), for runs
+    /// expected to be quick: a candidate edit that loops for ever then costs `wall_ms`.
+    pub fn with_wall_ms(&self, wall_ms: u64) -> Runner {
+        let mut limits = self.sandbox.limits().clone();
+        limits.wall_ms = limits.wall_ms.min(wall_ms.max(1));
+        limits.cpu_secs = limits.cpu_secs.min(limits.wall_ms.div_ceil(1000).max(1));
+        let mut r = self.clone();
+        r.sandbox = self.sandbox.clone().with_limits(limits);
+        r
+    }
+
+    /// Run one test, optionally traced.
+    pub fn run(
+        &self,
+        program: &str,
+        test: &TestInput,
+        trace: Option<TraceRequest>,
+    ) -> Result<TestOutcome, SandboxError> {
+        if let TestInput::Pytest { .. } = test {
+            let mut outcomes = self.run_nodes(program, std::slice::from_ref(test), trace)?;
+            return outcomes.pop().ok_or_else(|| {
+                SandboxError::Pipe(std::io::Error::other("the pytest node was not run"))
+            });
+        }
+        self.run_with_prelude(program, None, test, trace)
+    }
+
+    /// [`Runner::run`], with `prelude` run in the program's globals first (untraced; the
+    /// program keeps its own line numbers). The runner's own prelude, if any, runs before it
+    /// ([`Runner::with_prelude`]).
+    pub fn run_with_prelude(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        test: &TestInput,
+        trace: Option<TraceRequest>,
+    ) -> Result<TestOutcome, SandboxError> {
+        let (spec, stdin, as_main) = test.spec();
+        let run = RunSpec {
+            program: program.to_string(),
+            test: spec,
+            stdin,
+            // A snippet run after a prefix is a script: its `__main__` code runs too.
+            as_main: as_main || self.prelude.is_some(),
+            trace,
+            value_chars: VALUE_CHARS,
+            strict: self.strict,
+            prelude: self.prelude_text(prelude),
+            module: self.module.clone(),
+            project: None,
+        };
+        let out = self.sandbox.run(&run)?;
+        Ok(classify(test, out))
+    }
+
+    /// Run `program` as a script (`__name__ == "__main__"`, stdin closed), after the runner's
+    /// prelude and `prelude`, optionally traced. It passes when it runs to its end;
+    /// the outcome's test is `test`, which describes the run in reports.
+    pub fn run_script(
+        &self,
+        program: &str,
+        prelude: Option<&str>,
+        trace: Option<TraceRequest>,
+        test: &TestInput,
+    ) -> Result<TestOutcome, SandboxError> {
+        let run = RunSpec {
+            program: program.to_string(),
+            test: TestSpec::LoadOnly,
+            stdin: None,
+            as_main: true,
+            trace,
+            value_chars: VALUE_CHARS,
+            strict: false,
+            prelude: self.prelude_text(prelude),
+            module: self.module.clone(),
+            project: None,
+        };
+        let out = self.sandbox.run(&run)?;
+        // Classified as a plain load: only an `Io` test compares output.
+        let load = TestInput::Code {
+            source: String::new(),
+        };
+        let mut outcome = classify(&load, out);
+        outcome.test = test.clone();
+        Ok(outcome)
+    }
+
+    /// Run all `tests` untraced, in parallel, results in input order. pytest nodes run
+    /// together, in one pytest session (one sandboxed process) per call.
+    pub fn run_all(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+    ) -> Vec<Result<TestOutcome, SandboxError>> {
+        if tests.iter().any(|t| matches!(t, TestInput::Pytest { .. })) {
+            return self.run_all_with_nodes(program, tests);
+        }
+        in_parallel(tests, self.jobs, |test| self.run(program, test, None))
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(SandboxError::Pipe(std::io::Error::other(
+                        "test was not run",
+                    )))
+                })
+            })
+            .collect()
+    }
+}
+
+/// `f` over `items` on at most `jobs` threads, results in input order (`None` only for an item
+/// whose thread panicked).
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(items.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(item) = items.get(i) else { break };
+                let result = f(item);
+                if let Some(slot) = results.lock().ok().as_mut().and_then(|s| s.get_mut(i)) {
+                    *slot = Some(result);
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Turn what the sandbox saw into a status and a one-line summary.
+pub(crate) fn classify(test: &TestInput, out: RunOutput) -> TestOutcome {
+    let mut outcome = TestOutcome {
+        test: test.clone(),
+        status: TestStatus::SandboxFailure,
+        summary: String::new(),
+        exception: None,
+        actual: None,
+        expected: None,
+        exit_code: None,
+        stdout: out.stdout.text.clone(),
+        stderr: out.stderr.text.clone(),
+        elapsed_ms: duration_ms(out.elapsed),
+        warnings: Vec::new(),
+        trace: None,
+    };
+    if out.stdout.truncated {
+        outcome.stdout.push_str(&format!(
+            "\n…[output cut: {} bytes in all]",
+            out.stdout.total_bytes
+        ));
+    }
+    outcome.warnings.extend(out.warnings.iter().cloned());
+    if !out.workdir_removed {
+        outcome
+            .warnings
+            .push("the run's work directory could not be removed".into());
+    }
+    match (out.response, out.termination) {
+        (_, Termination::TimedOut) => {
+            outcome.status = TestStatus::Timeout;
+            outcome.summary = format!("killed at the wall-clock limit ({} ms)", outcome.elapsed_ms);
+        }
+        (_, Termination::OutputFlood) => {
+            outcome.status = TestStatus::OutputLimit;
+            outcome.summary = "killed: too much output".into();
+        }
+        (Some(resp), _) => {
+            outcome.warnings.extend(resp.isolation.warnings.clone());
+            outcome.exception = resp.exception;
+            outcome.actual = resp.actual;
+            outcome.expected = resp.expected;
+            outcome.exit_code = resp.exit_code;
+            outcome.trace = resp.trace;
+            classify_response(&mut outcome, resp.status, test);
+        }
+        (None, Termination::Signaled(sig)) => {
+            outcome.status = if sig == libc::SIGXCPU {
+                TestStatus::Timeout
+            } else {
+                TestStatus::Crashed
+            };
+            outcome.summary = match sig {
+                libc::SIGXCPU => "killed at the CPU time limit".into(),
+                _ => format!("killed by signal {} ({})", sig, signal_name(sig)),
+            };
+        }
+        (None, Termination::Exited(code)) => {
+            if code == crate::run::sandbox::worker::WORKER_FAILURE
+                && outcome.stderr.contains("ldb worker:")
+            {
+                outcome.status = TestStatus::SandboxFailure;
+                outcome.summary = outcome
+                    .stderr
+                    .lines()
+                    .find(|l| l.contains("ldb worker:"))
+                    .unwrap_or("the sandbox worker failed")
+                    .to_string();
+            } else {
+                outcome.status = TestStatus::Exited;
+                outcome.exit_code = Some(code as i64);
+                outcome.summary = format!(
+                    "the process exited with code {code} before the test finished (os._exit?)"
+                );
+            }
+        }
+    }
+    outcome
+}
+
+fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &TestInput) {
+    if let TestInput::Io { stdout, .. } = test {
+        // A script that ends with sys.exit(0) finished normally.
+        let finished = status == WorkerStatus::Passed
+            || (status == WorkerStatus::Exited && outcome.exit_code == Some(0));
+        if finished {
+            let same = normalize_output(&outcome.stdout) == normalize_output(stdout);
+            outcome.status = if same {
+                TestStatus::Passed
+            } else {
+                TestStatus::Failed
+            };
+            outcome.actual = Some(outcome.stdout.clone());
+            outcome.expected = Some(stdout.clone());
+            outcome.summary = if same {
+                "output matches".into()
+            } else {
+                format!(
+                    "printed {}, expected {}",
+                    short(&format!("{:?}", outcome.stdout)),
+                    short(&format!("{stdout:?}"))
+                )
+            };
+            return;
+        }
+    }
+    let exc_text = outcome
+        .exception
+        .as_ref()
+        .map(|e| {
+            let at = match (e.program_line, e.prelude_line) {
+                (Some(l), _) => format!(" (program line {l})"),
+                (None, Some(l)) => format!(" (prelude line {l})"),
+                (None, None) => String::new(),
+            };
+            format!("{}: {}{}", e.kind, e.message, at)
+        })
+        .unwrap_or_default();
+    let (status, summary) = match status {
+        WorkerStatus::Passed => (TestStatus::Passed, "passed".to_string()),
+        WorkerStatus::Failed => match (&outcome.actual, &outcome.expected) {
+            (Some(a), Some(e)) => (TestStatus::Failed, format!("got {a}, expected {e}")),
+            (Some(a), None) => (
+                TestStatus::Failed,
+                format!("the asserted expression was {a}"),
+            ),
+            _ if !exc_text.is_empty() => (TestStatus::Failed, exc_text),
+            _ => (TestStatus::Failed, "assertion failed".into()),
+        },
+        WorkerStatus::Error => {
+            let memory = outcome
+                .exception
+                .as_ref()
+                .is_some_and(|e| e.kind == "MemoryError");
+            // EAGAIN from fork: the run's process budget is spent.
+            let processes = outcome.exception.as_ref().is_some_and(|e| {
+                e.kind == "BlockingIOError"
+                    && e.message.contains("Resource temporarily unavailable")
+            });
+            if memory {
+                (
+                    TestStatus::MemoryLimit,
+                    format!("stopped at the memory limit ({exc_text})"),
+                )
+            } else if processes {
+                (
+                    TestStatus::Error,
+                    format!("the process limit was reached: a fork bomb? ({exc_text})"),
+                )
+            } else {
+                (TestStatus::Error, exc_text)
+            }
+        }
+        WorkerStatus::Exited => (
+            TestStatus::Exited,
+            format!(
+                "the program called sys.exit({}) before the test finished",
+                outcome.exit_code.unwrap_or(0)
+            ),
+        ),
+        WorkerStatus::Timeout => (
+            TestStatus::Timeout,
+            "stopped at the time limit while tracing".into(),
+        ),
+    };
+    outcome.status = status;
+    outcome.summary = summary;
+}
+
+/// Compare outputs line by line, ignoring trailing spaces and trailing blank lines.
+fn normalize_output(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(0, |i| i + 1);
+    lines[..end].join("\n")
+}
+
+fn short(text: &str) -> String {
+    if text.chars().count() > 200 {
+        let cut: String = text.chars().take(197).collect();
+        format!("{cut}...")
+    } else {
+        text.to_string()
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV, segmentation fault",
+        libc::SIGABRT => "SIGABRT, abort",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXFSZ => "SIGXFSZ, file size limit",
+        _ => "signal",
+    }
+}

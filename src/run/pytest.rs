@@ -1,0 +1,436 @@
+//! pytest nodes as tests. A runner given a project ([`Runner::with_project`]) runs its
+//! [`TestInput::Pytest`] nodes in one pytest session per call, in the sandbox, with the program
+//! in place of the project's module file; each node's report becomes a [`TestOutcome`] that the
+//! fix loop, localisation and the reports read like any other test's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::sandbox::pytest::{NodeOutcome, NodeReport, PytestReport};
+use super::sandbox::{ProjectMount, RunSpec, Sandbox, SandboxError, TestSpec};
+use super::{classify, Runner, TestInput, TestOutcome, TestStatus};
+use crate::run::tracer::TraceRequest;
+
+/// A project whose tests pytest runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PytestProject {
+    /// What the run sees: the project root, the module file the program replaces, where
+    /// pytest starts.
+    pub mount: ProjectMount,
+    /// pytest's rootdir: node ids are relative to it.
+    pub rootdir: PathBuf,
+}
+
+/// What a collect-only session gave: pytest's report (absent when the run ended without
+/// one) and how the run ended.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub report: Option<PytestReport>,
+    pub run: TestOutcome,
+}
+
+/// Start-up time a session may take beyond its nodes' own limits.
+const SESSION_START_MS: u64 = 20_000;
+
+impl Runner {
+    /// Run pytest nodes ([`TestInput::Pytest`]) of `project`, each run's program in place of
+    /// the project's module file.
+    pub fn with_project(mut self, project: PytestProject) -> Self {
+        self.project = Some(Arc::new(project));
+        self
+    }
+
+    pub fn project(&self) -> Option<&PytestProject> {
+        self.project.as_deref()
+    }
+
+    /// This runner on another configuration of its sandbox (`f` gets the current one): a
+    /// user's environment, pytest preloaded.
+    pub fn map_sandbox(mut self, f: impl FnOnce(Sandbox) -> Sandbox) -> Runner {
+        self.sandbox = f(self.sandbox);
+        self
+    }
+
+    /// List the nodes pytest collects for `args` (paths, node ids, `-k EXPR`) with `program`
+    /// in place of the module file; nothing runs but collection (test modules and conftest
+    /// files are imported).
+    pub fn collect(&self, program: &str, args: &[String]) -> Result<Collection, SandboxError> {
+        let project = self.project.as_deref().ok_or(SandboxError::NoProject)?;
+        let test = TestSpec::Pytest {
+            args: args.to_vec(),
+            collect_only: true,
+            node_timeout_ms: 0,
+        };
+        let wall = self.sandbox.limits().wall_ms.max(60_000);
+        let (out, report) = self.session(project, program, test, wall, None)?;
+        Ok(Collection { report, run: out })
+    }
+
+    /// Run `tests` (all of them pytest nodes) in one session, optionally traced; outcomes in
+    /// the order of `tests`.
+    pub(crate) fn run_nodes(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+        trace: Option<TraceRequest>,
+    ) -> Result<Vec<TestOutcome>, SandboxError> {
+        let project = self.project.as_deref().ok_or(SandboxError::NoProject)?;
+        let ids: Vec<&str> = tests
+            .iter()
+            .filter_map(|t| match t {
+                TestInput::Pytest { node_id, .. } => Some(node_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let per_node = self.sandbox.limits().wall_ms;
+        let mut args = vec!["--continue-on-collection-errors".to_string()];
+        args.extend(ids.iter().map(|id| node_arg(&project.rootdir, id)));
+        let test = TestSpec::Pytest {
+            args,
+            collect_only: false,
+            node_timeout_ms: per_node,
+        };
+        let count = ids.len().max(1) as u64;
+        let wall = per_node
+            .saturating_mul(count)
+            .saturating_add(SESSION_START_MS);
+        let traced = trace.is_some();
+        let (session, report) = self.session(project, program, test, wall, trace)?;
+        Ok(tests
+            .iter()
+            .map(|t| {
+                let mut o = node_outcome(t, &session, report.as_ref());
+                if traced {
+                    o.trace = session.trace.clone().map(|mut tr| {
+                        tr.keep_last_call();
+                        tr
+                    });
+                }
+                o
+            })
+            .collect())
+    }
+
+    /// [`Runner::run_all`] where some tests are pytest nodes: those run in one session, the
+    /// others as usual.
+    pub(super) fn run_all_with_nodes(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+    ) -> Vec<Result<TestOutcome, SandboxError>> {
+        type Indexed<'t> = Vec<(usize, &'t TestInput)>;
+        let (nodes, others): (Indexed<'_>, Indexed<'_>) = tests
+            .iter()
+            .enumerate()
+            .partition(|(_, t)| matches!(t, TestInput::Pytest { .. }));
+        let mut out: Vec<Option<Result<TestOutcome, SandboxError>>> =
+            tests.iter().map(|_| None).collect();
+        let node_tests: Vec<TestInput> = nodes.iter().map(|(_, t)| (*t).clone()).collect();
+        match self.run_nodes(program, &node_tests, None) {
+            Ok(outcomes) => {
+                for ((i, _), o) in nodes.iter().zip(outcomes) {
+                    out[*i] = Some(Ok(o));
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                for (i, _) in &nodes {
+                    out[*i] = Some(Err(SandboxError::Pipe(std::io::Error::other(
+                        message.clone(),
+                    ))));
+                }
+            }
+        }
+        let other_tests: Vec<TestInput> = others.iter().map(|(_, t)| (*t).clone()).collect();
+        for ((i, _), r) in others.iter().zip(self.run_all(program, &other_tests)) {
+            out[*i] = Some(r);
+        }
+        out.into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(SandboxError::Pipe(std::io::Error::other(
+                        "test was not run",
+                    )))
+                })
+            })
+            .collect()
+    }
+
+    /// Run `tests` one after another, stopping after the first that times out (the rest are
+    /// not run); pytest nodes run together in one session. For quick checks of many
+    /// candidates (`mutate`), where a candidate that loops should cost one limit, not one
+    /// per test.
+    pub fn run_in_order(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+    ) -> Result<Vec<TestOutcome>, SandboxError> {
+        if !tests.is_empty() && tests.iter().all(|t| matches!(t, TestInput::Pytest { .. })) {
+            return self.run_nodes(program, tests, None);
+        }
+        let mut outcomes = Vec::with_capacity(tests.len());
+        for test in tests {
+            let o = self.run(program, test, None)?;
+            let timed_out = o.status == TestStatus::Timeout;
+            outcomes.push(o);
+            if timed_out {
+                break;
+            }
+        }
+        Ok(outcomes)
+    }
+
+    /// One pytest session with `program` as the module file; how it ended (classified as a
+    /// plain load) and pytest's report.
+    fn session(
+        &self,
+        project: &PytestProject,
+        program: &str,
+        test: TestSpec,
+        wall_ms: u64,
+        trace: Option<TraceRequest>,
+    ) -> Result<(TestOutcome, Option<PytestReport>), SandboxError> {
+        let mut limits = self.sandbox.limits().clone();
+        limits.wall_ms = wall_ms;
+        limits.cpu_secs = limits.cpu_secs.max(wall_ms.div_ceil(1000));
+        let sandbox = self.sandbox.clone().with_limits(limits);
+        let run = RunSpec {
+            program: program.to_string(),
+            test,
+            stdin: None,
+            as_main: false,
+            trace,
+            value_chars: crate::run::VALUE_CHARS,
+            strict: false,
+            prelude: None,
+            module: None,
+            project: Some(project.mount.clone()),
+        };
+        let mut out = sandbox.run(&run)?;
+        let report = out.response.as_mut().and_then(|r| r.pytest.take());
+        let load = TestInput::Code {
+            source: String::new(),
+        };
+        Ok((classify(&load, out), report))
+    }
+}
+
+/// Milliseconds given as a float (pytest's durations), rounded to whole ones.
+fn duration_ms_f64(ms: f64) -> u64 {
+    if ms.is_finite() && ms > 0.0 {
+        ms.round().min(u64::MAX as f64) as u64
+    } else {
+        0
+    }
+}
+
+/// A node id as a command-line argument: its file made absolute from the rootdir, so it
+/// names the node wherever pytest starts.
+fn node_arg(rootdir: &Path, node_id: &str) -> String {
+    let (file, rest) = match node_id.split_once("::") {
+        Some((file, rest)) => (file, Some(rest)),
+        None => (node_id, None),
+    };
+    let path = rootdir.join(file).to_string_lossy().into_owned();
+    match rest {
+        Some(rest) => format!("{path}::{rest}"),
+        None => path,
+    }
+}
+
+/// The outcome of node `test` in a session that ended as `session` and reported `report`.
+fn node_outcome(
+    test: &TestInput,
+    session: &TestOutcome,
+    report: Option<&PytestReport>,
+) -> TestOutcome {
+    let node_id = match test {
+        TestInput::Pytest { node_id, .. } => node_id.as_str(),
+        _ => "",
+    };
+    let mut outcome = session.clone();
+    outcome.test = test.clone();
+    outcome.trace = None;
+    outcome.stdout = String::new();
+    let node = report.and_then(|r| r.nodes.iter().find(|n| n.nodeid == node_id));
+    match node {
+        Some(node) if node.outcome != NodeOutcome::NotRun => {
+            outcome.stderr = String::new();
+            fill_from_node(&mut outcome, node);
+        }
+        _ => not_run(&mut outcome, session, report),
+    }
+    outcome
+}
+
+fn fill_from_node(outcome: &mut TestOutcome, node: &NodeReport) {
+    outcome.elapsed_ms = duration_ms_f64(node.duration_ms);
+    outcome.exception = node.exception.clone();
+    outcome.exit_code = None;
+    outcome.actual = None;
+    outcome.expected = None;
+    let at = location(node);
+    outcome.status = match node.outcome {
+        NodeOutcome::Passed | NodeOutcome::Xpassed => TestStatus::Passed,
+        NodeOutcome::Failed => TestStatus::Failed,
+        NodeOutcome::Error
+            if node
+                .exception
+                .as_ref()
+                .is_some_and(|e| e.kind == "MemoryError") =>
+        {
+            TestStatus::MemoryLimit
+        }
+        NodeOutcome::Error | NodeOutcome::NotRun => TestStatus::Error,
+        NodeOutcome::Skipped => TestStatus::Skipped,
+        NodeOutcome::Xfailed => TestStatus::XFailed,
+        NodeOutcome::Timeout => TestStatus::Timeout,
+    };
+    outcome.summary = match node.outcome {
+        NodeOutcome::Passed => "passed".into(),
+        NodeOutcome::Xpassed => "passed (marked xfail)".into(),
+        NodeOutcome::Skipped => format!(
+            "skipped{}",
+            node.reason
+                .as_deref()
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ),
+        NodeOutcome::Xfailed => format!(
+            "failed as its xfail mark expects{}",
+            node.reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .map(|r| format!(": {r}"))
+                .unwrap_or_default()
+        ),
+        NodeOutcome::Timeout => format!("stopped at the time limit{at}"),
+        NodeOutcome::Failed => match (node.op.as_deref(), &node.left, &node.right) {
+            (Some("=="), Some(l), Some(r)) => {
+                outcome.actual = Some(l.clone());
+                outcome.expected = Some(r.clone());
+                format!("got {l}, expected {r}{at}")
+            }
+            (Some(op), Some(l), Some(r)) => format!("`{l} {op} {r}` is false{at}"),
+            _ => format!("{}{at}", first_line_of_failure(node)),
+        },
+        NodeOutcome::Error | NodeOutcome::NotRun => {
+            let phase = match node.when.as_deref() {
+                Some("setup") => "in set-up: ",
+                Some("teardown") => "in teardown: ",
+                _ => "",
+            };
+            format!("{phase}{}{at}", exception_text(outcome.exception.as_ref()))
+        }
+    };
+}
+
+/// ` at tests/test_x.py:14: assert f(x) == 3`: where in the test it happened.
+fn location(node: &NodeReport) -> String {
+    let Some(e) = &node.exception else {
+        return String::new();
+    };
+    match (&e.test_location, &e.test_line) {
+        (Some(loc), Some(line)) if !line.trim().is_empty() => {
+            format!(" at {loc}: {}", line.trim())
+        }
+        (Some(loc), _) => format!(" at {loc}"),
+        _ => String::new(),
+    }
+}
+
+fn first_line_of_failure(node: &NodeReport) -> String {
+    match &node.exception {
+        Some(e) if e.kind == "AssertionError" => {
+            let first = e.message.lines().next().unwrap_or_default().trim();
+            if first.is_empty() {
+                "assertion failed".into()
+            } else {
+                first.to_string()
+            }
+        }
+        Some(e) => exception_text(Some(e)),
+        None => "failed".into(),
+    }
+}
+
+fn exception_text(e: Option<&crate::run::sandbox::ExceptionInfo>) -> String {
+    match e {
+        Some(e) => {
+            let message = e.message.lines().next().unwrap_or_default();
+            let at = e
+                .program_line
+                .map(|l| format!(" (program line {l})"))
+                .unwrap_or_default();
+            format!("{}: {message}{at}", e.kind)
+        }
+        None => "an error".into(),
+    }
+}
+
+/// A node with no report of its own: its file did not collect (the program does not import,
+/// say), or the session ended before the node ran.
+fn not_run(outcome: &mut TestOutcome, session: &TestOutcome, report: Option<&PytestReport>) {
+    let file = match &outcome.test {
+        TestInput::Pytest { node_id, .. } => node_id.split("::").next().unwrap_or_default(),
+        _ => "",
+    };
+    let collect_error = report.and_then(|r| {
+        r.collect_errors
+            .iter()
+            .find(|c| c.nodeid == file)
+            .or_else(|| r.collect_errors.first())
+    });
+    if let Some(err) = collect_error {
+        outcome.status = TestStatus::Error;
+        outcome.exception = err.exception.clone();
+        outcome.summary = format!(
+            "{} could not be collected: {}",
+            if err.nodeid.is_empty() {
+                "the tests"
+            } else {
+                err.nodeid.as_str()
+            },
+            exception_text(err.exception.as_ref())
+        );
+        return;
+    }
+    if let Some(import) = report.and_then(|r| r.import_error.as_deref()) {
+        outcome.status = TestStatus::SandboxFailure;
+        outcome.summary = format!("pytest cannot be imported: {import}");
+        return;
+    }
+    if let Some(usage) = report.and_then(|r| r.usage_error.as_deref()) {
+        outcome.status = TestStatus::Error;
+        outcome.summary = format!("pytest: {}", usage.lines().next().unwrap_or(usage));
+        return;
+    }
+    match session.status {
+        // The session finished and still never reached this node.
+        TestStatus::Passed => {
+            outcome.status = TestStatus::Error;
+            outcome.summary = "pytest did not run this test".into();
+        }
+        _ => {
+            outcome.summary = format!(
+                "the pytest session ended before this test: {}",
+                session.summary
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_become_absolute_arguments() {
+        let root = Path::new("/p");
+        assert_eq!(
+            node_arg(root, "tests/test_a.py::TestX::test_y[1-2]"),
+            "/p/tests/test_a.py::TestX::test_y[1-2]"
+        );
+        assert_eq!(node_arg(root, "tests/test_a.py"), "/p/tests/test_a.py");
+    }
+}
