@@ -13,7 +13,7 @@ use std::time::Duration;
 use ldb::check::hybrid::{self, Started};
 use ldb::check::orca::{self, Baseline, OrcaSet};
 use ldb::check::{
-    exec, predict, CheckOptions, CheckReport, Checker, ErrorClass, Mode, Program, Source,
+    exec, predict, CheckOptions, CheckReport, Checker, Mode, Program, RuntimeErrorKind, Source,
 };
 use ldb::eval::check::{score_stored, select_orca};
 use ldb::generate::model::scripted::ScriptedModel;
@@ -65,7 +65,7 @@ fn var<'a>(r: &'a CheckReport, step: usize, name: &str) -> Option<&'a str> {
 fn exec_finds_the_crash_with_its_line_block_path_and_values() {
     let r = exec(&example("crash.py"), opts(Mode::Exec));
     assert!(r.is_error);
-    assert_eq!(r.error_class, Some(ErrorClass::TypeError));
+    assert_eq!(r.error_class, Some(RuntimeErrorKind::TypeError));
     assert_eq!((r.line, r.block.as_deref()), (Some(9), Some("B5")));
     assert_eq!(r.source, Source::Executed);
     assert_eq!(
@@ -102,7 +102,7 @@ fn exec_adds_the_imports_a_snippet_leaves_out_and_keeps_its_lines() {
             ..opts(Mode::Exec)
         },
     );
-    assert_eq!(r.error_class, Some(ErrorClass::TypeError), "{r:?}");
+    assert_eq!(r.error_class, Some(RuntimeErrorKind::TypeError), "{r:?}");
     assert_eq!(r.line, Some(5));
     assert_eq!(
         r.added_imports,
@@ -115,7 +115,7 @@ fn exec_adds_the_imports_a_snippet_leaves_out_and_keeps_its_lines() {
     );
     // As a whole program the same file stops at its first undefined name.
     let whole = exec(&snippet, opts(Mode::Exec));
-    assert_eq!(whole.error_class, Some(ErrorClass::NameError));
+    assert_eq!(whole.error_class, Some(RuntimeErrorKind::NameError));
     assert_eq!(whole.line, Some(3));
 }
 
@@ -138,10 +138,10 @@ fn exec_runs_a_program_on_the_input_it_is_given() {
             ..opts(Mode::Exec)
         },
     );
-    assert_eq!(short.error_class, Some(ErrorClass::ValueError));
+    assert_eq!(short.error_class, Some(RuntimeErrorKind::ValueError));
     assert_eq!(short.line, Some(4));
     let none = exec(&p, opts(Mode::Exec));
-    assert_eq!(none.error_class, Some(ErrorClass::EofError));
+    assert_eq!(none.error_class, Some(RuntimeErrorKind::EofError));
     assert_eq!(none.line, Some(1));
     assert!(none
         .notes
@@ -169,7 +169,7 @@ fn exec_places_errors_in_functions_and_reads_module_returns_as_an_end() {
 fn exec_reports_a_run_past_the_time_limit_as_a_timeout() {
     let p = program("n = 0\nwhile True:\n    n += 1\n");
     let r = exec::check(&runner(Duration::from_secs(2)), &p, &opts(Mode::Exec)).expect("check");
-    assert_eq!(r.error_class, Some(ErrorClass::Timeout));
+    assert_eq!(r.error_class, Some(RuntimeErrorKind::Timeout));
     assert!(r.is_error);
     assert_eq!(
         r.block.as_deref().map(|b| b == "B1" || b == "B2"),
@@ -225,7 +225,7 @@ fn predict_asks_for_a_cfg_walk_under_a_grammar_and_reports_the_prediction() {
     assert_eq!(model.calls(), 1);
     assert_eq!(
         (r.is_error, r.error_class),
-        (true, Some(ErrorClass::TypeError))
+        (true, Some(RuntimeErrorKind::TypeError))
     );
     assert_eq!((r.line, r.block.as_deref()), (Some(9), Some("B5")));
     assert_eq!(r.source, Source::Predicted);
@@ -261,7 +261,7 @@ fn hybrid_keeps_an_execution_that_settles_it_and_asks_no_model() {
     let r = block_on(checker.check(&example("crash.py"), &opts(Mode::Hybrid))).expect("check");
     assert_eq!(
         (r.error_class, r.line),
-        (Some(ErrorClass::TypeError), Some(9))
+        (Some(RuntimeErrorKind::TypeError), Some(9))
     );
     assert_eq!((r.mode, r.source), (Mode::Hybrid, Source::Executed));
     assert_eq!(r.predicted_because, None);
@@ -296,7 +296,7 @@ fn hybrid_continues_a_snippet_from_where_an_unknown_module_stopped_it() {
         .contains("`np`"));
     assert_eq!(
         (r.error_class, r.line),
-        (Some(ErrorClass::TypeError), Some(4))
+        (Some(RuntimeErrorKind::TypeError), Some(4))
     );
     assert_eq!(r.source, Source::Predicted);
     // Lines 1-2 ran; the prediction takes over at line 3 with the real values.
@@ -324,7 +324,7 @@ fn hybrid_continues_a_snippet_from_where_an_unknown_module_stopped_it() {
         Started::NeedsPrediction(pending) => pending.without_prediction(&p),
         Started::Done(_) => panic!("the run cannot settle it"),
     };
-    assert_eq!(alone.error_class, Some(ErrorClass::NameError));
+    assert_eq!(alone.error_class, Some(RuntimeErrorKind::NameError));
     assert!(alone.predicted_because.is_some());
 }
 
@@ -379,7 +379,7 @@ fn a_predict_prompt_for_an_unscripted_backend_still_parses_a_flat_trace() {
     .expect("check");
     assert_eq!(
         (r.error_class, r.line),
-        (Some(ErrorClass::TypeError), Some(2))
+        (Some(RuntimeErrorKind::TypeError), Some(2))
     );
 }
 

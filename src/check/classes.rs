@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One kind of runtime error. Serialised with the names the paper's data uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ErrorClass {
+pub enum RuntimeErrorKind {
     AssertionError,
     AttributeError,
     #[serde(rename = "decimal.InvalidOperation")]
@@ -47,102 +47,104 @@ pub enum ErrorClass {
     Other,
 }
 
-impl ErrorClass {
+impl RuntimeErrorKind {
     /// Every class, in the paper's order, then `Timeout` and `Other`.
-    pub const ALL: [ErrorClass; 28] = [
-        ErrorClass::AssertionError,
-        ErrorClass::AttributeError,
-        ErrorClass::DecimalInvalidOperation,
-        ErrorClass::EofError,
-        ErrorClass::FileNotFoundError,
-        ErrorClass::ImportError,
-        ErrorClass::IndentationError,
-        ErrorClass::IndexError,
-        ErrorClass::KeyError,
-        ErrorClass::MathDomainError,
-        ErrorClass::MemoryError,
-        ErrorClass::ModuleNotFoundError,
-        ErrorClass::NameError,
-        ErrorClass::OsError,
-        ErrorClass::OverflowError,
-        ErrorClass::ReError,
-        ErrorClass::RecursionError,
-        ErrorClass::RuntimeError,
-        ErrorClass::StopIteration,
-        ErrorClass::SyntaxError,
-        ErrorClass::TabError,
-        ErrorClass::TypeError,
-        ErrorClass::UnboundLocalError,
-        ErrorClass::ValueError,
-        ErrorClass::ZeroDivisionError,
-        ErrorClass::NumpyAxisError,
-        ErrorClass::Timeout,
-        ErrorClass::Other,
+    pub const ALL: [RuntimeErrorKind; 28] = [
+        RuntimeErrorKind::AssertionError,
+        RuntimeErrorKind::AttributeError,
+        RuntimeErrorKind::DecimalInvalidOperation,
+        RuntimeErrorKind::EofError,
+        RuntimeErrorKind::FileNotFoundError,
+        RuntimeErrorKind::ImportError,
+        RuntimeErrorKind::IndentationError,
+        RuntimeErrorKind::IndexError,
+        RuntimeErrorKind::KeyError,
+        RuntimeErrorKind::MathDomainError,
+        RuntimeErrorKind::MemoryError,
+        RuntimeErrorKind::ModuleNotFoundError,
+        RuntimeErrorKind::NameError,
+        RuntimeErrorKind::OsError,
+        RuntimeErrorKind::OverflowError,
+        RuntimeErrorKind::ReError,
+        RuntimeErrorKind::RecursionError,
+        RuntimeErrorKind::RuntimeError,
+        RuntimeErrorKind::StopIteration,
+        RuntimeErrorKind::SyntaxError,
+        RuntimeErrorKind::TabError,
+        RuntimeErrorKind::TypeError,
+        RuntimeErrorKind::UnboundLocalError,
+        RuntimeErrorKind::ValueError,
+        RuntimeErrorKind::ZeroDivisionError,
+        RuntimeErrorKind::NumpyAxisError,
+        RuntimeErrorKind::Timeout,
+        RuntimeErrorKind::Other,
     ];
 
     /// The name as serialised (and as the paper's data spells it).
     pub fn name(self) -> &'static str {
         match self {
-            ErrorClass::AssertionError => "AssertionError",
-            ErrorClass::AttributeError => "AttributeError",
-            ErrorClass::DecimalInvalidOperation => "decimal.InvalidOperation",
-            ErrorClass::EofError => "EOFError",
-            ErrorClass::FileNotFoundError => "FileNotFoundError",
-            ErrorClass::ImportError => "ImportError",
-            ErrorClass::IndentationError => "IndentationError",
-            ErrorClass::IndexError => "IndexError",
-            ErrorClass::KeyError => "KeyError",
-            ErrorClass::MathDomainError => "MathDomainError",
-            ErrorClass::MemoryError => "MemoryError",
-            ErrorClass::ModuleNotFoundError => "ModuleNotFoundError",
-            ErrorClass::NameError => "NameError",
-            ErrorClass::OsError => "OSError",
-            ErrorClass::OverflowError => "OverflowError",
-            ErrorClass::ReError => "re.error",
-            ErrorClass::RecursionError => "RecursionError",
-            ErrorClass::RuntimeError => "RuntimeError",
-            ErrorClass::StopIteration => "StopIteration",
-            ErrorClass::SyntaxError => "SyntaxError",
-            ErrorClass::TabError => "TabError",
-            ErrorClass::TypeError => "TypeError",
-            ErrorClass::UnboundLocalError => "UnboundLocalError",
-            ErrorClass::ValueError => "ValueError",
-            ErrorClass::ZeroDivisionError => "ZeroDivisionError",
-            ErrorClass::NumpyAxisError => "numpy.AxisError",
-            ErrorClass::Timeout => "Timeout",
-            ErrorClass::Other => "Other",
+            RuntimeErrorKind::AssertionError => "AssertionError",
+            RuntimeErrorKind::AttributeError => "AttributeError",
+            RuntimeErrorKind::DecimalInvalidOperation => "decimal.InvalidOperation",
+            RuntimeErrorKind::EofError => "EOFError",
+            RuntimeErrorKind::FileNotFoundError => "FileNotFoundError",
+            RuntimeErrorKind::ImportError => "ImportError",
+            RuntimeErrorKind::IndentationError => "IndentationError",
+            RuntimeErrorKind::IndexError => "IndexError",
+            RuntimeErrorKind::KeyError => "KeyError",
+            RuntimeErrorKind::MathDomainError => "MathDomainError",
+            RuntimeErrorKind::MemoryError => "MemoryError",
+            RuntimeErrorKind::ModuleNotFoundError => "ModuleNotFoundError",
+            RuntimeErrorKind::NameError => "NameError",
+            RuntimeErrorKind::OsError => "OSError",
+            RuntimeErrorKind::OverflowError => "OverflowError",
+            RuntimeErrorKind::ReError => "re.error",
+            RuntimeErrorKind::RecursionError => "RecursionError",
+            RuntimeErrorKind::RuntimeError => "RuntimeError",
+            RuntimeErrorKind::StopIteration => "StopIteration",
+            RuntimeErrorKind::SyntaxError => "SyntaxError",
+            RuntimeErrorKind::TabError => "TabError",
+            RuntimeErrorKind::TypeError => "TypeError",
+            RuntimeErrorKind::UnboundLocalError => "UnboundLocalError",
+            RuntimeErrorKind::ValueError => "ValueError",
+            RuntimeErrorKind::ZeroDivisionError => "ZeroDivisionError",
+            RuntimeErrorKind::NumpyAxisError => "numpy.AxisError",
+            RuntimeErrorKind::Timeout => "Timeout",
+            RuntimeErrorKind::Other => "Other",
         }
     }
 
     /// Parse a serialised name (also the bare Python class names `InvalidOperation`, `error`,
     /// `AxisError`); `None` for anything else.
-    pub fn from_name(name: &str) -> Option<ErrorClass> {
+    pub fn from_name(name: &str) -> Option<RuntimeErrorKind> {
         let bare = match name {
             "InvalidOperation" => "decimal.InvalidOperation",
             "AxisError" => "numpy.AxisError",
             other => other,
         };
-        ErrorClass::ALL.into_iter().find(|c| c.name() == bare)
+        RuntimeErrorKind::ALL.into_iter().find(|c| c.name() == bare)
     }
 
     /// The class of an exception a real run raised, from its class name and message.
     /// Exceptions outside the taxonomy are `Other`.
-    pub fn from_exception(kind: &str, message: &str) -> ErrorClass {
+    pub fn from_exception(kind: &str, message: &str) -> RuntimeErrorKind {
         if kind == "ValueError" && message.contains("math domain error") {
-            return ErrorClass::MathDomainError;
+            return RuntimeErrorKind::MathDomainError;
         }
         // `re.error` is the only class of the list whose bare name is `error`.
         if kind == "error" {
-            return ErrorClass::ReError;
+            return RuntimeErrorKind::ReError;
         }
-        match ErrorClass::from_name(kind) {
-            Some(ErrorClass::Timeout | ErrorClass::Other) | None => ErrorClass::Other,
+        match RuntimeErrorKind::from_name(kind) {
+            Some(RuntimeErrorKind::Timeout | RuntimeErrorKind::Other) | None => {
+                RuntimeErrorKind::Other
+            }
             Some(c) => c,
         }
     }
 }
 
-impl std::fmt::Display for ErrorClass {
+impl std::fmt::Display for RuntimeErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
@@ -154,41 +156,44 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_serde_and_from_name() {
-        for class in ErrorClass::ALL {
+        for class in RuntimeErrorKind::ALL {
             let json = serde_json::to_string(&class).unwrap();
             assert_eq!(json, format!("\"{}\"", class.name()));
-            assert_eq!(ErrorClass::from_name(class.name()), Some(class));
+            assert_eq!(RuntimeErrorKind::from_name(class.name()), Some(class));
         }
-        assert_eq!(ErrorClass::from_name("NoSuchError"), None);
+        assert_eq!(RuntimeErrorKind::from_name("NoSuchError"), None);
     }
 
     #[test]
     fn exceptions_map_to_the_taxonomy() {
         assert_eq!(
-            ErrorClass::from_exception("ValueError", "math domain error"),
-            ErrorClass::MathDomainError
+            RuntimeErrorKind::from_exception("ValueError", "math domain error"),
+            RuntimeErrorKind::MathDomainError
         );
         assert_eq!(
-            ErrorClass::from_exception("ValueError", "invalid literal"),
-            ErrorClass::ValueError
+            RuntimeErrorKind::from_exception("ValueError", "invalid literal"),
+            RuntimeErrorKind::ValueError
         );
         assert_eq!(
-            ErrorClass::from_exception("InvalidOperation", ""),
-            ErrorClass::DecimalInvalidOperation
+            RuntimeErrorKind::from_exception("InvalidOperation", ""),
+            RuntimeErrorKind::DecimalInvalidOperation
         );
         assert_eq!(
-            ErrorClass::from_exception("error", "bad escape"),
-            ErrorClass::ReError
+            RuntimeErrorKind::from_exception("error", "bad escape"),
+            RuntimeErrorKind::ReError
         );
         assert_eq!(
-            ErrorClass::from_exception("EOFError", ""),
-            ErrorClass::EofError
+            RuntimeErrorKind::from_exception("EOFError", ""),
+            RuntimeErrorKind::EofError
         );
         assert_eq!(
-            ErrorClass::from_exception("UnicodeDecodeError", ""),
-            ErrorClass::Other
+            RuntimeErrorKind::from_exception("UnicodeDecodeError", ""),
+            RuntimeErrorKind::Other
         );
         // A program's own exception class named like a pseudo-class is still just "Other".
-        assert_eq!(ErrorClass::from_exception("Timeout", ""), ErrorClass::Other);
+        assert_eq!(
+            RuntimeErrorKind::from_exception("Timeout", ""),
+            RuntimeErrorKind::Other
+        );
     }
 }

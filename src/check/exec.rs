@@ -9,12 +9,12 @@
 
 use std::collections::HashMap;
 
-use super::names::{self, NameFacts};
 use super::stdlib::{self, AddedImport};
 use super::{
-    block_label, BlockStep, CheckError, CheckOptions, CheckReport, ErrorClass, Mode, Program,
+    block_label, BlockStep, CheckError, CheckOptions, CheckReport, Mode, Program, RuntimeErrorKind,
     Source, VarState,
 };
+use crate::python::names::free::{self as names, NameFacts};
 use crate::python::source::parse_module;
 use crate::run::sandbox::ExceptionInfo;
 use crate::run::{Runner, TestInput, TestOutcome, TestStatus};
@@ -350,7 +350,7 @@ pub fn report_of(program: &Program, prepared: &Prepared, run: &ExecRun, mode: Mo
         RunEnd::Finished | RunEnd::Exited(_) => {}
         RunEnd::Raised(e) => {
             report.is_error = true;
-            report.error_class = Some(ErrorClass::from_exception(&e.kind, &e.message));
+            report.error_class = Some(RuntimeErrorKind::from_exception(&e.kind, &e.message));
             report.message = Some(e.message.clone());
             report.line = e.program_line;
             // The block that owns the line in the frame that raised; a compile error has none.
@@ -365,21 +365,21 @@ pub fn report_of(program: &Program, prepared: &Prepared, run: &ExecRun, mode: Mo
         }
         RunEnd::Timeout => {
             report.is_error = true;
-            report.error_class = Some(ErrorClass::Timeout);
+            report.error_class = Some(RuntimeErrorKind::Timeout);
             report.message = Some("the run did not finish within the time limit".into());
             report.block = last_label;
             report.line = run.steps.last().and_then(|s| s.lines.last().copied());
         }
         RunEnd::Memory => {
             report.is_error = true;
-            report.error_class = Some(ErrorClass::MemoryError);
+            report.error_class = Some(RuntimeErrorKind::MemoryError);
             report.message = Some("stopped at the memory limit".into());
             report.block = last_label;
             report.line = run.steps.last().and_then(|s| s.lines.last().copied());
         }
         RunEnd::Killed(why) => {
             report.is_error = true;
-            report.error_class = Some(ErrorClass::Other);
+            report.error_class = Some(RuntimeErrorKind::Other);
             report.message = Some(why.clone());
             report.block = last_label;
             report.line = run.steps.last().and_then(|s| s.lines.last().copied());

@@ -16,7 +16,6 @@ pub mod classes;
 pub mod exec;
 pub mod hybrid;
 pub mod metrics;
-pub mod names;
 pub mod orca;
 pub mod predict;
 pub mod program;
@@ -26,7 +25,7 @@ mod stdlib_table;
 
 use serde::{Deserialize, Serialize};
 
-pub use classes::ErrorClass;
+pub use classes::RuntimeErrorKind;
 pub use program::{InputError, Program};
 
 use crate::generate::model::{ChatModel, ModelError, Usage};
@@ -92,7 +91,7 @@ pub struct CheckReport {
     pub file: String,
     pub mode: Mode,
     pub is_error: bool,
-    pub error_class: Option<ErrorClass>,
+    pub error_class: Option<RuntimeErrorKind>,
     /// The exception message (real or predicted).
     pub message: Option<String>,
     /// Line of the error in the program as given.

@@ -66,7 +66,7 @@ impl Baseline {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum DataError {
+pub enum CheckDataError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -112,13 +112,15 @@ pub struct OrcaInstance {
 }
 
 /// Read a set.
-pub fn load(path: &Path) -> Result<Vec<OrcaInstance>, DataError> {
+pub fn load(path: &Path) -> Result<Vec<OrcaInstance>, CheckDataError> {
     read_jsonl(path)
 }
 
 /// One record per non-blank line of a JSONL file; errors name the file and the line.
-pub(crate) fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Read {
+pub(crate) fn read_jsonl<T: serde::de::DeserializeOwned>(
+    path: &Path,
+) -> Result<Vec<T>, CheckDataError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CheckDataError::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -127,11 +129,13 @@ pub(crate) fn read_jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Result<
         if line.trim().is_empty() {
             continue;
         }
-        out.push(serde_json::from_str(line).map_err(|e| DataError::Record {
-            path: path.to_path_buf(),
-            line: i + 1,
-            message: e.to_string(),
-        })?);
+        out.push(
+            serde_json::from_str(line).map_err(|e| CheckDataError::Record {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: e.to_string(),
+            })?,
+        );
     }
     Ok(out)
 }

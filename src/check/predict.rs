@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::cfg_text;
 use super::exec::Prepared;
 use super::{
-    block_label, BlockStep, CheckError, CheckOptions, CheckReport, ErrorClass, Mode, Program,
+    block_label, BlockStep, CheckError, CheckOptions, CheckReport, Mode, Program, RuntimeErrorKind,
     Source, VarState,
 };
 use crate::generate::model::{ChatModel, ChatRequest, JsonSchema, Message, Usage};
@@ -48,7 +48,7 @@ pub struct Predicted {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub error: bool,
-    pub class: Option<ErrorClass>,
+    pub class: Option<RuntimeErrorKind>,
     pub line: Option<u32>,
     pub message: String,
 }
@@ -102,7 +102,7 @@ pub fn reply_schema(program: &Program, start: (usize, usize)) -> Value {
         }
     }
     let mut classes: Vec<&str> = vec!["none"];
-    classes.extend(ErrorClass::ALL.iter().map(|c| c.name()));
+    classes.extend(RuntimeErrorKind::ALL.iter().map(|c| c.name()));
     let mut lines: Vec<u32> = vec![0];
     for scope in &cfg.scopes {
         for block in scope.graph.node_weights() {
@@ -261,12 +261,12 @@ pub fn parse_reply(program: &Program, reply: &str) -> Predicted {
         let class = v
             .get("error_class")
             .and_then(Value::as_str)
-            .and_then(ErrorClass::from_name);
+            .and_then(RuntimeErrorKind::from_name);
         if let Some(error) = error {
             out.verdict = Some(Verdict {
                 error,
                 class: if error {
-                    class.or(Some(ErrorClass::Other))
+                    class.or(Some(RuntimeErrorKind::Other))
                 } else {
                     None
                 },
@@ -467,7 +467,7 @@ mod tests {
             Usage::default(),
         );
         assert!(r.is_error);
-        assert_eq!(r.error_class, Some(ErrorClass::TypeError));
+        assert_eq!(r.error_class, Some(RuntimeErrorKind::TypeError));
         assert_eq!((r.line, r.block.as_deref()), (Some(3), Some("B0")));
         assert_eq!(r.line_trace(), [1, 2, 3]);
         let state: Vec<(&str, &str)> = r.block_trace[0]

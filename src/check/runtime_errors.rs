@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::orca::DataError;
+use super::orca::CheckDataError;
 
 /// The label of a clean run.
 pub const NO_ERROR: &str = "No error";
@@ -52,7 +52,7 @@ pub fn path(data_dir: &Path) -> PathBuf {
         .join("pre_codenet_1pct_test_valid.jsonl")
 }
 
-pub fn load(path: &Path) -> Result<Vec<PreRecord>, DataError> {
+pub fn load(path: &Path) -> Result<Vec<PreRecord>, CheckDataError> {
     crate::check::orca::read_jsonl(path)
 }
 

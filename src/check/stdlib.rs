@@ -1,4 +1,4 @@
-//! Imports a snippet left out, found by name: each free name ([`crate::check::names`]) is matched
+//! Imports a snippet left out, found by name: each free name ([`crate::python::names::free`]) is matched
 //! against the standard library as the sandbox's CPython has it (`stdlib_names.txt`, written by
 //! `scripts/stdlib_names.py`), and the matches become a prelude run before the snippet.
 //!
@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::names::FreeName;
 use super::stdlib_table::{table, Stdlib};
+use crate::python::names::free::FreeName;
 
 /// One import added for a free name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -194,9 +194,7 @@ mod tests {
             text,
             "try:\n    from math import gcd\nexcept ImportError:\n    pass\n"
         );
-        assert!(
-            super::super::stdlib_table::builtins().contains("print")
-                && super::super::stdlib_table::builtins().contains("__file__")
-        );
+        let builtins = crate::python::builtins::builtin_set();
+        assert!(builtins.contains("print") && builtins.contains("__file__"));
     }
 }

@@ -1,5 +1,6 @@
 //! The standard library as the sandbox's CPython has it (`stdlib_names.txt`, written by
-//! `scripts/stdlib_names.py`): its modules, the attributes of the listed ones, and the builtins.
+//! `scripts/stdlib_names.py`): its modules and the attributes of the listed ones. (Its
+//! `@builtins` line is the list in [`crate::python::builtins`].)
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -11,7 +12,6 @@ pub(super) struct Stdlib {
     pub listed: Vec<(String, HashSet<String>)>,
     /// Every top-level standard-library module (importable by name).
     pub modules: HashSet<String>,
-    pub builtins: HashSet<String>,
 }
 
 pub(super) fn table() -> &'static Stdlib {
@@ -20,7 +20,6 @@ pub(super) fn table() -> &'static Stdlib {
         let mut lib = Stdlib {
             listed: Vec::new(),
             modules: HashSet::new(),
-            builtins: HashSet::new(),
         };
         for line in TABLE.lines() {
             let Some((head, rest)) = line.split_once(':') else {
@@ -30,18 +29,10 @@ pub(super) fn table() -> &'static Stdlib {
             match head.trim() {
                 h if h.starts_with('#') => {}
                 "@modules" => lib.modules.extend(names),
-                "@builtins" => lib.builtins.extend(names),
+                "@builtins" => {}
                 module => lib.listed.push((module.to_string(), names.collect())),
             }
         }
-        // Module globals every program has, though they are not in `builtins`.
-        lib.builtins
-            .extend(["__file__", "__name__", "__builtins__"].map(str::to_string));
         lib
     })
-}
-
-/// Names every Python program can use without defining them.
-pub fn builtins() -> &'static HashSet<String> {
-    &table().builtins
 }

@@ -5,10 +5,10 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::args::values::{Format, Subset};
+use super::args::values::Format;
 use super::output::{self, CliError, ExitStatus};
+use super::settings::ExecSettings;
 use super::settings::ModelSettings;
-use super::settings::{EvalExecSettings, ExecSettings};
 use crate::exec::{make_runnable, ExecError, ExecOptions, ExecReport, Snippet, MAX_SNIPPET_BYTES};
 use crate::generate::model::SharedModel;
 use crate::generate::prompts::Prompts;
@@ -60,7 +60,10 @@ pub fn run(s: &ExecSettings) -> Result<ExitStatus, CliError> {
 }
 
 /// The model the search asks; with `--no-model` none is loaded.
-fn search_model(models: &ModelSettings, options: &ExecOptions) -> Result<SharedModel, CliError> {
+pub(super) fn search_model(
+    models: &ModelSettings,
+    options: &ExecOptions,
+) -> Result<SharedModel, CliError> {
     if !options.use_model {
         return Ok(std::sync::Arc::new(crate::exec::NoModel));
     }
@@ -118,122 +121,6 @@ pub fn read_snippet(path: &Path) -> Result<Snippet, CliError> {
         (path.display().to_string(), bytes)
     };
     Ok(Snippet::from_bytes(name, &bytes)?)
-}
-
-pub fn eval(s: &EvalExecSettings) -> Result<ExitStatus, CliError> {
-    use crate::eval::exec::RecordStatus;
-    use crate::eval::exec::{append_result, load_records, load_results, run_record, summary};
-
-    let options = &s.options;
-    let out = &s.out;
-    let bad_data = |e: crate::eval::exec::DataError| {
-        CliError::bad_input(
-            e.to_string(),
-            "pass the Treefix sample with --data FILE, or its folder's parent with --data-dir \
-             (e.g. --data-dir ../shared/datasets)",
-        )
-    };
-    let done = load_results(out).map_err(bad_data)?;
-    if s.summary_only {
-        output::print(&summary(&done));
-        return Ok(ExitStatus::Success);
-    }
-    let Some(data) = &s.data else {
-        return Err(CliError::bad_input(
-            "no data: pass --data FILE or --data-dir DIR",
-            "e.g. --data-dir ../shared/datasets (or set LDB_DATA_DIR)",
-        ));
-    };
-    let records = load_records(data).map_err(bad_data)?;
-    let finished: std::collections::HashSet<&str> = done
-        .iter()
-        .filter(|r| !(s.retry_errors && r.status == RecordStatus::Error))
-        .map(|r| r.id.as_str())
-        .collect();
-    let todo: Vec<&crate::eval::exec::Record> = records
-        .iter()
-        .filter(|r| match s.subset {
-            Subset::All => true,
-            Subset::So => r.subset() == "so",
-            Subset::Functions => r.subset() == "functions",
-        })
-        .filter(|r| s.ids.is_empty() || s.ids.contains(&r.id))
-        // Treefix scored these; the rest are the README's negative cases (not Python 3) and
-        // records without Treefix's instrumented file.
-        .filter(|r| r.scorable() || Snippet::new(r.id.clone(), r.code.clone()).is_err())
-        .filter(|r| !finished.contains(r.id.as_str()))
-        .take(s.limit.unwrap_or(usize::MAX))
-        .collect();
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            CliError::bad_input(
-                format!("cannot create {}: {e}", dir.display()),
-                "pass a writable --out path",
-            )
-        })?;
-    }
-    if !s.quiet {
-        eprintln!(
-            "eval exec: {} records to run, {} already in {}",
-            todo.len(),
-            done.len(),
-            out.display()
-        );
-    }
-    if !todo.is_empty() {
-        let runner = s.sandbox.runner()?;
-        let prompts = &s.prompts;
-        let generator = search_model(&s.models, options)?;
-        let runtime = crate::cli::runtime()?;
-        let quiet = s.quiet;
-        for (i, record) in todo.iter().enumerate() {
-            let id = record.id.clone();
-            let progress = move |line: String| {
-                if !quiet {
-                    eprintln!("  {id}: {line}");
-                }
-            };
-            let result = runtime.block_on(run_record(
-                record,
-                &*generator,
-                &runner,
-                prompts,
-                options,
-                &progress,
-            ));
-            if !s.quiet {
-                let figures = result.ldb.as_ref().map_or_else(
-                    || result.detail.clone().unwrap_or_default(),
-                    |m| {
-                        format!(
-                            "set {:.1}% best {:.1}% as-is {:.1}% ({} calls, {:.0} s)",
-                            m.set * 100.0,
-                            m.best * 100.0,
-                            m.as_is * 100.0,
-                            result.model_calls,
-                            result.elapsed_ms as f64 / 1000.0
-                        )
-                    },
-                );
-                eprintln!(
-                    "[{}/{}] {} {:?}: {figures}",
-                    i + 1,
-                    todo.len(),
-                    record.id,
-                    result.status
-                );
-            }
-            append_result(out, &result).map_err(|e| {
-                CliError::bad_input(
-                    format!("cannot write {}: {e}", out.display()),
-                    "pass a writable --out path",
-                )
-            })?;
-        }
-    }
-    let all = load_results(out).map_err(bad_data)?;
-    output::print(&summary(&all));
-    Ok(ExitStatus::Success)
 }
 
 /// The test a snippet gets when the user gives none: it must run to its end.

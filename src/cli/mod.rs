@@ -8,10 +8,7 @@
 pub mod args;
 mod cfg_cmd;
 mod check_cmd;
-mod check_eval_cmd;
-mod eval_cmd;
-mod eval_progress;
-mod eval_report_cmd;
+mod eval;
 mod exec_cmd;
 mod file_task;
 mod fix_cmd;
@@ -58,11 +55,11 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Settings::ModelPull(s) => model_cmd::pull(&s),
         Settings::ModelList(s) => model_cmd::list(&s),
         Settings::Serve(s) => serve_cmd::run(*s),
-        Settings::Eval(s) => eval_cmd::run(*s),
-        Settings::EvalReport(s) => eval_report_cmd::report(&s),
-        Settings::EvalMerge(s) => eval_cmd::merge(&s),
-        Settings::EvalExec(s) => exec_cmd::eval(&s),
-        Settings::EvalCheck(s) => check_eval_cmd::run(&s),
+        Settings::Eval(s) => eval::fix::run(*s),
+        Settings::EvalReport(s) => eval::report::report(&s),
+        Settings::EvalMerge(s) => eval::fix::merge(&s),
+        Settings::EvalExec(s) => eval::exec::run(&s),
+        Settings::EvalCheck(s) => eval::check::run(&s),
         Settings::Exec(s) => exec_cmd::run(&s),
         Settings::Check(s) => check_cmd::run(*s),
         Settings::Schema => {

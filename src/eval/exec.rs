@@ -89,7 +89,7 @@ impl Record {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum DataError {
+pub enum TreefixDataError {
     #[error("cannot read {path}: {source}")]
     Read {
         path: String,
@@ -104,8 +104,8 @@ pub enum DataError {
 }
 
 /// Read `treefix_sample.jsonl`.
-pub fn load_records(path: &Path) -> Result<Vec<Record>, DataError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DataError::Read {
+pub fn load_records(path: &Path) -> Result<Vec<Record>, TreefixDataError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TreefixDataError::Read {
         path: path.display().to_string(),
         source,
     })?;
@@ -113,7 +113,7 @@ pub fn load_records(path: &Path) -> Result<Vec<Record>, DataError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| DataError::Record {
+            serde_json::from_str(l).map_err(|e| TreefixDataError::Record {
                 path: path.display().to_string(),
                 line: i + 1,
                 message: e.to_string(),
@@ -368,12 +368,12 @@ pub async fn run_record(
 }
 
 /// Results already in `path` (a rerun skips them).
-pub fn load_results(path: &Path) -> Result<Vec<RecordResult>, DataError> {
+pub fn load_results(path: &Path) -> Result<Vec<RecordResult>, TreefixDataError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(DataError::Read {
+            return Err(TreefixDataError::Read {
                 path: path.display().to_string(),
                 source,
             })
@@ -383,7 +383,7 @@ pub fn load_results(path: &Path) -> Result<Vec<RecordResult>, DataError> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| DataError::Record {
+            serde_json::from_str(l).map_err(|e| TreefixDataError::Record {
                 path: path.display().to_string(),
                 line: i + 1,
                 message: e.to_string(),

@@ -16,7 +16,6 @@
 
 pub mod coverage;
 
-pub mod names;
 pub mod prefix;
 pub mod report;
 pub mod search;
@@ -29,8 +28,8 @@ use crate::python::source::SourceFile;
 use crate::run::sandbox::SandboxError;
 use crate::run::Runner;
 
+pub use crate::python::names::undefined::{undefined_names, Undefined};
 pub use coverage::{Ending, Execution, LineStatus, Statements};
-pub use names::{undefined_names, Undefined};
 pub use prefix::Prefix;
 pub use report::ExecReport;
 pub use search::Stop;

@@ -142,7 +142,7 @@ fn dependency_order(mut keyed: Vec<(&String, String)>) -> Vec<String> {
     let needs: Vec<Vec<String>> = keyed
         .iter()
         .map(|(_, code)| {
-            crate::exec::names::undefined_names(&SourceFile::new(code.clone()))
+            crate::python::names::undefined::undefined_names(&SourceFile::new(code.clone()))
                 .map(|u| u.name_list())
                 .unwrap_or_default()
         })

@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use super::coverage::short_ending;
 use super::coverage::{statement_status, CoverageFigure, Ending, Execution, LineStatus};
-use super::names::Undefined;
 use super::search::{Searched, Stop};
 use super::tree::{Node, Step, Tree};
 use super::Snippet;
+use crate::python::names::undefined::Undefined;
 use crate::repair::record::CallRecord;
 
 /// Everything `ldb exec` found.

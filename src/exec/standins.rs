@@ -31,8 +31,8 @@
 //! the snippet runs in a stand-in package, so a relative import (`from .helpers import f`, a
 //! module of the snippet's own project, which nothing installs) gives a stand-in module.
 
-use super::names::Undefined;
 use super::prefix::Prefix;
+use crate::python::names::undefined::Undefined;
 
 const ANY: &str = include_str!("any.py");
 

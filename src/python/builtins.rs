@@ -1,4 +1,8 @@
-//! The names Python defines in every module (CPython 3.11's `builtins`).
+//! The names Python defines in every module (CPython 3.11's `builtins`): the one list both name
+//! analyses ([`crate::python::names`]) and `ldb check` use.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
 
 /// Python 3.11's builtins (`dir(builtins)`), plus the module attributes every script has.
 pub const BUILTINS: &[&str] = &[
@@ -162,3 +166,9 @@ pub const BUILTINS: &[&str] = &[
     "vars",
     "zip",
 ];
+
+/// [`BUILTINS`] as a set, for lookups.
+pub fn builtin_set() -> &'static HashSet<&'static str> {
+    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| BUILTINS.iter().copied().collect())
+}

@@ -11,6 +11,7 @@ mod cfg_render;
 pub mod edits;
 mod headers;
 pub mod mutate;
+pub mod names;
 pub mod normalize;
 pub mod self_tests;
 pub mod source;

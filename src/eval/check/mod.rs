@@ -18,7 +18,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::check::hybrid::{self, Started};
-use crate::check::orca::{DataError, OrcaInstance, OrcaSet};
+use crate::check::orca::{CheckDataError, OrcaInstance, OrcaSet};
 use crate::check::runtime_errors::PreRecord;
 use crate::check::{exec, predict, CheckError, CheckOptions, CheckReport, Mode, Program};
 use crate::generate::model::ChatModel;
@@ -57,7 +57,7 @@ impl CheckDataset {
 #[derive(Debug, thiserror::Error)]
 pub enum EvalCheckError {
     #[error(transparent)]
-    Data(#[from] DataError),
+    Data(#[from] CheckDataError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

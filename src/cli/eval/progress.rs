@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-pub use super::args::values::ProgressMode;
+pub use crate::cli::args::values::ProgressMode;
 
 use crate::eval::fix::report;
 use crate::eval::fix::run::{EvalEvent, EvalProgress, Tally};

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::output::{self, CliError, ExitStatus};
-use super::settings::EvalReportSettings;
+use crate::cli::output::{self, CliError, ExitStatus};
+use crate::cli::settings::EvalReportSettings;
 use crate::eval::fix::published::{self, Published};
 use crate::eval::fix::report::{self, load_results, Summary};
 

@@ -4,9 +4,9 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use super::output::{self, CliError, ExitStatus};
-use super::settings::EvalCheckSettings;
 use crate::check::{orca, runtime_errors, Mode};
+use crate::cli::output::{self, CliError, ExitStatus};
+use crate::cli::settings::EvalCheckSettings;
 use crate::eval::check::{
     self, orca_items, pre_items, read_records, render_orca, render_pre, score_orca, score_pre,
     select_orca, CheckDataset, EvalCheckError, RunConfig,

@@ -1,5 +1,5 @@
 //! `ldb eval`: run strategies over a benchmark and score them on hidden tests (`ldb eval report`
-//! is in `eval_report_cmd`, `ldb eval merge` here, `ldb eval check` in `check_eval_cmd`).
+//! is in `report`, `ldb eval merge` here, `ldb eval check` in `check`).
 //!
 //! A run writes into one directory (default `results/<dataset>-<seeds>-<model>`): `seeds.jsonl`,
 //! one `<strategy>.jsonl` per strategy, and at the end `summary.md`, `pass_at_iteration.svg` and
@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::eval_progress::EvalBar;
-use super::eval_report_cmd::write_file;
-use super::output::{self, CliError, ExitStatus};
-use super::settings::{EvalSettings, MergeSettings};
+use crate::cli::eval::progress::EvalBar;
+use crate::cli::eval::report::write_file;
+use crate::cli::output::{self, CliError, ExitStatus};
+use crate::cli::settings::{EvalSettings, MergeSettings};
 use crate::eval::fix::datasets::{load_dataset, load_dataset_strict};
 use crate::eval::fix::report::{self, load_results, Summary};
 use crate::eval::fix::run::{
@@ -244,12 +244,15 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
         );
     }
     match outcome.and_then(|o| o.stopped) {
-        None => Ok(super::test_cmd::with_skipped(ExitStatus::Success, skipped)),
+        None => Ok(crate::cli::test_cmd::with_skipped(
+            ExitStatus::Success,
+            skipped,
+        )),
         Some(e) => {
             let e = CliError::from(e);
             e.report();
             eprintln!("hint: the results so far are saved; run the same command again to resume");
-            Ok(super::test_cmd::with_skipped(e.status, skipped))
+            Ok(crate::cli::test_cmd::with_skipped(e.status, skipped))
         }
     }
 }

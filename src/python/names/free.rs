@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustpython_parser::ast::{self, Constant, Expr, Ranged, Stmt};
 
-use super::stdlib_table as stdlib;
+use crate::python::builtins::builtin_set;
 use crate::python::source::SourceFile;
 
 /// A name loaded somewhere and bound nowhere (and not a builtin).
@@ -65,7 +65,7 @@ pub fn analyse(src: &SourceFile, suite: &[Stmt]) -> NameFacts {
         stdin_aliases: BTreeSet::new(),
     };
     w.body(suite);
-    let builtins = stdlib::builtins();
+    let builtins = builtin_set();
     let free = w
         .order
         .iter()

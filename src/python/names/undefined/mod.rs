@@ -11,7 +11,7 @@
 //! For each undefined name the attributes and methods the snippet reads from it are listed as
 //! well (`self.mode`, `node.children`, `p.init()`), which is what a prefix has to provide.
 //!
-//! Parts: `statements` and `expressions` (the walk), `crate::python::builtins` (the names every module has).
+//! Parts: `statements` and `expressions` (the walk), [`crate::python::builtins`] (the names every module has).
 
 mod expressions;
 mod statements;
