@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 type Module = Vec<String>;
+/// Module → the modules it names.
+type Graph = BTreeMap<Module, BTreeSet<Module>>;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read src").flatten() {
@@ -65,10 +67,7 @@ fn names_after<'a>(code: &'a str, prefix: &str) -> Vec<(&'a str, Option<&'a str>
 
 /// Each module's dependencies lifted to the pair of sibling modules they run between (`a::x`
 /// naming `b::y` is the arrow `a -> b`), with a file that shows each arrow.
-fn sibling_graph() -> (
-    BTreeMap<Module, BTreeSet<Module>>,
-    BTreeMap<(Module, Module), Module>,
-) {
+fn sibling_graph() -> (Graph, BTreeMap<(Module, Module), Module>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
@@ -108,7 +107,7 @@ fn sibling_graph() -> (
         deps.insert(module.clone(), named);
     }
     // Lift each dependency to the pair of siblings it runs between.
-    let mut graph: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    let mut graph: Graph = BTreeMap::new();
     let mut why: BTreeMap<(Module, Module), Module> = BTreeMap::new();
     for (a, targets) in &deps {
         for b in targets {
