@@ -7,21 +7,16 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use ldb::runner::{Runner, TestInput, TestStatus};
 use ldb::sandbox::{Limits, Sandbox};
 
 fn ldb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
+    common::ldb()
         .args(args)
         .current_dir(cwd)
-        .env_remove("LDB_DATA_DIR")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .stdin(Stdio::null())
         .output()
         .expect("run ldb")
 }

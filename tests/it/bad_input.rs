@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use ldb::model::config::ModelConfig;
 use ldb::model::openai::OpenAiModel;
@@ -27,14 +27,9 @@ async fn endpoint() -> MockServer {
 }
 
 fn ldb(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
+    common::ldb()
         .args(args)
         .current_dir(cwd)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .env_remove("LDB_DATA_DIR")
-        .stdin(Stdio::null())
         .output()
         .expect("run ldb")
 }
@@ -250,14 +245,9 @@ fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
 /// `ldb` with `args` in `dir`, killed if it has not ended within a minute (a FIFO read would
 /// block for ever).
 fn ldb_bounded(args: &[&str], dir: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let mut child = common::ldb()
         .args(args)
         .current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .env_remove("LDB_DATA_DIR")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -2,10 +2,9 @@
 //! for predictions), bad input through the binary, and `ldb eval check` end to end: the stored
 //! ORCA / B1 / B2 predictions re-scored as the dataset's README reports them.
 
-use crate::common::{self, shared};
+use crate::common::{self, ldb, shared};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use ldb::check::eval::{score_stored, select_orca};
@@ -381,10 +380,6 @@ fn a_predict_prompt_for_an_unscripted_backend_still_parses_a_flat_trace() {
     );
 }
 
-fn ldb() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
-}
-
 #[test]
 fn bad_input_gets_a_clear_error_naming_the_file_and_a_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -711,10 +706,6 @@ fn predict_with_the_embedded_model_walks_only_real_cfg_paths() {
         ])
         .arg(&config)
         .arg(repo("examples/check/crash.py"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_MODEL")
-        .env_remove("LDB_CONFIG")
         .output()
         .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);

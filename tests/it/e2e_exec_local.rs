@@ -4,10 +4,11 @@
 //! assert what does not depend on the model's skill.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use ldb::local::catalog;
 use ldb::python::{parse_module, SourceFile};
+
+use crate::common::ldb;
 
 const MODEL: &str = "qwen2.5-coder-0.5b";
 
@@ -15,14 +16,6 @@ fn require_model() {
     let spec = catalog::find(MODEL).expect("catalogue entry");
     catalog::verified_path(&spec, &catalog::models_dir())
         .expect("the 0.5B model is installed: run `ldb model pull qwen2.5-coder-0.5b`");
-}
-
-fn ldb() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG");
-    cmd
 }
 
 const MODEL_ARGS: [&str; 3] = ["--model", MODEL, "--no-cache"];
@@ -41,7 +34,7 @@ fn exec_searches_prefixes_with_the_embedded_model() {
     let mut code = std::fs::read_to_string(example()).expect("example");
     code.push_str("if len(readings) > 3:\n    print('a long series')\n");
     std::fs::write(&snippet, code).expect("write snippet");
-    let output = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let output = ldb()
         .args(["exec", &snippet.display().to_string()])
         .args([
             "--model",
@@ -54,8 +47,6 @@ fn exec_searches_prefixes_with_the_embedded_model() {
             "--format",
             "json",
         ])
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
         .output()
         .expect("run ldb exec");
     let stderr = String::from_utf8_lossy(&output.stderr);

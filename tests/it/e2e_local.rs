@@ -10,20 +10,14 @@ use ldb::local::catalog;
 use ldb::local::llama::{LocalModel, LocalOptions};
 use ldb::model::{ChatModel, ChatRequest, Message};
 
+use crate::common::ldb;
+
 const MODEL: &str = "qwen2.5-coder-0.5b";
 
 fn model_path() -> PathBuf {
     let spec = catalog::find(MODEL).expect("catalogue entry");
     catalog::verified_path(&spec, &catalog::models_dir())
         .expect("the 0.5B model is installed: run `ldb model pull qwen2.5-coder-0.5b`")
-}
-
-fn ldb() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));
-    cmd.env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG");
-    cmd
 }
 
 #[test]
@@ -545,7 +539,6 @@ fn fix_write_repairs_a_function_of_a_pytest_project_with_the_embedded_model() {
     let original = std::fs::read_to_string(&module).expect("module");
     let output = ldb()
         .current_dir(&root)
-        .env_remove("VIRTUAL_ENV")
         .args([
             "fix",
             "src/ranking/stats.py::second_largest",
@@ -579,7 +572,6 @@ fn fix_write_repairs_a_function_of_a_pytest_project_with_the_embedded_model() {
             assert_eq!(&written[..mean_end], &original[..mean_end]);
             let check = ldb()
                 .current_dir(&root)
-                .env_remove("VIRTUAL_ENV")
                 .args([
                     "test",
                     "src/ranking/stats.py::second_largest",

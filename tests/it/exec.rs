@@ -581,7 +581,7 @@ fn the_command_refuses_bad_input_with_a_hint() {
     for (name, bytes, message) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).expect("write");
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        let out = common::ldb()
             .args([
                 "exec",
                 &path.display().to_string(),
@@ -700,11 +700,8 @@ print(f\"fastest change: {rate:.2f} per second\")
             ]
             .map(String::from),
         );
-        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        let output = tokio::process::Command::from(crate::common::ldb())
             .args(&all)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("LDB_CONFIG")
             .output()
             .await
             .expect("run ldb");
@@ -896,7 +893,7 @@ fn trace_runs_a_prefix_before_the_snippet() {
     let prefix = dir.path().join("prefix.py");
     std::fs::write(&snippet, DELTAS).expect("write");
     std::fs::write(&prefix, "# set-up\nreadings = [1, 4, 9]\ninterval = 0\n").expect("write");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let out = common::ldb()
         .args(["trace", &snippet.display().to_string()])
         .args(["--prefix", &prefix.display().to_string()])
         .output()

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::common;
+
 const PROG: &str = "def running_max(xs):\n    \"\"\"Return a list whose i-th element is the largest of xs[0], ..., xs[i].\"\"\"\n    out = []\n    best = 0\n    for x in xs:\n        best = max(best, x)\n        out.append(best)\n    return out\n";
 const FIXED: &str = "def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n    return out\n";
 const TESTS: &str = "import prog\nfrom prog import running_max\n\n\ndef test_rising():\n    assert running_max([1, 3, 2, 5]) == [1, 3, 3, 5]\n\n\ndef test_negative():\n    assert running_max([-3, -1, -2]) == [-3, -1, -1]\n\n\ndef test_empty():\n    assert prog.running_max([]) == []\n";
@@ -22,12 +24,9 @@ fn fixed_in_prog() -> String {
 }
 
 fn ldb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
+    common::ldb()
         .args(args)
         .current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
         .output()
         .expect("run ldb")
 }
@@ -278,12 +277,9 @@ async fn fix_with(dir: &Path, extra: &[&str], run: Run<'_>) -> Output {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_ldb"))
+        common::ldb()
             .args(&args)
             .current_dir(&dir)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("LDB_CONFIG")
             .envs(env)
             .output()
             .expect("run ldb")

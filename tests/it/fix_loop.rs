@@ -85,11 +85,8 @@ async fn run_fix_on(task: &Path, replies: Vec<ResponseTemplate>, extra: &[&str])
     if !extra.contains(&"--max-iters") {
         args.extend(["--max-iters".to_string(), "3".to_string()]);
     }
-    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let output = tokio::process::Command::from(common::ldb())
         .args(&args)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
         .output()
         .await
         .expect("run ldb");

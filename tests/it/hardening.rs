@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use ldb::runner::{Runner, TestInput, TestOutcome, TestStatus};
@@ -149,11 +149,10 @@ def many():
 /// its run dir exists.
 fn start_sleeping_run(tmp: &Path, fresh: bool) -> std::process::Child {
     std::fs::write(tmp.join("prog.py"), "def f():\n    return 1\n").expect("program");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldb"));
+    let mut cmd = common::ldb();
     cmd.args(["test", "prog.py", "--test", "import time\ntime.sleep(60)"])
         .current_dir(tmp)
         .env("TMPDIR", tmp)
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     if fresh {
@@ -206,11 +205,10 @@ fn a_killed_ldb_leaves_no_run_dir_behind() {
     ldb.wait().expect("reap");
     std::thread::sleep(Duration::from_millis(300));
     let stale = run_dirs(tmp.path());
-    let next = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let next = common::ldb()
         .args(["test", "prog.py", "--test", "assert f() == 1"])
         .current_dir(tmp.path())
         .env("TMPDIR", tmp.path())
-        .stdin(Stdio::null())
         .output()
         .expect("run ldb test");
     assert!(

@@ -182,7 +182,7 @@ fn an_unprivileged_run_tests_the_program_or_says_it_cannot() {
         .expect("chmod");
     assert!(status.success());
     let fixed_path = dir.path().join("fixed.py").display().to_string();
-    let out = Command::new("/usr/bin/setpriv")
+    let out = common::scrub(&mut Command::new("/usr/bin/setpriv"))
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(env!("CARGO_BIN_EXE_ldb"))
         .args([
@@ -195,7 +195,6 @@ fn an_unprivileged_run_tests_the_program_or_says_it_cannot() {
         ])
         .current_dir(&root)
         .env("HOME", dir.path())
-        .env_remove("VIRTUAL_ENV")
         .output()
         .expect("run ldb as nobody");
     let (stdout, stderr) = text(&out);

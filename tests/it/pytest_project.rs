@@ -6,8 +6,9 @@
 //! user's tree is never written. The errors and environments are in `pytest_errors.rs`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common;
 use crate::common::project::{ldb, project, snapshot, text, TARGET};
 
 use wiremock::matchers::{method, path};
@@ -247,13 +248,9 @@ async fn fix(root: &Path, extra: &[&str], program: &str) -> (Output, Vec<String>
     args.extend(extra.iter().map(|s| s.to_string()));
     let dir = root.to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_ldb"))
+        common::ldb()
             .args(&args)
             .current_dir(&dir)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("LDB_CONFIG")
-            .env_remove("VIRTUAL_ENV")
             .output()
             .expect("run ldb")
     })

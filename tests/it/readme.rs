@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -128,14 +130,10 @@ fn every_readme_command_is_run_as_written_by_a_script_or_a_test() {
 /// --no-model`) with this build's `ldb`.
 #[test]
 fn the_readme_commands_that_need_no_model_run() {
-    let out = Command::new("bash")
+    let out = common::scrub(&mut Command::new("bash"))
         .arg(root().join("scripts/walkthrough.sh"))
         .arg("--no-model")
         .env("LDB", env!("CARGO_BIN_EXE_ldb"))
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("LDB_MODEL")
-        .env_remove("LDB_CONFIG")
         .output()
         .unwrap();
     assert!(

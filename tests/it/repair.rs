@@ -389,7 +389,7 @@ async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
 #[test]
 fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let out = common::ldb()
         .args(["locate", "--json"])
         .arg(&example)
         .output()
@@ -416,7 +416,7 @@ fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
         "def f(xs):\n    n = len(xs)\n    return xs[0] + n\n",
     )
     .expect("p.py");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let out = common::ldb()
         .args(["locate", "p.py", "--test", "assert f([]) == 0"])
         .current_dir(dir.path())
         .output()

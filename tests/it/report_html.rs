@@ -3,10 +3,11 @@
 //! wrong block marked, and the diff.
 
 use std::path::Path;
-use std::process::Command;
 
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+use crate::common;
 
 const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
 const VERDICTS: &str = r#"{"verdicts": [{"block": "BLOCK-0", "correct": true, "explanation": "total starts at 0"}, {"block": "BLOCK-1", "correct": false, "explanation": "range(1, len(xs)) skips the first element <xs[0]>"}]}"#;
@@ -47,7 +48,7 @@ async fn a_fix_report_renders_rounds_verdicts_and_the_diff() {
     let base = format!("{}/v1", server.uri());
     let (report2, html2, config2) = (report.clone(), html.clone(), config.clone());
     let (fix, render) = tokio::task::spawn_blocking(move || {
-        let fix = Command::new(env!("CARGO_BIN_EXE_ldb"))
+        let fix = common::ldb()
             .arg("fix")
             .arg(&task)
             .args([
@@ -63,12 +64,9 @@ async fn a_fix_report_renders_rounds_verdicts_and_the_diff() {
             .arg(&config2)
             .arg("--report")
             .arg(&report2)
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("LDB_CONFIG")
             .output()
             .expect("ldb fix");
-        let render = Command::new(env!("CARGO_BIN_EXE_ldb"))
+        let render = common::ldb()
             .arg("report")
             .arg(&report2)
             .arg("--html")
@@ -128,7 +126,7 @@ async fn a_fix_report_renders_rounds_verdicts_and_the_diff() {
     assert!(!page.contains("<script"), "self-contained and inert");
 
     // Not a fix report: the error names the file and the command that writes one.
-    let out = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let out = common::ldb()
         .arg("report")
         .arg(&config)
         .arg("--html")

@@ -6,11 +6,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::common;
 
 struct Served {
     child: Child,
@@ -46,7 +48,7 @@ fn start_with(upstream: &MockServer, extra: &[&str]) -> Served {
     let dir = std::env::temp_dir();
     let config = dir.join(format!("ldb-serve-test-{}.toml", std::process::id()));
     std::fs::write(&config, "").expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let mut child = common::ldb()
         .args([
             "serve",
             "--port",
@@ -60,9 +62,6 @@ fn start_with(upstream: &MockServer, extra: &[&str]) -> Served {
         .arg("--config")
         .arg(&config)
         .args(extra)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

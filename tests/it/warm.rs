@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use ldb::sandbox::{Limits, RunOutput, RunSpec, Sandbox, Termination, TestSpec, WorkerStatus};
 
+use crate::common;
+
 fn sandbox(wall: Duration) -> Sandbox {
     Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default().with_wall(wall))
 }
@@ -168,7 +170,7 @@ fn scoring_runs_go_warm_and_still_split_the_program_off() {
 fn ldb_test_gives_the_same_results_with_fresh_workers() {
     let task = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sum_evens/task.json");
     let run = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+        let out = common::ldb()
             .arg("test")
             .arg(task)
             .args(extra)
@@ -229,7 +231,7 @@ fn the_runs_of_a_killed_ldb_end_with_it() {
             "visible_tests": ["assert f() == 1"]}"#,
     )
     .unwrap();
-    let mut ldb = std::process::Command::new(env!("CARGO_BIN_EXE_ldb"))
+    let mut ldb = common::ldb()
         .args(["test", "--timeout", "120"])
         .arg(&task)
         .stdout(std::process::Stdio::null())

@@ -1,11 +1,11 @@
-//! What integration tests share: the benchmark data beside the repository, a sandboxed runner of
-//! this build's `ldb`, and the body of an OpenAI chat completion for fake endpoints. Each test
-//! binary uses a part of it.
-#![allow(dead_code)]
+//! What integration tests share: the benchmark data beside the repository, this build's `ldb`
+//! with a clean environment, a sandboxed runner of it, and the body of an OpenAI chat completion
+//! for fake endpoints.
 
 pub mod project;
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ldb::runner::Runner;
@@ -22,6 +22,40 @@ pub fn shared() -> PathBuf {
         dir.display()
     );
     dir
+}
+
+/// What a developer's shell may set that changes what `ldb` does: an endpoint, a key, a config
+/// file, a default model, a data dir, a virtualenv, a fault to inject. A test that needs one sets
+/// it on the command. Where models are kept and fetched from (`LDB_MODELS_DIR`, `LDB_PYPI_URL`)
+/// stays: the end-to-end tests use the model the developer pulled.
+const SCRUBBED: [&str; 7] = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "LDB_CONFIG",
+    "LDB_MODEL",
+    "LDB_DATA_DIR",
+    "VIRTUAL_ENV",
+    "LDB_FAULT",
+];
+
+/// `cmd` without the variables of [`SCRUBBED`], for it and its children.
+pub fn scrub(cmd: &mut Command) -> &mut Command {
+    for var in SCRUBBED {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+/// This build's `ldb`, scrubbed, its stdin empty (a test never types at the terminal).
+pub fn ldb() -> Command {
+    ldb_at(Path::new(env!("CARGO_BIN_EXE_ldb")))
+}
+
+/// The `ldb` at `exe` (a copy of this build's), as [`ldb`].
+pub fn ldb_at(exe: &Path) -> Command {
+    let mut cmd = Command::new(exe);
+    scrub(&mut cmd).stdin(Stdio::null());
+    cmd
 }
 
 /// A runner whose sandbox re-executes this build's `ldb`, with `wall` as the wall-clock limit.
@@ -51,7 +85,6 @@ pub fn completion(content: &str) -> serde_json::Value {
 /// program runs as an unprivileged user, who cannot enter a private home such as /root: so as
 /// root a world-readable directory under /var/cache, otherwise the target dir's temp dir (or
 /// the home directory when the checkout lives under /tmp).
-#[allow(dead_code)]
 pub fn visible_dir(name: &str) -> std::path::PathBuf {
     let hidden = |p: &std::path::Path| {
         ["/tmp", "/var/tmp", "/dev/shm"]

@@ -2,7 +2,7 @@
 //! a copy of it per test, `ldb` run in it, and a snapshot of its files to show nothing changed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// The node the tests debug: `second_largest` of the project's `ranking.stats`.
 pub const TARGET: &str = "src/ranking/stats.py::second_largest";
@@ -33,13 +33,9 @@ pub fn project() -> (tempfile::TempDir, PathBuf) {
 }
 
 pub fn ldb(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ldb"))
+    super::ldb()
         .args(args)
         .current_dir(dir)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("LDB_CONFIG")
-        .env_remove("VIRTUAL_ENV")
         .envs(env.iter().copied())
         .output()
         .expect("run ldb")
