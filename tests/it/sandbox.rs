@@ -190,10 +190,24 @@ fn output_flood_is_capped() {
 
 #[test]
 fn the_program_sees_no_secret_from_the_parent_environment() {
-    // SAFETY: set before any sandbox run of this test; other tests do not read these variables.
-    unsafe {
-        std::env::set_var("OPENAI_API_KEY", "sk-secret-from-parent");
-        std::env::set_var("LDB_TEST_SECRET", "hunter2");
+    // The secrets are in this process's environment from its start: the test runs itself again
+    // with them. Set here, they would reach every test sharing the process (as under
+    // `cargo test`), and setting the environment with other threads running is unsound.
+    if std::env::var_os("LDB_TEST_SECRET").is_none_or(|v| v != "hunter2") {
+        let name = "sandbox::the_program_sees_no_secret_from_the_parent_environment";
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", name, "--nocapture"])
+            .env("OPENAI_API_KEY", "sk-secret-from-parent")
+            .env("LDB_TEST_SECRET", "hunter2")
+            .output()
+            .expect("run the test with the secrets");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
     }
     let prog = "import os\ndef f():\n    seen = [k for k, v in os.environ.items() if 'secret' in v or 'hunter2' in v]\n    try:\n        seen.append(open('/proc/%d/environ' % os.getppid()).read()[:20])\n    except OSError:\n        pass\n    return seen\n";
     let out = run(prog, "assert f() == []");
