@@ -12,7 +12,7 @@
 //! a model's reply: the program in it, JSON in prose, the debugger's verdicts), [`agent`] (the fix loop,
 //! its strategies and the repair search, and the report), then the tools built on them:
 //! [`eval`], [`check`], [`exec`], [`serve`], and [`cli`]. Every import runs down this list or
-//! within a module; `tests/import_cycles.rs` keeps sibling modules free of loops.
+//! within a module; `tests/it/import_cycles.rs` keeps sibling modules free of loops.
 //!
 //! The embedded model's backend (`local::llama`, llama.cpp) is the cargo feature `local-model`, on
 //! by default; without it the crate builds with no C++ toolchain and talks to endpoints only.

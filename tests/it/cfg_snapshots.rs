@@ -101,7 +101,7 @@ fn every_fixture_is_snapshotted() {
     assert_eq!(
         listed,
         all_fixture_names(),
-        "every fixture program needs an entry in snapshot_tests! (tests/cfg_snapshots.rs)"
+        "every fixture program needs an entry in snapshot_tests! (tests/it/cfg_snapshots.rs)"
     );
 }
 

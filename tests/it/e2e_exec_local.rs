@@ -1,5 +1,5 @@
 //! `ldb exec`, `ldb fix --make-runnable` and `ldb eval exec` with the real embedded model
-//! (Qwen2.5-Coder-0.5B through llama.cpp): the twins of the scripted tests in `tests/exec.rs`.
+//! (Qwen2.5-Coder-0.5B through llama.cpp): the twins of the scripted tests in `exec.rs`.
 //! They need the model file, so they are ignored by default; `scripts/test.sh` runs them. They
 //! assert what does not depend on the model's skill.
 

@@ -145,7 +145,7 @@ fn fix_by_search_is_the_default_and_records_every_candidate() {
     );
 }
 
-/// The real twin of `tests/search.rs`'s `verify_*` tests: a program that already passes its
+/// The real twin of `search.rs`'s `verify_*` tests: a program that already passes its
 /// visible tests is checked against fresh programs the embedded model writes.
 #[test]
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]

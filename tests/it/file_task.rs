@@ -171,7 +171,7 @@ fn importing_a_missing_module_is_a_clear_error() {
 
 #[test]
 fn test_files_ldb_cannot_run_are_refused_with_the_line_and_a_hint() {
-    // Without pytest's help (--no-pytest): auto goes to pytest, see tests/pytest_project.rs.
+    // Without pytest's help (--no-pytest): auto goes to pytest, see pytest_project.rs.
     let dir = project("from prog import running_max\n\ndef test_f(tmp_path):\n    assert running_max([1]) == [1]\n");
     let out = ldb(
         dir.path(),

@@ -78,7 +78,7 @@ async fn run_fix_on(task: &Path, replies: Vec<ResponseTemplate>, extra: &[&str])
         report.display().to_string(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    // These tests pin LDB's chain; the search has tests of its own (tests/search.rs).
+    // These tests pin LDB's chain; the search has tests of its own (search.rs).
     if !extra.contains(&"--strategy") {
         args.extend(["--strategy".to_string(), "ldb".to_string()]);
     }

@@ -4,8 +4,9 @@
 //! answer or a clean error.
 //!
 //! The default run is short (it is part of the test suite). A longer run:
-//! `PROPTEST_CASES=20000 cargo nextest run --test fuzz`. A case that fails is shrunk and saved
-//! under `proptest-regressions/`; turn it into a regression test named after the crash.
+//! `PROPTEST_CASES=20000 cargo nextest run --test it -E 'test(/^fuzz::/)'`. A case that fails is
+//! shrunk and saved under `tests/proptest-regressions/`; turn it into a regression test named
+//! after the crash.
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The verdict grammar: for any set of block labels, the schema the debugger is constrained by
 //! converts to a llama.cpp grammar that names every label, and every reply the schema admits
 //! parses into verdicts on the shown labels. (The real model sampling under the grammar is
-//! exercised in `tests/e2e_local.rs`.)
+//! exercised in `e2e_local.rs`.)
 
 use ldb::reply::verdicts::{parse_verdicts, verdict_schema_for};
 use proptest::prelude::*;
