@@ -24,9 +24,11 @@ else
 fi
 # The sandbox, hostile, hardening and answers fixtures again, each run in a fresh worker process
 # (--fresh-workers) instead of a child of a warm worker: both paths must contain the same programs.
-fresh=(--test sandbox --test hostile --test hardening --test answers)
+# They are modules of the integration test binary, `it`: the filters pick them by module path.
 if cargo nextest --version >/dev/null 2>&1; then
-  LDB_TEST_FRESH_WORKERS=1 cargo nextest run --no-fail-fast "${fresh[@]}"
+  LDB_TEST_FRESH_WORKERS=1 cargo nextest run --no-fail-fast --test it \
+    -E 'test(/^(sandbox|hostile|hardening|answers)::/)'
 else
-  LDB_TEST_FRESH_WORKERS=1 cargo test --no-fail-fast "${fresh[@]}"
+  LDB_TEST_FRESH_WORKERS=1 cargo test --no-fail-fast --test it -- \
+    sandbox:: hostile:: hardening:: answers::
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's commands, each as written there, in its order. tests/readme.rs checks that every
+# The README's commands, each as written there, in its order. tests/it/readme.rs checks that every
 # command in the README's code blocks is in a script or a test, and runs
 # `scripts/walkthrough.sh --no-model` with the ldb it built (the commands that need no model).
 # Without --no-model the commands that ask the embedded model run too (`ldb fix`, `ldb eval`,

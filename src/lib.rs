@@ -13,7 +13,7 @@
 //! benchmark harnesses of all three in [`eval`], the OpenAI-compatible [`serve`], and [`cli`].
 //!
 //! Every import runs down this list: a module names only modules below it, never one above, and
-//! sibling modules never form a loop (`tests/import_cycles.rs`; the picture is
+//! sibling modules never form a loop (`tests/it/import_cycles.rs`; the picture is
 //! `docs/architecture/imports.svg`, drawn by `scripts/import_graph.py`).
 //!
 //! The embedded model's backend (`generate::local::llama`, llama.cpp) is the cargo feature

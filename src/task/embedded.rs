@@ -2,7 +2,7 @@
 //! `data/README.md`), as bytes. `eval::builtin` reads tasks from them; the sandbox blanks them
 //! in the image its workers run from, since they hold hidden tests. Any file with hidden tests
 //! built into the binary belongs in [`files`], as the bytes it is stored as, or programs can
-//! read it (`tests/answers.rs` checks HumanEval's).
+//! read it (`tests/it/answers.rs` checks HumanEval's).
 
 /// `data/humaneval.jsonl`.
 pub const HUMANEVAL: &str = include_str!("../../data/humaneval.jsonl");

@@ -1,0 +1,216 @@
+//! `ldb eval` run control, end to end with the real binary and sandbox: resuming a run without
+//! repeating or losing a task, a torn last line, refusing a results file of other settings,
+//! `--only-failing` with `--limit`, and `ldb eval report`. LDB's GPT-3.5 seeds with
+//! `--strategy none` need no model.
+
+use crate::common::{self, shared};
+
+use std::path::Path;
+use std::process::Output;
+
+fn ldb(args: &[&str]) -> Output {
+    common::ldb().args(args).output().expect("run ldb")
+}
+
+fn eval(out: &Path, extra: &[&str]) -> Output {
+    let data = shared();
+    let mut args = vec![
+        "eval",
+        "--dataset",
+        "humaneval",
+        "--data-dir",
+        data.to_str().expect("utf-8"),
+        "--seeds",
+        "ldb:gpt-3.5-turbo-0613",
+        "--strategy",
+        "none",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(extra);
+    ldb(&args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The task records of a results file, in file order; every line must be whole JSON.
+fn records(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).expect("results file");
+    assert!(text.ends_with('\n'), "the file ends with a whole line");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    assert_eq!(lines[0]["kind"], "header");
+    lines.into_iter().skip(1).collect()
+}
+
+fn ids(records: &[serde_json::Value]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| r["task_id"].as_str().expect("task_id").to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_resumes_without_repeating_or_losing_tasks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let results = out.join("none.jsonl");
+
+    let first = eval(&out, &["--limit", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let before = std::fs::read_to_string(&results).expect("results");
+    let mut done = ids(&records(&results));
+    done.sort();
+    assert_eq!(done, ["HumanEval/0", "HumanEval/1"]);
+
+    // A larger limit runs only the two new tasks and leaves the old records as they were.
+    let second = eval(&out, &["--limit", "4"]);
+    let err = stderr(&second);
+    assert_eq!(second.status.code(), Some(0), "{err}");
+    assert!(err.contains("2 tasks already done"), "{err}");
+    assert!(
+        err.contains("running 2 task × strategy runs (2 done before)"),
+        "{err}"
+    );
+    let after = std::fs::read_to_string(&results).expect("results");
+    assert!(after.starts_with(&before), "old records are untouched");
+    let mut all = ids(&records(&results));
+    all.sort();
+    assert_eq!(
+        all,
+        ["HumanEval/0", "HumanEval/1", "HumanEval/2", "HumanEval/3"]
+    );
+    assert_eq!(records(&out.join("seeds.jsonl")).len(), 4);
+    // The markdown summary counts each task once.
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        stdout.contains("| none · humaneval · seeds gpt-3.5-turbo-0613 | 4 |"),
+        "{stdout}"
+    );
+
+    // A killed writer leaves half a record: it is dropped and its task runs again.
+    let mut torn = after.clone();
+    torn.push_str("{\"kind\":\"task\",\"task_id\":\"HumanEval/4\",\"strategy\":\"no");
+    std::fs::write(&results, torn).expect("write");
+    let third = eval(&out, &["--limit", "5"]);
+    assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
+    let recs = records(&results);
+    let mut all = ids(&recs);
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 5, "{all:?}");
+    assert_eq!(recs.len(), 5, "no task twice");
+    assert!(std::fs::read_to_string(&results)
+        .expect("results")
+        .starts_with(&after));
+
+    // Other settings are refused, and nothing is written.
+    let len = std::fs::metadata(&results).expect("meta").len();
+    let refused = eval(&out, &["--limit", "6", "--max-iters", "3"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("max_iters was `10`, now `3`"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert_eq!(std::fs::metadata(&results).expect("meta").len(), len);
+
+    // Samples, chart and markdown from the report command.
+    let samples = dir.path().join("samples.jsonl");
+    let plot = dir.path().join("plot.svg");
+    let md = dir.path().join("report.md");
+    let report = ldb(&[
+        "eval",
+        "report",
+        out.to_str().expect("utf-8"),
+        "--samples",
+        samples.to_str().expect("utf-8"),
+        "--plot",
+        plot.to_str().expect("utf-8"),
+        "--out",
+        md.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+    let samples = std::fs::read_to_string(&samples).expect("samples");
+    assert_eq!(samples.lines().count(), 5);
+    let sample: serde_json::Value =
+        serde_json::from_str(samples.lines().next().expect("a line")).expect("json");
+    assert!(sample["completion"]
+        .as_str()
+        .is_some_and(|c| c.contains("def ")));
+    assert!(std::fs::read_to_string(&plot)
+        .expect("svg")
+        .starts_with("<svg"));
+    let md = std::fs::read_to_string(&md).expect("markdown");
+    assert!(md.contains("pass@1 by iteration budget"), "{md}");
+    assert!(md.contains("](plot.svg)"), "{md}");
+    // The run directory has its own summary, chart and samples.
+    for file in ["summary.md", "pass_at_iteration.svg", "none.samples.jsonl"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+}
+
+#[test]
+fn only_failing_with_a_limit_counts_failing_seeds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let run = eval(&out, &["--only-failing", "--limit", "2"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let recs = records(&out.join("none.jsonl"));
+    let failing: Vec<&serde_json::Value> = recs
+        .iter()
+        .filter(|r| r["seed_visible_pass"] == false)
+        .collect();
+    assert_eq!(failing.len(), 2, "two failing seeds selected");
+    // Passing seeds met on the way are kept as they are and scored; none comes after the
+    // second failing seed in dataset order.
+    let number = |r: &serde_json::Value| -> usize {
+        r["task_id"]
+            .as_str()
+            .and_then(|id| id.strip_prefix("HumanEval/"))
+            .and_then(|n| n.parse().ok())
+            .expect("a HumanEval id")
+    };
+    let last_failing = failing.iter().map(|r| number(r)).max().expect("some");
+    assert_eq!(
+        recs.len(),
+        last_failing + 1,
+        "every task up to the second failing seed"
+    );
+    for r in &recs {
+        if r["seed_visible_pass"] == true {
+            assert_eq!(r["status"], "already_passing");
+            assert_eq!(r["debugged"], false);
+        }
+    }
+}
+
+#[test]
+fn missing_inputs_are_clear_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // HumanEval and MBPP are built in; TransCoder needs its files.
+    let no_data = ldb(&["eval", "--dataset", "transcoder", "--strategy", "none"]);
+    let err = stderr(&no_data);
+    assert_eq!(no_data.status.code(), Some(2), "{err}");
+    assert!(err.contains("--data-dir"), "{err}");
+
+    let no_dataset = ldb(&["eval"]);
+    assert_eq!(no_dataset.status.code(), Some(2));
+    assert!(stderr(&no_dataset).contains("--dataset"));
+
+    let bad_strategy = eval(&dir.path().join("x"), &["--strategy", "magic"]);
+    assert_eq!(bad_strategy.status.code(), Some(2));
+    assert!(stderr(&bad_strategy).contains("unknown strategy"));
+
+    let unknown_task = eval(&dir.path().join("y"), &["--tasks", "HumanEval/999"]);
+    assert_eq!(unknown_task.status.code(), Some(2));
+    assert!(stderr(&unknown_task).contains("HumanEval/999"));
+
+    let not_results = dir.path().join("z.jsonl");
+    std::fs::write(&not_results, "{\"task_id\": \"a\"}\n").expect("write");
+    let report = ldb(&["eval", "report", not_results.to_str().expect("utf-8")]);
+    assert_eq!(report.status.code(), Some(2));
+    assert!(stderr(&report).contains("not an `ldb eval` results file"));
+}

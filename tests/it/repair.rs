@@ -1,0 +1,459 @@
+//! Localise, then repair there: fault localisation on the real sandbox, the model-free `mutate`
+//! proposer, and the confirmation of an edit by programs written independently (fresh samples
+//! from a scripted model). No prompt carries a hidden test.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use std::sync::Mutex;
+
+use ldb::generate::model::scripted::ScriptedModel;
+use ldb::generate::model::ChatRequest;
+use ldb::generate::prompts::Prompts;
+use ldb::locate::{localise, Signals};
+use ldb::python::normalize::program_key;
+use ldb::repair::progress::{Progress, ProgressEvent, Silent};
+use ldb::repair::record::{FixReport, FixStatus};
+use ldb::repair::search::{Proposer, SearchOptions};
+use ldb::repair::{FixOptions, Fixer, Strategy};
+use ldb::run::TestInput;
+use ldb::task::{load_tasks, Task};
+
+use crate::common;
+
+fn program_reply(code: &str) -> String {
+    format!("```python\n{code}```\n")
+}
+
+fn example() -> Task {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    load_tasks(&path).expect("example loads").remove(0)
+}
+
+/// A task whose visible test is weak: `sum_squares([2]) == 4`.
+fn squares(seed: &str, visible: &str) -> Task {
+    let mut t = example();
+    t.task_id = "squares".into();
+    t.prompt =
+        "def sum_squares(xs):\n    \"\"\"Return the sum of the squares of xs.\"\"\"\n".into();
+    t.entry_point = "sum_squares".into();
+    t.visible_tests = vec![visible.into()];
+    t.hidden_tests = Some("assert sum_squares([3]) == 9\nassert sum_squares([1, 2]) == 5\n".into());
+    t.seed = Some(seed.into());
+    t
+}
+
+struct Run {
+    report: FixReport,
+    requests: Vec<ChatRequest>,
+    /// The notices and steps the user saw on stderr.
+    said: Vec<String>,
+}
+
+/// Keeps the notices and steps a user would read.
+#[derive(Default)]
+struct Said(Mutex<Vec<String>>);
+
+impl Progress for Said {
+    fn event(&self, event: ProgressEvent) {
+        if let ProgressEvent::Notice { message, .. } | ProgressEvent::Step { message, .. } = event {
+            self.0.lock().expect("lock").push(message);
+        }
+    }
+}
+
+async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>) -> Run {
+    let generator = Arc::new(ScriptedModel::new(fresh).with_name("generator"));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 3,
+            search: SearchOptions {
+                portfolio,
+                select: 2,
+                verify: 2,
+                // Resampling's one-at-a-time seeds; the scripted model answers in order anyway.
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let said = Said::default();
+    let report = fixer.fix(task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    let requests = generator.requests();
+    let hidden = task.hidden_tests.clone().unwrap_or_default();
+    for r in &requests {
+        for m in &r.messages {
+            for line in hidden.lines().map(str::trim).filter(|l| l.len() > 8) {
+                assert!(!m.content.contains(line), "hidden test sent: {line}");
+            }
+        }
+    }
+    Run {
+        report,
+        requests,
+        said,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn localisation_ranks_the_faulty_statement_first() {
+    let program = "def f(xs):\n    total = 0\n    for x in xs:\n        if x > 0:\n            total += x * 2\n    return total\n";
+    let tests: Vec<TestInput> = [
+        "assert f([]) == 0",
+        "assert f([-1]) == 0",
+        "assert f([1]) == 1",
+    ]
+    .iter()
+    .map(|s| TestInput::Code {
+        source: s.to_string(),
+    })
+    .collect();
+    let runner = common::runner(Duration::from_secs(10));
+    let (loc, outcomes) = localise(&runner, program, &tests, &Signals::default()).expect("runs");
+    assert_eq!(outcomes.iter().filter(|o| o.passed()).count(), 2);
+    assert_eq!(loc.lines()[0], 5, "{:#?}", loc.suspects);
+    assert!((loc.suspects[0].ochiai - 1.0).abs() < 1e-9);
+    assert!(!loc.spectrum_blind());
+
+    // Every test fails, one with an exception: the statement that raised leads.
+    let program = "def f(xs):\n    n = len(xs)\n    first = xs[0]\n    return first + n\n";
+    let tests: Vec<TestInput> = ["assert f([]) == 0", "assert f([2]) == 2"]
+        .iter()
+        .map(|s| TestInput::Code {
+            source: s.to_string(),
+        })
+        .collect();
+    let (loc, _) = localise(&runner, program, &tests, &Signals::default()).expect("runs");
+    assert!(loc.spectrum_blind());
+    assert_eq!(loc.lines()[0], 3, "{:#?}", loc.suspects);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mutate_fixes_the_seed_with_no_model_call_and_never_runs_a_program_twice() {
+    let task = example();
+    let run = run(&task, vec![(Proposer::Mutate, 1)], Vec::new()).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    assert!(run.requests.is_empty(), "a model was asked");
+    assert_eq!(report.usage.calls, 0);
+    // The fix is one edit of the seed, on the loop's line.
+    let seed = task.seed.as_deref().unwrap_or("");
+    let changed: Vec<(&str, &str)> = seed
+        .lines()
+        .zip(report.final_program.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(changed.len(), 1, "{}", report.final_program);
+    assert!(changed[0].0.contains("range(1, len(xs))"), "{changed:?}");
+    let chosen = report
+        .candidates
+        .iter()
+        .find(|c| c.program.as_deref() == Some(report.final_program.as_str()))
+        .expect("the fix is a candidate");
+    assert_eq!(chosen.proposer, Proposer::Mutate);
+    assert_eq!(chosen.tokens, 0);
+    assert_eq!(chosen.edit.as_ref().map(|e| e.line), Some(3));
+    // No program was tested twice: every tested candidate is a different program.
+    let mut keys = std::collections::HashSet::new();
+    for c in report
+        .candidates
+        .iter()
+        .filter(|c| c.visible_passed.is_some())
+    {
+        if let Some(p) = &c.program {
+            assert!(keys.insert(program_key(p)), "tested twice: {p}");
+        }
+    }
+    // Nothing independent could confirm it: the report says so, and so does stderr.
+    assert_eq!(
+        report.confirmation.as_ref().map(|c| c.status.as_str()),
+        Some("unconfirmed")
+    );
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("plausible, not confirmed")),
+        "{:?}",
+        run.said
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_the_fresh_candidates_agree_with_is_returned_confirmed() {
+    let task = example();
+    let other = "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(other), program_reply(other)],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(
+        confirmation.status,
+        "confirmed",
+        "{confirmation:?} {:#?} {:?}",
+        report
+            .candidates
+            .iter()
+            .map(|c| (
+                c.id,
+                c.proposer,
+                c.visible_passed,
+                c.duplicate_of,
+                &c.problem
+            ))
+            .collect::<Vec<_>>(),
+        report.error
+    );
+    assert!(confirmation.agreeing >= 1);
+    assert!(
+        run.said.iter().any(|m| m.contains("the fix is confirmed")),
+        "{:?}",
+        run.said
+    );
+    // The edit, not the rewrite: the smaller change.
+    assert_ne!(report.final_program, other);
+    assert!(report.final_program.contains("for i in range("));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidates_is_not_returned()
+{
+    // `x * 3` → `x * 2` passes the weak visible test; squares need `x * x`, which no single
+    // edit gives. Two fresh samples write it.
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(right), program_reply(right)],
+    )
+    .await;
+    let report = &run.report;
+    let edit = report
+        .candidates
+        .iter()
+        .find(|c| c.proposer == Proposer::Mutate && c.visible_passed == Some(1))
+        .expect("the wrong edit passed the visible test");
+    assert!(edit.program.as_deref().is_some_and(|p| p.contains("x * 2")));
+    assert_eq!(report.final_program, right);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "majority", "{confirmation:?}");
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("most independently written")),
+        "{:?}",
+        run.said
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it() {
+    // `x ** 1` passes `sum_squares([1]) == 1`; the fresh programs square. One edit (1 → 2)
+    // makes the seed agree with them, and that small edit is returned, not the rewrite.
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x ** 1 for x in xs)\n",
+        "assert sum_squares([1]) == 1",
+    );
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(right), program_reply(right)],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(
+        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
+        "{:#?}",
+        report.selection
+    );
+    assert_eq!(report.status, FixStatus::Fixed);
+    assert_eq!(
+        report.confirmation.as_ref().map(|c| c.status.as_str()),
+        Some("confirmed")
+    );
+}
+
+async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -> Run {
+    let task = example();
+    let model = Arc::new(model.with_name("patcher"));
+    let fixer = Fixer {
+        generator: model.clone(),
+        debugger: model.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 2,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Patch, 2)],
+                select: 0,
+                patch_top: 5,
+                patch_form: form,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(&task, &Silent).await;
+    let requests = model.requests();
+    for r in &requests {
+        let text = format!(
+            "{}{}",
+            r.raw_prompt.clone().unwrap_or_default(),
+            r.messages
+                .iter()
+                .map(|m| m.content.as_str())
+                .collect::<String>()
+        );
+        assert!(!text.contains("[10, 11, 12]"), "hidden test sent: {text}");
+    }
+    Run {
+        report,
+        requests,
+        said: Vec::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_fills_in_the_middle_of_the_suspicious_line() {
+    // The embedded model's form: a raw prompt ending in `<|fim_middle|>`; the scripted model
+    // fixes the loop's line when the hole is there, and writes nonsense elsewhere.
+    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+        let raw = r.raw_prompt.clone().unwrap_or_default();
+        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
+        Ok(if before.ends_with("total = 0\n    ") {
+            "for i in range(0, len(xs)):".to_string()
+        } else {
+            "x = 1".to_string()
+        })
+    })
+    .filling_in_middle();
+    let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    assert!(report.final_program.contains("for i in range(0, len(xs)):"));
+    let chosen = report
+        .candidates
+        .iter()
+        .find(|c| c.program.as_deref() == Some(report.final_program.as_str()))
+        .expect("candidate");
+    assert_eq!(chosen.proposer, Proposer::Patch);
+    assert_eq!(chosen.edit.as_ref().map(|e| e.line), Some(3));
+    let raw = run.requests[0].raw_prompt.clone().expect("a raw prompt");
+    assert!(raw.starts_with("<|fim_prefix|>"), "{raw}");
+    assert!(raw.ends_with("<|fim_middle|>"), "{raw}");
+    // The visible tests are in the prompt as comments; the rest of the program after the hole.
+    assert!(raw.contains("# assert sum_evens([2, 2, 5]) == 4"), "{raw}");
+    assert!(raw.contains("<|fim_suffix|>\n"), "{raw}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
+    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+        let text = r
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<String>();
+        Ok(if text.contains("for i in range(1, len(xs)):  # <-- FIX") {
+            "```python\n    for i in range(len(xs)):\n```".to_string()
+        } else {
+            "```python\npass\n```".to_string()
+        })
+    });
+    let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    assert!(report
+        .final_program
+        .contains("    for i in range(len(xs)):\n        if xs[i]"));
+    assert!(run.requests.iter().all(|r| r.raw_prompt.is_none()));
+}
+
+#[test]
+fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let out = common::ldb()
+        .args(["locate", "--json"])
+        .arg(&example)
+        .output()
+        .expect("ldb locate");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["passed"], 2);
+    assert_eq!(report["spectrum_blind"], false);
+    let lines: Vec<u64> = report["statements"]
+        .as_array()
+        .expect("statements")
+        .iter()
+        .map(|s| s["first_line"].as_u64().unwrap_or(0))
+        .collect();
+    // Lines 4-5 run in the failing test and one of the two passing ones, every other line in
+    // all three: they rank first. The faulty loop header is among the rest (a known limit of
+    // spectra with few tests).
+    assert_eq!(&lines[..2], &[5, 4]);
+    assert!(lines.contains(&3));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("p.py"),
+        "def f(xs):\n    n = len(xs)\n    return xs[0] + n\n",
+    )
+    .expect("p.py");
+    let out = common::ldb()
+        .args(["locate", "p.py", "--test", "assert f([]) == 0"])
+        .current_dir(dir.path())
+        .output()
+        .expect("ldb locate");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("<- raised here"), "{text}");
+    assert!(text.contains("every test fails"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
+    // The seed passes; fresh programs that fail the visible tests cannot vote on it.
+    let mut task = example();
+    task.seed = Some(
+        "def sum_evens(xs: list) -> int:\n    return sum(x for x in xs if x % 2 == 0)\n".into(),
+    );
+    let hopeless = "def sum_evens(xs: list) -> int:\n    return -1\n";
+    let replies: Vec<String> = (0..4).map(|_| program_reply(hopeless)).collect();
+    let generator = Arc::new(ScriptedModel::new(replies));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 3,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
+                verify: 4,
+                vote_patience: 2,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(&task, &Silent).await;
+    assert_eq!(report.status, FixStatus::AlreadyPassing);
+    assert_eq!(generator.requests().len(), 2, "drew past the patience");
+}
