@@ -6,10 +6,10 @@
 //! **hybrid** executes what can be executed and predicts only the rest: a run that needs input
 //! it was not given, a name no import resolves, a module that is not installed, or a timeout
 //! ([`hybrid`]). Snippets (`--incomplete`) get the standard-library imports they leave out from
-//! name analysis ([`names`], [`stdlib`]); line numbers always refer to the code as given.
+//! name analysis ([`crate::python::names::free`], [`stdlib`]); line numbers always refer to the code as given.
 //!
-//! Evaluation against ORCA's data and the runtime-error data: [`orca`], [`pre`], [`metrics`],
-//! [`eval`].
+//! Evaluation against ORCA's data and the runtime-error data: [`orca`], [`runtime_errors`], [`metrics`],
+//! [`crate::eval::check`].
 
 pub mod cfg_text;
 pub mod classes;

@@ -304,7 +304,7 @@ pub async fn run_record(
     runner: &Runner,
     prompts: &Prompts,
     options: &ExecOptions,
-    progress: crate::exec::search::Progress<'_>,
+    progress: crate::exec::prefix_search::Progress<'_>,
 ) -> RecordResult {
     let snippet = match Snippet::new(record.id.clone(), record.code.clone()) {
         Ok(s) => s,

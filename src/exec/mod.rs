@@ -1,15 +1,16 @@
 //! `ldb exec`: make an incomplete snippet run (Treefix's method), so it can be traced and
 //! debugged.
 //!
-//! A snippet (a Stack Overflow answer, a function body pulled out of a project) uses names it
-//! never defines. A *prefix* — imports and initialisations, with stand-in objects where a real
-//! value is impractical — makes it run. The search ([`search`]) asks a model for prefixes in
-//! three steps: from the undefined names ([`names`]), refined from the error a prefix ran into,
-//! and aimed at the statements no prefix has covered yet. Every prefix runs with the snippet in
-//! the sandbox, never in this process; coverage is measured by the tracer per statement of the
-//! snippet, in the snippet's own line numbers ([`coverage`]). The prefixes form a tree
-//! ([`tree`]); the result ([`report`]) is the single best prefix and the smallest set of
-//! prefixes that together reach the best coverage. [`eval`] scores it on Treefix's data.
+//! A snippet (a Stack Overflow answer, a function body pulled out of a project) uses names it never
+//! defines. A *prefix* — imports and initialisations, with stand-in objects where a real value is
+//! impractical — makes it run. The prefix search ([`prefix_search`]) asks a model for prefixes in
+//! three steps: from the undefined names ([`crate::python::names::undefined`]), refined from the
+//! error a prefix ran into, and aimed at the statements no prefix has covered yet. Every prefix
+//! runs with the snippet in the sandbox, never in this process; coverage is measured by the tracer
+//! per statement of the snippet, in the snippet's own line numbers ([`coverage`]). The prefixes
+//! form a tree ([`tree`]); the result ([`report`]) is the single best prefix and the smallest set
+//! of prefixes that together reach the best coverage. [`crate::eval::exec`] scores it on Treefix's
+//! data.
 //!
 //! [`make_runnable`] is the entry point for other commands (`ldb fix --make-runnable`): it
 //! returns the report, whose best prefix then runs before the snippet as the runner's prelude.
@@ -17,8 +18,8 @@
 pub mod coverage;
 
 pub mod prefix;
+pub mod prefix_search;
 pub mod report;
-pub mod search;
 pub mod standins;
 pub mod tree;
 
@@ -31,8 +32,8 @@ use crate::run::Runner;
 pub use crate::python::names::undefined::{undefined_names, Undefined};
 pub use coverage::{Ending, Execution, LineStatus, Statements};
 pub use prefix::Prefix;
+pub use prefix_search::Stop;
 pub use report::ExecReport;
-pub use search::Stop;
 
 /// Snippets larger than this are refused: a snippet is a piece of code, not a project.
 pub const MAX_SNIPPET_BYTES: usize = 256 * 1024;
@@ -240,7 +241,7 @@ impl Snippet {
     }
 }
 
-/// Find prefixes that make `snippet` run: the search of [`search`], summarised. The prefixes
+/// Find prefixes that make `snippet` run: the search of [`prefix_search`], summarised. The prefixes
 /// run in `runner`'s sandbox; `progress` gets one line per step.
 pub async fn make_runnable(
     snippet: &Snippet,
@@ -248,9 +249,9 @@ pub async fn make_runnable(
     runner: &Runner,
     prompts: &Prompts,
     options: &ExecOptions,
-    progress: search::Progress<'_>,
+    progress: prefix_search::Progress<'_>,
 ) -> Result<ExecReport, ExecError> {
     let started = std::time::Instant::now();
-    let searched = search::run(snippet, model, runner, prompts, options, progress).await?;
+    let searched = prefix_search::run(snippet, model, runner, prompts, options, progress).await?;
     Ok(ExecReport::build(snippet, searched, started.elapsed()))
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::coverage::short_ending;
 use super::coverage::{statement_status, CoverageFigure, Ending, Execution, LineStatus};
-use super::search::{Searched, Stop};
+use super::prefix_search::{Searched, Stop};
 use super::tree::{Node, Step, Tree};
 use super::Snippet;
 use crate::python::names::undefined::Undefined;

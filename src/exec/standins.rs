@@ -99,7 +99,7 @@ pub const VARIANTS: [Variant; 7] = [
 
 /// Seeded variant `i` (from 1): one of all 96 variants, picked by `i`, in which each place in
 /// the code answers its own way first, so branches that need different answers at different
-/// places are taken together ([`crate::exec::search`] runs these after [`VARIANTS`]).
+/// places are taken together ([`crate::exec::prefix_search`] runs these after [`VARIANTS`]).
 pub fn seeded(i: u32) -> Variant {
     // A fixed mix of `i`'s bits (splitmix64's finaliser), so consecutive seeds pick unrelated
     // variants.

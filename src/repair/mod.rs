@@ -2,10 +2,11 @@
 //! [`Strategy`] (LDB by default: trace the failing test block by block, get a verdict per block,
 //! regenerate), and repeat until the visible tests pass or the iteration budget is spent.
 //!
-//! Data flows one way: task → seed ([`seed`]) → runner → one strategy round (`strategies`) →
-//! next program → [`report`]. Every strategy shares this loop, the runner, the models, the seed and
-//! the budget, so comparisons between them are fair. Hidden tests never reach a prompt: only the
-//! task prompt, the program, visible tests and their results are rendered.
+//! Data flows one way: task → seed ([`seed`]) → runner → one strategy round (`strategies`) → next
+//! program → the record ([`record`]; pages: [`crate::report`]). Every strategy shares this loop,
+//! the runner, the models, the seed and the budget, so comparisons between them are fair. Hidden
+//! tests never reach a prompt: only the task prompt, the program, visible tests and their results
+//! are rendered.
 
 mod conversation;
 pub mod failure;

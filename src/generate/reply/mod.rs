@@ -4,7 +4,7 @@
 //! - [`json`]: JSON inside prose, strict or written the way small models write it;
 //! - the debugger's verdicts about traced blocks: a verdict for every block ([`verdicts`], LDB's
 //!   form, with the paper's plain-text format as a fallback) or only the first wrong one
-//!   ([`first_wrong`]).
+//!   ([`short_verdict`]).
 
 pub mod code;
 pub mod json;

@@ -55,7 +55,7 @@ pub(crate) const SHOWN_DIRS_VAR: &str = "LDB_SHOWN_DIRS";
 pub const WORKER_COMMAND: &str = "__worker";
 
 /// Entry point of `ldb __worker`: a cold worker; with `--serve`, the program's process of a
-/// scored run ([`split`]); with `--zygote`, a warm worker (`zygote.rs`). Never returns.
+/// scored run ([`strict`]); with `--zygote`, a warm worker (`zygote.rs`). Never returns.
 pub fn worker_main() -> ! {
     let mode = std::env::args_os().nth(2);
     if mode.as_deref() == Some(std::ffi::OsStr::new(protocol::SERVE_ARG)) {
