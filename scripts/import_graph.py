@@ -16,22 +16,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-# Lowest first. A module missing here is drawn in its own layer at the top, and reported.
-LAYERS = [
-    ["files"],
-    ["python"],
-    ["task"],
-    ["generate"],
-    ["run"],
-    ["trace"],
-    ["locate"],
-    ["repair"],
-    ["report"],
-    ["check", "exec"],
-    ["eval"],
-    ["serve"],
-    ["cli"],
-]
+# Lowest first, one layer a line (shared with tests/it/import_cycles.rs). A module missing there is
+# drawn in its own layer at the top, and reported.
+LAYERS_FILE = Path(__file__).resolve().parent.parent / "docs" / "architecture" / "layers.txt"
+
+
+def read_layers(path: Path) -> list:
+    lines = (l.split("#", 1)[0].split() for l in path.read_text().splitlines())
+    return [names for names in lines if names]
 
 
 def strip(text: str) -> str:
@@ -158,7 +150,7 @@ def cycles(deps: dict) -> set:
 
 def main():
     args = sys.argv[1:]
-    layers = LAYERS
+    layers = read_layers(LAYERS_FILE)
     if "--layers" in args:
         i = args.index("--layers")
         layers = [group.split() for group in args[i + 1].split(";")]
