@@ -1,4 +1,5 @@
-//! What names a program uses and binds, from the parser's AST, in the two views its users need:
+//! What names a program uses and binds, from one walk over the parser's AST ([`walk`]: scopes,
+//! bindings, uses, attributes), in the two views its users need:
 //! - [`undefined`]: scoped as Python resolves them (function, enclosing functions, module,
 //!   builtins): the names a snippet needs from outside, with the attributes read from each
 //!   (`ldb exec` builds its prefixes from them);
@@ -9,3 +10,4 @@
 
 pub mod free;
 pub mod undefined;
+mod walk;

@@ -3,9 +3,9 @@
 
 use rustpython_parser::ast::{self, Expr};
 
-use super::{offset, FunctionBody, ScopeKind, Walker};
+use super::{offset, AttributeRead, FunctionBody, ScopeKind, Walk};
 
-impl Walker {
+impl Walk {
     pub(super) fn exprs(&mut self, exprs: &[Expr], scope: usize) {
         for e in exprs {
             self.expr(e, scope);
@@ -111,6 +111,16 @@ impl Walker {
                 }
             }
             Expr::Call(c) => {
+                if let Expr::Name(n) = &*c.func {
+                    let opens_stdin = n.id.as_str() == "open"
+                        && matches!(c.args.first(), Some(Expr::Constant(k))
+                            if matches!(&k.value, ast::Constant::Int(i) if i.to_string() == "0"));
+                    let reader =
+                        n.id.as_str() == "input" || self.stdin_aliases.contains(n.id.as_str());
+                    if reader || opens_stdin {
+                        self.reads_input();
+                    }
+                }
                 match &*c.func {
                     Expr::Attribute(a) => self.attribute(a, scope, true),
                     func => self.expr(func, scope),
@@ -158,15 +168,17 @@ impl Walker {
     }
 
     pub(super) fn attribute(&mut self, a: &ast::ExprAttribute, scope: usize, called: bool) {
+        if a.attr.as_str() == "stdin" {
+            self.reads_input();
+        }
         self.expr(&a.value, scope);
         // A plain name as the base was just recorded as the last use.
         if let (Expr::Name(_), Some(base)) = (&*a.value, self.uses.len().checked_sub(1)) {
-            let attr = if called {
-                format!("{}()", a.attr)
-            } else {
-                a.attr.to_string()
-            };
-            self.attributes.push((base, attr));
+            self.attributes.push(AttributeRead {
+                base,
+                attr: a.attr.to_string(),
+                called,
+            });
         }
     }
 }

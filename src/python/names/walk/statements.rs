@@ -1,11 +1,11 @@
 //! The walk over statements: what each binds (assignments, imports, `def`/`class`, `for`/`with`/
 //! `except` targets, match captures, `global`/`nonlocal`) and what it reads.
 
-use rustpython_parser::ast::{self, Expr, Stmt};
+use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
-use super::{FunctionBody, ScopeKind, Walker};
+use super::{offset, reads_stdin_uncalled, FunctionBody, ScopeKind, Walk};
 
-impl Walker {
+impl Walk {
     pub(super) fn declarations(&mut self, stmt: &Stmt, scope: usize) {
         let (names, global) = match stmt {
             Stmt::Global(g) => (&g.names, true),
@@ -91,6 +91,13 @@ impl Walker {
     }
 
     pub(super) fn stmt(&mut self, stmt: &Stmt, scope: usize) {
+        let outer = self.statement;
+        self.statement = offset(stmt.range());
+        self.stmt_parts(stmt, scope);
+        self.statement = outer;
+    }
+
+    fn stmt_parts(&mut self, stmt: &Stmt, scope: usize) {
         match stmt {
             Stmt::FunctionDef(f) => {
                 self.exprs(&f.decorator_list, scope);
@@ -119,13 +126,29 @@ impl Walker {
                 self.stmts(&c.body, inner);
             }
             Stmt::Return(r) => {
+                if scope == 0 {
+                    self.module_returns
+                        .push((offset(r.range), u32::from(r.range.end())));
+                }
                 if let Some(v) = &r.value {
                     self.expr(v, scope);
                 }
             }
             Stmt::Delete(d) => self.exprs(&d.targets, scope),
             Stmt::Assign(a) => {
-                self.expr(&a.value, scope);
+                if reads_stdin_uncalled(&a.value) {
+                    // `input = sys.stdin.readline` reads nothing; calling the alias does.
+                    for t in &a.targets {
+                        if let Expr::Name(n) = t {
+                            self.stdin_aliases.insert(n.id.to_string());
+                        }
+                    }
+                    self.quiet_input += 1;
+                    self.expr(&a.value, scope);
+                    self.quiet_input -= 1;
+                } else {
+                    self.expr(&a.value, scope);
+                }
                 for t in &a.targets {
                     self.target(t, scope);
                 }
@@ -250,6 +273,7 @@ impl Walker {
         self.stmts_same(body, scope);
         for h in handlers {
             let ast::ExceptHandler::ExceptHandler(h) = h;
+            self.statement = offset(h.range);
             if let Some(t) = &h.type_ {
                 let before = self.uses.len();
                 self.expr(t, scope);
