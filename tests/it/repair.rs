@@ -289,6 +289,108 @@ async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it()
     );
 }
 
+/// A mean whose short-list branch names a variable that does not exist: the visible tests
+/// only pass long lists.
+fn mean_with_a_typo() -> Task {
+    let mut t = example();
+    t.task_id = "mean".into();
+    t.prompt = "def mean(xs):\n    \"\"\"The mean of xs.\"\"\"\n".into();
+    t.entry_point = "mean".into();
+    t.visible_tests = vec![
+        "assert mean([1, 2, 3]) == 2.0".into(),
+        "assert mean([2, 4, 6, 8]) == 5.0".into(),
+    ];
+    t.hidden_tests = Some("assert mean([2, 3]) == 2.5\nassert mean([7]) == 7.0\n".into());
+    t.seed = Some(
+        "def mean(xs):\n    if len(xs) >= 3:\n        return sum(xs) / len(xs)\n    \
+         return sum(xs) / len(x)\n"
+            .into(),
+    );
+    t
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_edited() {
+    let task = mean_with_a_typo();
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let fixer = |harden: bool| Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1)],
+                harden,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let said = Said::default();
+    let report = &fixer(true).fix(&task, &said).await;
+    let run = Run {
+        report: report.clone(),
+        requests: generator.requests(),
+        said: said.0.into_inner().expect("lock"),
+    };
+    assert_eq!(
+        report.candidates.first().and_then(|c| c.visible_passed),
+        Some(2),
+        "the seed passes the visible tests"
+    );
+    assert_eq!(report.status, FixStatus::Fixed, "{:?}", run.said);
+    assert_eq!(
+        report.final_program,
+        "def mean(xs):\n    if len(xs) >= 3:\n        return sum(xs) / len(xs)\n    \
+         return sum(xs) / len(xs)\n"
+    );
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("raises NameError on `mean(")),
+        "{:?}",
+        run.said
+    );
+    assert!(run.requests.is_empty());
+
+    // By default the raise is reported and the passing program kept.
+    let said = Said::default();
+    let kept = fixer(false).fix(&task, &said).await;
+    assert_eq!(kept.status, FixStatus::AlreadyPassing);
+    assert_eq!(Some(kept.final_program.as_str()), task.seed.as_deref());
+    let said = said.0.into_inner().expect("lock");
+    assert!(
+        said.iter()
+            .any(|m| m.contains("raises NameError on `mean(") && m.contains("--harden")),
+        "{said:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
+    // Its own `raise IndexError` on an empty list is the program's choice, not a bug.
+    let mut task = mean_with_a_typo();
+    task.seed = Some(
+        "def mean(xs):\n    if not xs:\n        raise IndexError('empty')\n    \
+         return sum(xs) / len(xs)\n"
+            .into(),
+    );
+    let run = run(&task, vec![(Proposer::Mutate, 1)], Vec::new()).await;
+    assert_eq!(
+        run.report.status,
+        FixStatus::AlreadyPassing,
+        "{:?}",
+        run.said
+    );
+    assert!(
+        !run.said.iter().any(|m| m.contains("raises")),
+        "{:?}",
+        run.said
+    );
+}
+
 async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -> Run {
     let task = example();
     let model = Arc::new(model.with_name("patcher"));

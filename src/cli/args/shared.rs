@@ -95,6 +95,11 @@ pub struct SearchArgs {
     /// samples would cost tokens for nothing (0: draw them all).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub vote_patience: usize,
+    /// Search, mutate: when the program passes the visible tests but raises an unexpected
+    /// error (IndexError, NameError, ...) on extra inputs made from them, edit it until it no
+    /// longer raises there and keeps its other answers (the raise is reported either way).
+    #[arg(long)]
+    pub harden: bool,
 }
 
 /// Limits for sandboxed runs.

@@ -11,8 +11,8 @@
 //!   group's behaviour on the extra inputs as tests); an edit that now agrees is returned,
 //!   else the group's first program (the majority's);
 //! - with no votes at all (no independent program passed the visible tests) an edit is
-//!   returned unconfirmed, the one that changes the given program's behaviour least (on inputs
-//!   where the given program did not raise), then the smallest change.
+//!   returned unconfirmed: the smallest change, the first found (at the most suspicious
+//!   statement) among equals.
 //!
 //! With fresh samples only (no edits) this is the largest-group rule of CodeT and AlphaCode.
 

@@ -19,12 +19,15 @@
 //!   chooses by agreement on extra inputs (`inputs`).
 //!
 //! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
+//! `mutate` and `patch` (edits of the given program), `harden` (a passing program that raises
+//! on extra inputs),
 //! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
 //! program returned), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
 //! tested program and its rank in the beam).
 
 mod budget;
 mod choose;
+mod harden;
 mod inputs;
 mod mutate;
 mod node;
@@ -166,6 +169,14 @@ impl Search<'_> {
         self.consider(0, Proposer::Seed, None, Some(seed), None, Vec::new(), 0)
             .await?;
         report.iterations.push(self.iteration_of(0, 0));
+        let can_mutate = self
+            .options
+            .portfolio
+            .iter()
+            .any(|(p, _)| *p == Proposer::Mutate);
+        if self.passing == [0] {
+            self.harden(self.options.harden && can_mutate).await?;
+        }
         let can_verify = self.options.verify > 0
             && self
                 .options

@@ -14,14 +14,15 @@ use crate::locate::{localise_runs, observe, Observable, Observation};
 use crate::python::edits::edits;
 use crate::python::normalize::program_key;
 use crate::repair::record::{CandidateRecord, EditRecord};
-use crate::repair::search::select::behaviour;
+use crate::repair::search::select::{agrees, behaviour};
 use crate::repair::search::{Proposer, Search};
 use crate::repair::{ms, AgentError, Tested};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 use crate::task::ProgramScope;
 
 /// Tests an edit must pass beyond the visible ones: extra inputs with the behaviour the
-/// heaviest group of independent candidates showed on them.
+/// heaviest group of independent candidates showed on them, or the given program's own
+/// answers with any answer where it raised (`harden`).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Derived {
     pub calls: Vec<TestInput>,
@@ -90,7 +91,7 @@ impl Search<'_> {
                 if passed == visible.len() {
                     for (call, want) in derived_calls.iter().zip(&expected) {
                         let o = quick.run(&edit.program, call, None)?;
-                        if behaviour(&o) != *want {
+                        if !agrees(want, &behaviour(&o)) {
                             derived_ok = false;
                             break;
                         }
@@ -258,7 +259,7 @@ impl Search<'_> {
                 .map(|(i, o)| {
                     let passed = match i.checked_sub(visible.len()) {
                         None => o.passed(),
-                        Some(d) => expected.get(d).is_some_and(|e| *e == behaviour(o)),
+                        Some(d) => expected.get(d).is_some_and(|e| agrees(e, &behaviour(o))),
                     };
                     observable.observation(o, passed)
                 })

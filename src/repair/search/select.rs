@@ -9,6 +9,26 @@ use serde::{Deserialize, Serialize};
 use crate::run::{TestOutcome, TestStatus};
 
 /// What one program did on one extra input, as compared between candidates.
+/// A derived test's expected behaviour where anything will do but `behaviour` (see
+/// `harden`: a program that raised an unexpected error on an input must no longer raise it
+/// there; an answer or another error is fine, since the input may be outside the task).
+pub fn anything_but(behaviour: &str) -> String {
+    format!("not {behaviour}")
+}
+
+/// Whether behaviour `got` is what `want` asks for: the same, or for [`anything_but`] an answer
+/// or a raise other than the one excluded. Not a timeout or a crash, and not `None`: a function
+/// that falls off its end (a deleted `return`) has not answered.
+pub fn agrees(want: &str, got: &str) -> bool {
+    match want.strip_prefix("not ") {
+        Some(excluded) => {
+            got != excluded
+                && ((got.starts_with("= ") && got != "= None") || got.starts_with("raise "))
+        }
+        None => want == got,
+    }
+}
+
 pub fn behaviour(outcome: &TestOutcome) -> String {
     match outcome.status {
         TestStatus::Passed => format!("= {}", outcome.actual.as_deref().unwrap_or("")),
@@ -112,6 +132,17 @@ mod tests {
 
     fn sig(xs: &[&str]) -> Vec<String> {
         xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn anything_but_a_raise_accepts_answers_and_other_errors_not_none_or_timeouts() {
+        let want = anything_but("raise IndexError");
+        assert!(agrees(&want, "= 0"));
+        assert!(agrees(&want, "raise ZeroDivisionError"));
+        assert!(!agrees(&want, "raise IndexError"));
+        assert!(!agrees(&want, "= None"), "falling off the end is no answer");
+        assert!(!agrees(&want, "timeout"));
+        assert!(agrees("= 1", "= 1") && !agrees("= 1", "= 2"));
     }
 
     #[test]

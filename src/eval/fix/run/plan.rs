@@ -224,6 +224,14 @@ impl EvalPlan {
                 if o.fresh_as_resample {
                     label.push_str(" fresh-as-resample");
                 }
+                // Only where it can act, so runs without `mutate` keep their headers.
+                if o.harden
+                    && o.portfolio
+                        .iter()
+                        .any(|(p, _)| *p == crate::repair::search::Proposer::Mutate)
+                {
+                    label.push_str(" harden");
+                }
                 label
             }),
             ..self.seed_config(generator)

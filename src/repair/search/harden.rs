@@ -1,0 +1,151 @@
+//! A given program that passes the visible tests can still be wrong where they do not look.
+//! Run on the extra inputs (the visible tests' own calls with one argument changed, so of the
+//! types the task expects), it may raise an error no correct program raises there: an index
+//! out of range on an empty list, a name bound only on some paths. Such a raise is a failing
+//! test without an expected answer.
+//!
+//! The raise is reported. With `--harden`, `mutate` then edits the program until it no longer raises that error on those inputs (an
+//! answer or another error will do: the input may be outside the task) while it answers every
+//! other extra input as before (the given program is evidence: a person's program that
+//! passes the visible tests is mostly right), and the given program stops counting as passing
+//! or as a vote. An edit is a small change at the statements the raising runs single out; with
+//! no such edit the program is kept as it was.
+
+use std::time::Instant;
+
+use crate::repair::progress::ProgressEvent;
+use crate::repair::search::mutate::Derived;
+use crate::repair::search::select;
+use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::{ms, AgentError};
+use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
+
+/// Errors a correct program does not raise on an input of the types its tests use; the others
+/// (`ValueError`, `AssertionError`, ...) are often how a program rejects an input on purpose.
+const UNEXPECTED: &[&str] = &[
+    "AttributeError",
+    "IndexError",
+    "KeyError",
+    "NameError",
+    "RecursionError",
+    "TypeError",
+    "UnboundLocalError",
+    "ZeroDivisionError",
+];
+
+/// Whether `outcome` is an unexpected raise inside `program` (not one of its own `raise` or
+/// `assert` statements).
+pub(super) fn raises_unexpectedly(outcome: &TestOutcome, program: &str) -> bool {
+    let Some(e) = outcome.exception.as_ref() else {
+        return false;
+    };
+    if outcome.status != TestStatus::Error || !UNEXPECTED.contains(&e.kind.as_str()) {
+        return false;
+    }
+    let Some(line) = e.program_line else {
+        return false;
+    };
+    let text = program
+        .lines()
+        .nth((line as usize).saturating_sub(1))
+        .unwrap_or("")
+        .trim_start();
+    !(text.starts_with("raise") || text.starts_with("assert"))
+}
+
+impl Search<'_> {
+    /// The seed passes the visible tests: look for extra inputs it raises on and say so, and
+    /// with `edit` edit it there (see the module's overview).
+    pub(super) async fn harden(&mut self, edit: bool) -> Result<(), AgentError> {
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        let calls: Vec<TestInput> = inputs
+            .iter()
+            .map(|expr| TestInput::Call { expr: expr.clone() })
+            .collect();
+        let program = self.seed_program.clone();
+        let runner = self.fixer.runner.clone();
+        // An input the program loops on costs a few seconds at most.
+        let quick = runner.with_wall_ms(3000);
+        let started = Instant::now();
+        let (program_run, calls_run) = (program.clone(), calls.clone());
+        let outcomes = tokio::task::spawn_blocking(move || {
+            in_parallel(&calls_run, runner.jobs(), |c| {
+                quick.run(&program_run, c, None)
+            })
+        })
+        .await
+        .map_err(|e| AgentError::Internal(format!("extra-input worker thread: {e}")))?;
+        self.round_tests_ms += ms(started.elapsed());
+        let mut expected = Vec::with_capacity(calls.len());
+        let mut raising: Vec<(String, String)> = Vec::new();
+        for (call, o) in inputs.iter().zip(outcomes) {
+            let o = match o {
+                Some(Ok(o)) => o,
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            };
+            if raises_unexpectedly(&o, &program) {
+                let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
+                raising.push((call.clone(), kind.to_string()));
+                expected.push(select::anything_but(&select::behaviour(&o)));
+            } else {
+                expected.push(select::behaviour(&o));
+            }
+        }
+        let Some((call, kind)) = raising.first().cloned() else {
+            return Ok(());
+        };
+        let more = match raising.len() {
+            1 => String::new(),
+            n => format!(" (and on {} more)", n - 1),
+        };
+        if !edit {
+            self.progress.event(ProgressEvent::Notice {
+                task_id: self.task.task_id.clone(),
+                message: format!(
+                    "the program passes the visible tests but raises {kind} on `{call}`{more}, \
+                     an input made from them; check that this input is outside the task \
+                     (--harden tries edits that avoid it)"
+                ),
+            });
+            return Ok(());
+        }
+        let derived = Derived { calls, expected };
+        let found = self.mutate(0, Some(&derived)).await?;
+        let message = if found.is_empty() {
+            format!(
+                "the program passes the visible tests but raises {kind} on `{call}`{more}, an \
+                 input made from them; no single edit avoids it and keeps its other answers, so \
+                 it is kept"
+            )
+        } else {
+            // It raised where an edit answers: no longer a passing program, nor a vote.
+            self.passing.retain(|&id| id != 0);
+            if let Some(seed) = self
+                .candidates
+                .first_mut()
+                .filter(|c| c.proposer == Proposer::Seed)
+            {
+                seed.problem = Some(format!("raises {kind} on `{call}`{more}"));
+            }
+            format!(
+                "the program passes the visible tests but raises {kind} on `{call}`{more}, an \
+                 input made from them; {} edit(s) avoid it and keep its other answers",
+                found.len()
+            )
+        };
+        self.progress.event(ProgressEvent::Notice {
+            task_id: self.task.task_id.clone(),
+            message,
+        });
+        Ok(())
+    }
+}
