@@ -39,13 +39,17 @@ impl Search<'_> {
         }
         let chosen = match self.passing.as_slice() {
             [] => self.beam().first().copied().unwrap_or(0),
-            [0] if self.candidates.len() > 1 => {
+            [0] if self.candidates.iter().any(|c| c.proposer.independent()) => {
+                let drawn = self
+                    .candidates
+                    .iter()
+                    .filter(|c| c.proposer.independent())
+                    .count();
                 self.progress.event(ProgressEvent::Notice {
                     task_id: self.task.task_id.clone(),
                     message: format!(
-                        "the program passes the visible tests; none of the {} fresh programs \
-                         drawn to check it did, so it is kept",
-                        self.candidates.len() - 1
+                        "the program passes the visible tests; none of the {drawn} programs \
+                         drawn to check it did, so it is kept"
                     ),
                 });
                 0

@@ -48,9 +48,17 @@ pub(super) fn raises_unexpectedly(outcome: &TestOutcome, program: &str) -> bool 
     let text = program
         .lines()
         .nth((line as usize).saturating_sub(1))
-        .unwrap_or("")
-        .trim_start();
-    !(text.starts_with("raise") || text.starts_with("assert"))
+        .unwrap_or("");
+    !raises_on_purpose(text)
+}
+
+/// Whether a source line is a `raise` or `assert` statement (not `raised = ...`).
+fn raises_on_purpose(line: &str) -> bool {
+    let text = line.trim_start();
+    ["raise", "assert"].iter().any(|k| {
+        text.strip_prefix(k)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '(', '\t']))
+    })
 }
 
 impl Search<'_> {
@@ -89,8 +97,9 @@ impl Search<'_> {
         for (call, o) in inputs.iter().zip(outcomes) {
             let o = match o {
                 Some(Ok(o)) => o,
-                Some(Err(e)) => return Err(e.into()),
-                None => return Ok(()),
+                // Only a check of a program that already passes: a sandbox failure here must
+                // not fail the task.
+                Some(Err(_)) | None => return Ok(()),
             };
             if raises_unexpectedly(&o, &program) {
                 let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
@@ -108,12 +117,16 @@ impl Search<'_> {
             n => format!(" (and on {} more)", n - 1),
         };
         if !edit {
+            let hint = if self.options.harden {
+                "(--harden edits it when the portfolio has `mutate`)"
+            } else {
+                "(--harden tries edits that avoid it)"
+            };
             self.progress.event(ProgressEvent::Notice {
                 task_id: self.task.task_id.clone(),
                 message: format!(
                     "the program passes the visible tests but raises {kind} on `{call}`{more}, \
-                     an input made from them; check that this input is outside the task \
-                     (--harden tries edits that avoid it)"
+                     an input made from them; check that this input is outside the task {hint}"
                 ),
             });
             return Ok(());
@@ -147,5 +160,19 @@ impl Search<'_> {
             message,
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raises_on_purpose;
+
+    #[test]
+    fn only_raise_and_assert_statements_raise_on_purpose() {
+        assert!(raises_on_purpose("    raise IndexError('empty')"));
+        assert!(raises_on_purpose("raise"));
+        assert!(raises_on_purpose("  assert(xs)"));
+        assert!(!raises_on_purpose("    raised = xs[0]"));
+        assert!(!raises_on_purpose("assertions[i] += 1"));
     }
 }

@@ -164,8 +164,9 @@ impl Search<'_> {
                 tokens: 0,
                 wall_ms: t.ms,
                 group: None,
-                problem: (t.passed == total && !t.derived_ok)
-                    .then(|| "passes the visible tests, not the agreed extra inputs".into()),
+                problem: (t.passed == total && !t.derived_ok).then(|| {
+                    "passes the visible tests, not the behaviour expected on extra inputs".into()
+                }),
                 edit: Some(EditRecord {
                     line: t.edit.line,
                     rank: t.rank,
@@ -214,7 +215,7 @@ impl Search<'_> {
                 if lines.len() > 5 { ", ..." } else { "" },
                 passing.len(),
                 if derived.is_some() {
-                    " and agree with the independent candidates"
+                    " and behave as expected on extra inputs"
                 } else {
                     " the visible tests"
                 }

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::{TestOutcome, TestStatus};
 
-/// What one program did on one extra input, as compared between candidates.
 /// A derived test's expected behaviour where anything will do but `behaviour` (see
 /// `harden`: a program that raised an unexpected error on an input must no longer raise it
 /// there; an answer or another error is fine, since the input may be outside the task).
@@ -29,6 +28,7 @@ pub fn agrees(want: &str, got: &str) -> bool {
     }
 }
 
+/// What one program did on one extra input, as compared between candidates.
 pub fn behaviour(outcome: &TestOutcome) -> String {
     match outcome.status {
         TestStatus::Passed => format!("= {}", outcome.actual.as_deref().unwrap_or("")),
