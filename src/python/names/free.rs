@@ -59,11 +59,17 @@ pub fn analyse(src: &SourceFile, suite: &[Stmt]) -> NameFacts {
     let w = walk(suite);
     let builtins = builtin_set();
     let attribute_bases: HashSet<usize> = w.attributes.iter().map(|a| a.base).collect();
+    // Program-wide: bound in any scope.
+    let bound: HashSet<&str> = w
+        .scopes
+        .iter()
+        .flat_map(|s| s.bound.keys().map(String::as_str))
+        .collect();
     let mut free: Vec<FreeName> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (i, u) in w.uses.iter().enumerate() {
         let name = u.name.as_str();
-        if builtins.contains(name) || w.bound_anywhere(name) {
+        if builtins.contains(name) || bound.contains(name) {
             continue;
         }
         let at = *index.entry(name).or_insert_with(|| {

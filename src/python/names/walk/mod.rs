@@ -214,11 +214,6 @@ impl Walk {
         }
         None
     }
-
-    /// Whether `name` is bound in any scope.
-    pub(super) fn bound_anywhere(&self, name: &str) -> bool {
-        self.scopes.iter().any(|s| s.bound.contains_key(name))
-    }
 }
 
 /// `sys.stdin.readline`, `stdin.buffer.read`: a reader of stdin named, not called.
