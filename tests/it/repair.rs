@@ -344,7 +344,13 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     assert_eq!(
         report.final_program,
         "def mean(xs):\n    if len(xs) >= 3:\n        return sum(xs) / len(xs)\n    \
-         return sum(xs) / len(xs)\n"
+         return sum(xs) / len(xs)\n",
+        "{:#?}",
+        report
+            .candidates
+            .iter()
+            .map(|c| (c.id, c.visible_passed, c.diff_lines, &c.edit, &c.problem))
+            .collect::<Vec<_>>()
     );
     assert!(
         run.said
@@ -365,6 +371,53 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
         said.iter()
             .any(|m| m.contains("raises NameError on `mean(") && m.contains("--harden")),
         "{said:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
+    // Where x goes in a sorted sequence; `seq[0]` raises on an empty one, which no visible
+    // test passes. No single edit stops that; `if not seq: return 0` does, with 0 the empty
+    // value of the type the program answers with.
+    let mut task = mean_with_a_typo();
+    task.task_id = "search".into();
+    task.prompt = "def search(x, seq):\n    \"\"\"Where x goes in the sorted seq.\"\"\"\n".into();
+    task.entry_point = "search".into();
+    task.visible_tests = vec![
+        "assert search(42, [1, 5, 10]) == 3".into(),
+        "assert search(5, (1, 5, 10)) == 1".into(),
+        "assert search(0, [1, 2]) == 0".into(),
+    ];
+    task.hidden_tests =
+        Some("assert search(3, []) == 0\nassert search(7, [1, 5, 10]) == 2\n".into());
+    let seed = "def search(x, seq):\n    if x <= seq[0]:\n        return 0\n    \
+                for i in range(len(seq) - 1):\n        if seq[i] < x <= seq[i + 1]:\n            \
+                return i + 1\n    return len(seq)\n";
+    task.seed = Some(seed.into());
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: generator,
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1)],
+                harden: true,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(&task, &Silent).await;
+    assert_eq!(report.status, FixStatus::Fixed);
+    assert_eq!(
+        report.final_program,
+        format!(
+            "def search(x, seq):\n    if not seq:\n        return 0\n{}",
+            &seed[20..]
+        )
     );
 }
 

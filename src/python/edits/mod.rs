@@ -18,9 +18,11 @@
 //! its end.
 //!
 //! Parts: `walk` (statements' expressions, names each function binds), `exprs` (edits of
-//! expressions), `stmts` (edits of statements).
+//! expressions), `stmts` (edits of statements), [`guard`] (a guard against an empty argument,
+//! made only on request).
 
 mod exprs;
+pub mod guard;
 mod stmts;
 mod walk;
 
@@ -55,6 +57,8 @@ pub enum EditKind {
     Move,
     /// A `return` added where the function falls off its end.
     Return,
+    /// `if not p: return EMPTY` added at the top of a function ([`guard`]).
+    Guard,
 }
 
 /// One edited program.

@@ -1,22 +1,24 @@
-//! A given program that passes the visible tests can still be wrong where they do not look.
-//! Run on the extra inputs (the visible tests' own calls with one argument changed, so of the
-//! types the task expects), it may raise an error no correct program raises there: an index
-//! out of range on an empty list, a name bound only on some paths. Such a raise is a failing
-//! test without an expected answer.
+//! A given program that passes the visible tests can still be wrong where they do not look. Run
+//! on the visible tests' calls with one list, tuple or string argument emptied (the input
+//! hand-written tests most often leave out), it may raise an error no correct program raises
+//! there: an index out of range on an empty list, a name bound only on some paths. Such a raise
+//! is a failing test without an expected answer.
 //!
-//! The raise is reported. With `--harden`, `mutate` then edits the program until it no longer raises that error on those inputs (an
-//! answer or another error will do: the input may be outside the task) while it answers every
-//! other extra input as before (the given program is evidence: a person's program that
-//! passes the visible tests is mostly right), and the given program stops counting as passing
-//! or as a vote. An edit is a small change at the statements the raising runs single out; with
-//! no such edit the program is kept as it was.
+//! The raise is reported. With `--harden`, `mutate` then edits the program (its single edits,
+//! and a guard `if not p: return EMPTY` against an empty argument) until it no longer raises
+//! that error on those inputs (an answer or another error will do: the input may be outside the
+//! task) while it answers every other extra input as before (the given program is evidence: a
+//! person's program that passes the visible tests is mostly right), and the given program stops
+//! counting as passing or as a vote. An edit is a small change at the statements the raising
+//! runs single out; with no such edit the program is kept as it was.
 
 use std::time::Instant;
 
+use crate::python::edits::guard::{empty_like, guards};
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::select;
-use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
@@ -65,12 +67,21 @@ impl Search<'_> {
     /// The seed passes the visible tests: look for extra inputs it raises on and say so, and
     /// with `edit` edit it there (see the module's overview).
     pub(super) async fn harden(&mut self, edit: bool) -> Result<(), AgentError> {
-        let inputs = extra_inputs(
+        // Raises count only on the visible calls with one sequence emptied: elsewhere the
+        // changed inputs are often malformed (a record inside a list emptied), and a correct
+        // program raises on them too. The selection's extra inputs hold the other answers.
+        let mut inputs = emptied_inputs(self.tests, &self.task.entry_point);
+        let emptied = inputs.len();
+        for call in extra_inputs(
             self.tests,
             &self.task.entry_point,
             self.options.extra_inputs,
             self.fixer.options.rng_seed,
-        );
+        ) {
+            if !inputs.contains(&call) {
+                inputs.push(call);
+            }
+        }
         if inputs.is_empty() {
             return Ok(());
         }
@@ -94,14 +105,17 @@ impl Search<'_> {
         self.round_tests_ms += ms(started.elapsed());
         let mut expected = Vec::with_capacity(calls.len());
         let mut raising: Vec<(String, String)> = Vec::new();
-        for (call, o) in inputs.iter().zip(outcomes) {
+        for (i, (call, o)) in inputs.iter().zip(outcomes).enumerate() {
             let o = match o {
                 Some(Ok(o)) => o,
                 // Only a check of a program that already passes: a sandbox failure here must
                 // not fail the task.
                 Some(Err(_)) | None => return Ok(()),
             };
-            if raises_unexpectedly(&o, &program) {
+            if i >= emptied && raises_unexpectedly(&o, &program) {
+                // A raise elsewhere is no answer to keep, nor (see above) a bug to fix.
+                expected.push(select::ANY.to_string());
+            } else if raises_unexpectedly(&o, &program) {
                 let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
                 raising.push((call.clone(), kind.to_string()));
                 expected.push(select::anything_but(&select::behaviour(&o)));
@@ -131,8 +145,15 @@ impl Search<'_> {
             });
             return Ok(());
         }
+        // A guard against an empty argument, returning the empty value of the type the
+        // program answers with elsewhere: the fix single edits cannot make.
+        let guards = expected
+            .iter()
+            .find_map(|b| b.strip_prefix("= ").and_then(empty_like))
+            .map(|empty| guards(&program, &self.task.entry_point, empty))
+            .unwrap_or_default();
         let derived = Derived { calls, expected };
-        let found = self.mutate(0, Some(&derived)).await?;
+        let found = self.mutate_with(0, Some(&derived), guards).await?;
         let message = if found.is_empty() {
             format!(
                 "the program passes the visible tests but raises {kind} on `{call}`{more}, an \

@@ -324,6 +324,43 @@ pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Ve
     found
 }
 
+/// The visible tests' calls of `entry` with one list, tuple or string argument emptied, each
+/// once: the input a hand-written test most often leaves out, and where a program that indexes
+/// without looking raises.
+pub fn emptied_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
+    if entry.is_empty() {
+        return Vec::new();
+    }
+    let sites: Vec<CallSite> = tests
+        .iter()
+        .filter_map(|t| match t {
+            TestInput::Code { source } => Some(calls_in_test(source, entry)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let empty = |l: &Lit| match l {
+        Lit::List(xs) if !xs.is_empty() => Some(Lit::List(Vec::new())),
+        Lit::Tuple(xs) if !xs.is_empty() => Some(Lit::Tuple(Vec::new())),
+        Lit::Str(s) if !s.is_empty() => Some(Lit::Str(String::new())),
+        _ => None,
+    };
+    let mut found: Vec<String> = Vec::new();
+    for site in &sites {
+        for i in 0..site.positional.len() {
+            if let Some(e) = empty(&site.positional[i]) {
+                let mut changed = site.clone();
+                changed.positional[i] = e;
+                let call = changed.render(entry);
+                if !found.contains(&call) {
+                    found.push(call);
+                }
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +411,18 @@ mod tests {
         assert!(
             inputs.contains(&"f(helper(3), 5)".to_string()),
             "{inputs:?}"
+        );
+    }
+
+    #[test]
+    fn emptied_inputs_empty_one_sequence_argument_at_a_time() {
+        let tests = [
+            code("assert f(42, [1, 5], 'ab') == 3"),
+            code("assert f(5, (1, 5, 10), '') == 1"),
+        ];
+        assert_eq!(
+            emptied_inputs(&tests, "f"),
+            ["f(42, [], 'ab')", "f(42, [1, 5], '')", "f(5, (), '')"]
         );
     }
 

@@ -48,6 +48,17 @@ impl Search<'_> {
         parent: usize,
         derived: Option<&Derived>,
     ) -> Result<Vec<usize>, AgentError> {
+        self.mutate_with(parent, derived, Vec::new()).await
+    }
+
+    /// [`Self::mutate`], with `extra` edits (made elsewhere) tried after the usual ones (so a
+    /// single edit comes first among equally small changes).
+    pub(super) async fn mutate_with(
+        &mut self,
+        parent: usize,
+        derived: Option<&Derived>,
+        extra: Vec<crate::python::edits::Edit>,
+    ) -> Result<Vec<usize>, AgentError> {
         let program = self.node(parent).tested.program.clone();
         let started = Instant::now();
         let runner = self.fixer.runner.clone();
@@ -78,6 +89,7 @@ impl Search<'_> {
         let work = move || -> Result<(Vec<u32>, Vec<Tried>), crate::run::sandbox::SandboxError> {
             let candidates: Vec<_> = edits(&program, &lines, limit)
                 .into_iter()
+                .chain(extra)
                 .filter(|e| !seen.contains(&program_key(&e.program)))
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.
