@@ -361,7 +361,7 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     );
     assert!(run.requests.is_empty());
 
-    // By default the raise is reported and the passing program kept.
+    // With --no-harden the raise is reported and the passing program kept.
     let said = Said::default();
     let kept = fixer(false).fix(&task, &said).await;
     assert_eq!(kept.status, FixStatus::AlreadyPassing);
@@ -369,7 +369,7 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     let said = said.0.into_inner().expect("lock");
     assert!(
         said.iter()
-            .any(|m| m.contains("raises NameError on `mean(") && m.contains("--harden")),
+            .any(|m| m.contains("raises NameError on `mean(") && m.contains("--no-harden")),
         "{said:?}"
     );
 }

@@ -95,10 +95,15 @@ pub struct SearchArgs {
     /// samples would cost tokens for nothing (0: draw them all).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub vote_patience: usize,
-    /// Search, mutate: when the program passes the visible tests but raises an unexpected
-    /// error (IndexError, NameError, ...) on extra inputs made from them, edit it until it no
-    /// longer raises there and keeps its other answers (the raise is reported either way).
-    #[arg(long)]
+    /// Search, mutate: leave a program that passes the visible tests as it is even when it
+    /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
+    /// or string arguments is emptied. By default it is edited (single edits, or a guard
+    /// `if not arg: return EMPTY`) until it no longer raises there and keeps its other answers;
+    /// the raise is reported either way.
+    #[arg(long, overrides_with = "harden")]
+    pub no_harden: bool,
+    /// The default (see --no-harden).
+    #[arg(long, hide = true, overrides_with = "no_harden")]
     pub harden: bool,
 }
 

@@ -4,13 +4,13 @@
 //! there: an index out of range on an empty list, a name bound only on some paths. Such a raise
 //! is a failing test without an expected answer.
 //!
-//! The raise is reported. With `--harden`, `mutate` then edits the program (its single edits,
-//! and a guard `if not p: return EMPTY` against an empty argument) until it no longer raises
-//! that error on those inputs (an answer or another error will do: the input may be outside the
-//! task) while it answers every other extra input as before (the given program is evidence: a
-//! person's program that passes the visible tests is mostly right), and the given program stops
-//! counting as passing or as a vote. An edit is a small change at the statements the raising
-//! runs single out; with no such edit the program is kept as it was.
+//! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
+//! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
+//! raises that error on those inputs (an answer or another error will do: the input may be
+//! outside the task) while it answers every other extra input as before (the given program is
+//! evidence: a person's program that passes the visible tests is mostly right), and the given
+//! program stops counting as passing or as a vote. An edit is a small change at the statements
+//! the raising runs single out; with no such edit the program is kept as it was.
 
 use std::time::Instant;
 
@@ -132,9 +132,9 @@ impl Search<'_> {
         };
         if !edit {
             let hint = if self.options.harden {
-                "(--harden edits it when the portfolio has `mutate`)"
+                "(edits that avoid it need `mutate` in the portfolio)"
             } else {
-                "(--harden tries edits that avoid it)"
+                "(edits that avoid it are tried unless --no-harden)"
             };
             self.progress.event(ProgressEvent::Notice {
                 task_id: self.task.task_id.clone(),
