@@ -289,6 +289,25 @@ async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it()
     );
 }
 
+/// A search with model-free edits only (`harden` on or off); the model is never asked.
+fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
+    Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1)],
+                harden,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    }
+}
+
 /// A mean whose short-list branch names a variable that does not exist: the visible tests
 /// only pass long lists.
 fn mean_with_a_typo() -> Task {
@@ -313,21 +332,7 @@ fn mean_with_a_typo() -> Task {
 async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_edited() {
     let task = mean_with_a_typo();
     let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
-    let fixer = |harden: bool| Fixer {
-        generator: generator.clone(),
-        debugger: generator.clone(),
-        runner: common::runner(Duration::from_secs(10)),
-        prompts: Prompts::new().expect("templates load"),
-        options: FixOptions {
-            strategy: Strategy::Search,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Mutate, 1)],
-                harden,
-                ..SearchOptions::default()
-            },
-            ..FixOptions::default()
-        },
-    };
+    let fixer = |harden: bool| edits_only(&generator, harden);
     let said = Said::default();
     let report = &fixer(true).fix(&task, &said).await;
     let run = Run {
@@ -395,22 +400,7 @@ async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
                 return i + 1\n    return len(seq)\n";
     task.seed = Some(seed.into());
     let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
-    let fixer = Fixer {
-        generator: generator.clone(),
-        debugger: generator,
-        runner: common::runner(Duration::from_secs(10)),
-        prompts: Prompts::new().expect("templates load"),
-        options: FixOptions {
-            strategy: Strategy::Search,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Mutate, 1)],
-                harden: true,
-                ..SearchOptions::default()
-            },
-            ..FixOptions::default()
-        },
-    };
-    let report = fixer.fix(&task, &Silent).await;
+    let report = edits_only(&generator, true).fix(&task, &Silent).await;
     assert_eq!(report.status, FixStatus::Fixed);
     assert_eq!(
         report.final_program,

@@ -280,20 +280,25 @@ fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
     out
 }
 
-/// Up to `n` new calls of `entry`, made by changing one argument of a visible test's call;
-/// the same `seed` gives the same inputs. Calls the visible tests already make are left out.
-pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Vec<String> {
-    if entry.is_empty() || n == 0 {
-        return Vec::new();
-    }
-    let sites: Vec<CallSite> = tests
+/// Every call of `entry` the visible tests make, with its arguments.
+fn call_sites(tests: &[TestInput], entry: &str) -> Vec<CallSite> {
+    tests
         .iter()
         .filter_map(|t| match t {
             TestInput::Code { source } => Some(calls_in_test(source, entry)),
             _ => None,
         })
         .flatten()
-        .collect();
+        .collect()
+}
+
+/// Up to `n` new calls of `entry`, made by changing one argument of a visible test's call;
+/// the same `seed` gives the same inputs. Calls the visible tests already make are left out.
+pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Vec<String> {
+    if entry.is_empty() || n == 0 {
+        return Vec::new();
+    }
+    let sites = call_sites(tests, entry);
     let originals: Vec<String> = sites.iter().map(|s| s.render(entry)).collect();
     let mut found: Vec<String> = Vec::new();
     let mut push = |call: String| {
@@ -331,14 +336,7 @@ pub fn emptied_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
     if entry.is_empty() {
         return Vec::new();
     }
-    let sites: Vec<CallSite> = tests
-        .iter()
-        .filter_map(|t| match t {
-            TestInput::Code { source } => Some(calls_in_test(source, entry)),
-            _ => None,
-        })
-        .flatten()
-        .collect();
+    let sites = call_sites(tests, entry);
     let empty = |l: &Lit| match l {
         Lit::List(xs) if !xs.is_empty() => Some(Lit::List(Vec::new())),
         Lit::Tuple(xs) if !xs.is_empty() => Some(Lit::Tuple(Vec::new())),
