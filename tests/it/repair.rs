@@ -412,6 +412,45 @@ async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_an_answer() {
+    // Its loop never runs on an empty sequence, so it returns None by falling off its end;
+    // it answers an index everywhere else.
+    let mut task = mean_with_a_typo();
+    task.task_id = "search".into();
+    task.prompt = "def search(x, seq):\n    \"\"\"Where x goes in the sorted seq.\"\"\"\n".into();
+    task.entry_point = "search".into();
+    task.visible_tests = vec![
+        "assert search(42, [1, 5, 10]) == 3".into(),
+        "assert search(5, (1, 5, 10)) == 1".into(),
+        "assert search(0, [1, 2]) == 0".into(),
+    ];
+    task.hidden_tests = Some("assert search(3, []) == 0\n".into());
+    let seed =
+        "def search(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            \
+                return i\n        elif x > seq[-1]:\n            return len(seq)\n";
+    task.seed = Some(seed.into());
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert!(
+        said.iter()
+            .any(|m| m.contains("falls off its end (None) on `search(")),
+        "{said:?}"
+    );
+    // It owes the empty value of its answers' type, 0: single edits come before guards, and
+    // a `return` added at the end answers 0 there (`return True` or `return x` would not).
+    assert_eq!(report.final_program, format!("{seed}    return len(seq)\n"));
+
+    // A `None` the program returns on purpose is its answer.
+    let mut meant = task.clone();
+    meant.seed = Some(format!("{seed}    return None\n"));
+    let kept = edits_only(&generator, true).fix(&meant, &Silent).await;
+    assert_eq!(kept.status, FixStatus::AlreadyPassing);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
     // Its own `raise IndexError` on an empty list is the program's choice, not a bug.
     let mut task = mean_with_a_typo();

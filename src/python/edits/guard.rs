@@ -86,6 +86,71 @@ pub fn guards(program: &str, function: &str, value: &str) -> Vec<Edit> {
         .collect()
 }
 
+/// Whether the top-level function `function` can return `None` only by falling off its end: no
+/// `return` without a value or `return None` in it, and a body that can run past its last
+/// statement. Such a function answering `None` has not answered: a path its author forgot
+/// (a loop an empty argument never enters), not a `None` meant as the answer.
+pub fn answers_none_only_by_falling_off(program: &str, function: &str) -> bool {
+    let Ok(suite) = parse_module(&SourceFile::new(program.to_string())) else {
+        return false;
+    };
+    let Some(body) = suite.iter().find_map(|s| match s {
+        Stmt::FunctionDef(f) if f.name.as_str() == function => Some(&f.body),
+        _ => None,
+    }) else {
+        return false;
+    };
+    !returns_none_explicitly(body) && !always_leaves(body)
+}
+
+/// Whether a `return`, `return None` (not inside a nested function or class) is in `body`.
+fn returns_none_explicitly(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Return(r) => r.value.as_deref().is_none_or(
+            |v| matches!(v, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::None)),
+        ),
+        Stmt::If(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
+        Stmt::For(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
+        Stmt::While(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
+        Stmt::With(s) => returns_none_explicitly(&s.body),
+        Stmt::Try(s) => {
+            returns_none_explicitly(&s.body)
+                || returns_none_explicitly(&s.orelse)
+                || returns_none_explicitly(&s.finalbody)
+                || s.handlers.iter().any(|h| {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    returns_none_explicitly(&h.body)
+                })
+        }
+        _ => false,
+    })
+}
+
+/// Whether every path through `body` ends in a `return` or `raise` (conservatively: an `if`
+/// whose branches both do, or `while True` without `break`, counts; anything else may run on).
+fn always_leaves(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Return(_) | Stmt::Raise(_) => true,
+        Stmt::If(s) => always_leaves(&s.body) && always_leaves(&s.orelse),
+        Stmt::While(s) => {
+            matches!(&*s.test, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::Bool(true)))
+                && !breaks(&s.body)
+        }
+        _ => false,
+    })
+}
+
+/// Whether a `break` of this loop (not of a nested one) is in `body`.
+fn breaks(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Break(_) => true,
+        Stmt::If(s) => breaks(&s.body) || breaks(&s.orelse),
+        Stmt::With(s) => breaks(&s.body),
+        Stmt::Try(s) => breaks(&s.body) || breaks(&s.orelse) || breaks(&s.finalbody),
+        _ => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +180,28 @@ mod tests {
         assert!(guards(program, "other", "0").is_empty());
         // A body on the def's own line has no place for a guard.
         assert!(guards("def f(xs): return xs[0]\n", "f", "0").is_empty());
+    }
+
+    #[test]
+    fn none_only_by_falling_off_needs_a_path_past_the_end_and_no_return_none() {
+        let falls = "def search(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            return i\n        elif x > seq[-1]:\n            return len(seq)\n";
+        assert!(answers_none_only_by_falling_off(falls, "search"));
+        assert!(!answers_none_only_by_falling_off(falls, "other"));
+        // A `None` meant as the answer.
+        let meant = "def first(xs):\n    for x in xs:\n        return x\n    return None\n";
+        assert!(!answers_none_only_by_falling_off(meant, "first"));
+        let bare = "def first(xs):\n    if not xs:\n        return\n    return xs[0]\n";
+        assert!(!answers_none_only_by_falling_off(bare, "first"));
+        // Every path returns.
+        let both = "def sign(x):\n    if x < 0:\n        return -1\n    else:\n        return 1\n";
+        assert!(!answers_none_only_by_falling_off(both, "sign"));
+        let forever = "def f(xs):\n    while True:\n        if xs:\n            return 1\n";
+        assert!(!answers_none_only_by_falling_off(forever, "f"));
+        let broken = "def f(xs):\n    while True:\n        if xs:\n            break\n    x = 1\n";
+        assert!(answers_none_only_by_falling_off(broken, "f"));
+        // A nested function's `return None` is not this function's.
+        let nested =
+            "def f(xs):\n    def g():\n        return None\n    for x in xs:\n        return g()\n";
+        assert!(answers_none_only_by_falling_off(nested, "f"));
     }
 }

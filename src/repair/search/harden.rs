@@ -2,19 +2,21 @@
 //! on the visible tests' calls with one list, tuple or string argument emptied (the input
 //! hand-written tests most often leave out), it may raise an error no correct program raises
 //! there: an index out of range on an empty list, a name bound only on some paths. Such a raise
-//! is a failing test without an expected answer.
+//! is a failing test without an expected answer. So is a `None` from falling off the end of a
+//! function that answers something else elsewhere and never returns `None` on purpose (a loop an
+//! empty argument never enters): there it owes the empty value of its answers' type (`0`, `[]`).
 //!
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
 //! raises that error on those inputs (an answer or another error will do: the input may be
-//! outside the task) while it answers every other extra input as before (the given program is
-//! evidence: a person's program that passes the visible tests is mostly right), and the given
-//! program stops counting as passing or as a vote. An edit is a small change at the statements
+//! outside the task), or answers what it owes, while it answers every other extra input as
+//! before (the given program is evidence: a person's program that passes the visible tests is
+//! mostly right), and the given program stops counting as passing or as a vote. An edit is a small change at the statements
 //! the raising runs single out; with no such edit the program is kept as it was.
 
 use std::time::Instant;
 
-use crate::python::edits::guard::{empty_like, guards};
+use crate::python::edits::guard::{answers_none_only_by_falling_off, empty_like, guards};
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::select;
@@ -103,24 +105,46 @@ impl Search<'_> {
         .await
         .map_err(|e| AgentError::Internal(format!("extra-input worker thread: {e}")))?;
         self.round_tests_ms += ms(started.elapsed());
-        let mut expected = Vec::with_capacity(calls.len());
-        let mut raising: Vec<(String, String)> = Vec::new();
-        for (i, (call, o)) in inputs.iter().zip(outcomes).enumerate() {
-            let o = match o {
-                Some(Ok(o)) => o,
+        let mut runs = Vec::with_capacity(outcomes.len());
+        for o in outcomes {
+            match o {
+                Some(Ok(o)) => runs.push(o),
                 // Only a check of a program that already passes: a sandbox failure here must
                 // not fail the task.
                 Some(Err(_)) | None => return Ok(()),
-            };
-            if i >= emptied && raises_unexpectedly(&o, &program) {
+            }
+        }
+        // `None` on an emptied argument is no answer when the program answers something else
+        // elsewhere and can return `None` only by falling off its end. The answer it owes
+        // there is the empty value of the type it answers with (the insertion point in an
+        // empty sequence is 0, its matches `[]`); for a truth value either may be right.
+        let empty = runs
+            .iter()
+            .filter(|o| o.status == TestStatus::Passed)
+            .find_map(|o| o.actual.as_deref().and_then(empty_like));
+        let falls_off =
+            empty.is_some() && answers_none_only_by_falling_off(&program, &self.task.entry_point);
+        let owed = match empty {
+            Some(v) if v != "False" => format!("= {v}"),
+            _ => select::SOME_ANSWER.to_string(),
+        };
+        let mut expected = Vec::with_capacity(calls.len());
+        // The suspicious inputs, with what the program did there.
+        let mut raising: Vec<(String, String)> = Vec::new();
+        for (i, (call, o)) in inputs.iter().zip(&runs).enumerate() {
+            let raises = raises_unexpectedly(o, &program);
+            if i >= emptied && raises {
                 // A raise elsewhere is no answer to keep, nor (see above) a bug to fix.
                 expected.push(select::ANY.to_string());
-            } else if raises_unexpectedly(&o, &program) {
+            } else if raises {
                 let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
-                raising.push((call.clone(), kind.to_string()));
-                expected.push(select::anything_but(&select::behaviour(&o)));
+                raising.push((call.clone(), format!("raises {kind}")));
+                expected.push(select::anything_but(&select::behaviour(o)));
+            } else if i < emptied && falls_off && select::behaviour(o) == "= None" {
+                raising.push((call.clone(), "falls off its end (None)".to_string()));
+                expected.push(owed.clone());
             } else {
-                expected.push(select::behaviour(&o));
+                expected.push(select::behaviour(o));
             }
         }
         let Some((call, kind)) = raising.first().cloned() else {
@@ -139,7 +163,7 @@ impl Search<'_> {
             self.progress.event(ProgressEvent::Notice {
                 task_id: self.task.task_id.clone(),
                 message: format!(
-                    "the program passes the visible tests but raises {kind} on `{call}`{more}, \
+                    "the program passes the visible tests but {kind} on `{call}`{more}, \
                      an input made from them; check that this input is outside the task {hint}"
                 ),
             });
@@ -147,16 +171,14 @@ impl Search<'_> {
         }
         // A guard against an empty argument, returning the empty value of the type the
         // program answers with elsewhere: the fix single edits cannot make.
-        let guards = expected
-            .iter()
-            .find_map(|b| b.strip_prefix("= ").and_then(empty_like))
+        let guards = empty
             .map(|empty| guards(&program, &self.task.entry_point, empty))
             .unwrap_or_default();
         let derived = Derived { calls, expected };
         let found = self.mutate_with(0, Some(&derived), guards).await?;
         let message = if found.is_empty() {
             format!(
-                "the program passes the visible tests but raises {kind} on `{call}`{more}, an \
+                "the program passes the visible tests but {kind} on `{call}`{more}, an \
                  input made from them; no single edit avoids it and keeps its other answers, so \
                  it is kept"
             )
@@ -168,10 +190,10 @@ impl Search<'_> {
                 .first_mut()
                 .filter(|c| c.proposer == Proposer::Seed)
             {
-                seed.problem = Some(format!("raises {kind} on `{call}`{more}"));
+                seed.problem = Some(format!("{kind} on `{call}`{more}"));
             }
             format!(
-                "the program passes the visible tests but raises {kind} on `{call}`{more}, an \
+                "the program passes the visible tests but {kind} on `{call}`{more}, an \
                  input made from them; {} edit(s) avoid it and keep its other answers",
                 found.len()
             )
