@@ -2,12 +2,15 @@
 """The repair table of `ldb eval` runs: hidden-test fixes, tokens per fixed task, median wall time
 per task and median changed lines per fix, for every strategy file of every run directory given.
 
-Usage: benchmarks/repair_analysis.py RUN_DIR[:LABEL] [RUN_DIR[:LABEL] ...] [--tasks IDS]
+Usage: benchmarks/repair_analysis.py RUN_DIR[+RERUN_DIR][:LABEL] [...] [--tasks IDS] [--by-question]
 
 RUN_DIR is an `ldb eval --out` directory (benchmarks/repair_runs.sh makes them). Every
 `<strategy>.jsonl` in it is one row, labelled LABEL (or the directory's name) and the strategy.
+`RUN_DIR+RERUN_DIR`: the records of RERUN_DIR (the same strategy rerun on the tasks a change
+touches, e.g. with `KEEP_IDS`) replace RUN_DIR's for those tasks.
 `--tasks IDS` (comma-separated) restricts every row to those tasks, so runs that stopped at
 different points compare on the same tasks; by default the rows use the tasks all of them hold.
+`--by-question` adds a table per Refactory question.
 
 Columns:
 - fixed: seeds that fail the hidden tests whose returned program passes them (of the tasks whose
@@ -90,32 +93,54 @@ def confirmation(run_dir, strategy, task_id, record):
 def main(argv):
     runs = []
     only = None
+    by_question = False
     args = list(argv)
     while args:
         a = args.pop(0)
         if a == "--tasks":
             only = set(args.pop(0).split(","))
             continue
+        if a == "--by-question":
+            by_question = True
+            continue
         path, _, label = a.partition(":")
-        runs.append((Path(path), label or Path(path).name))
+        path, _, rerun = path.partition("+")
+        name = Path(path).name + (f"+{Path(rerun).name}" if rerun else "")
+        runs.append((Path(path), Path(rerun) if rerun else None, label or name))
     rows = []
-    for run_dir, label in runs:
+    for run_dir, rerun_dir, label in runs:
         seed_programs = seeds(run_dir)
         for f in sorted(run_dir.glob("*.jsonl")):
             if f.name in ("seeds.jsonl",) or f.name.endswith(".samples.jsonl"):
                 continue
             recs = load(f)
+            origin = {t: run_dir for t in recs}
+            if rerun_dir is not None:
+                again = load(rerun_dir / f.name)
+                recs.update(again)
+                origin.update({t: rerun_dir for t in again})
             if recs:
-                rows.append((f"{label} · {f.stem}", run_dir, f.stem, recs, seed_programs))
+                rows.append((f"{label} · {f.stem}", origin, f.stem, recs, seed_programs))
     if not rows:
         sys.exit("no runs found")
     common = set.intersection(*(set(r[3]) for r in rows))
     if only is not None:
         common &= only
     print(f"{len(common)} tasks in every row\n")
+    table(rows, common)
+    if by_question:
+        # Refactory's ids are refactory/question_N/...: one table per question.
+        groups = sorted({t.split("/")[1] for t in common if t.count("/") == 2})
+        for g in groups:
+            part = {t for t in common if t.count("/") == 2 and t.split("/")[1] == g}
+            print(f"\n{g} ({len(part)} tasks)\n")
+            table(rows, part)
+
+
+def table(rows, common):
     print("| run | fixed | pass@1 | plausible | confirmed | tokens/fixed | median s/task | median lines/fix |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, run_dir, strategy, recs, seed_programs in rows:
+    for name, origin, strategy, recs, seed_programs in rows:
         rs = [recs[t] for t in sorted(common)]
         failing = [r for r in rs if not r["seed_hidden_pass"]]
         fixed = [r for r in failing if r["final_hidden_pass"]]
@@ -124,7 +149,7 @@ def main(argv):
         confirmed = sum(
             1
             for r in plausible
-            if confirmation(run_dir, strategy, r["task_id"], r) == "confirmed"
+            if confirmation(origin[r["task_id"]], strategy, r["task_id"], r) == "confirmed"
         )
         spent = sum(cost(r) for r in rs)
         per_fixed = f"{spent / len(fixed):,.0f}" if fixed else "-"
@@ -140,7 +165,6 @@ def main(argv):
             f"({100 * passing / max(len(rs), 1):.1f}%) | {len(plausible)} | {confirmed} | "
             f"{per_fixed} | {secs:.1f} | {med_lines} |"
         )
-
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -17,6 +17,8 @@
 #   STRATEGIES  default resample,search
 #   EXTRA       more `ldb eval` flags, e.g. "--proposers mutate:1"
 #   TAG         suffix of the output directory (a variant's name)
+#   KEEP_IDS    comma-separated task ids: run only the set's tasks among them (a change that
+#               touches only some tasks, e.g. those whose given program passes the visible tests)
 #   THREADS     model threads (default 2; 1 while anything else busies a core)
 #   NICE        niceness (default 10)
 #   LDB_BIN     the binary (default: a private copy of a fresh release build, so a rebuild during
@@ -49,20 +51,29 @@ COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max
   --concurrency 1 --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES"
   --progress lines ${EXTRA:-})
 
+# The set's ids, kept in their order, restricted to KEEP_IDS when given.
+keep() {
+  if [ -z "${KEEP_IDS:-}" ]; then
+    echo "$1"
+  else
+    python3 -c 'import sys; keep = set(sys.argv[2].split(",")); print(",".join(i for i in sys.argv[1].split(",") if i in keep))' "$1" "$KEEP_IDS"
+  fi
+}
+
 case "$SET" in
   refactory)
     ids=$(python3 benchmarks/refactory_sample.py report --data "$DATA/refactory/tasks.jsonl")
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$(keep "$ids")" \
       "${COMMON[@]}" --out "$OUT/repair-refactory-report-$suffix"
     ;;
   refactory-dev)
     ids=$(python3 benchmarks/refactory_sample.py dev --size "${DEV_SIZE:-303}" --data "$DATA/refactory/tasks.jsonl")
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$(keep "$ids")" \
       "${COMMON[@]}" --out "$OUT/repair-refactory-dev-$suffix"
     ;;
   refactory-early)
     ids=$(python3 benchmarks/refactory_sample.py early --data "$DATA/refactory/tasks.jsonl")
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset "$DATA/refactory/tasks.jsonl" --tasks "$(keep "$ids")" \
       "${COMMON[@]}" --out "$OUT/repair-refactory-early-$suffix"
     ;;
   report)
@@ -73,7 +84,7 @@ ids.sort(key=lambda t: int(t.split("/")[1]))
 print(",".join(ids))
 EOF
 )
-    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$ids" \
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$(keep "$ids")" \
       "${COMMON[@]}" --out "$OUT/repair-humaneval-gpt35-hiddenfail-$suffix"
     ;;
   *)
