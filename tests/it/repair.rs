@@ -379,12 +379,9 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     );
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
-    // Where x goes in a sorted sequence; `seq[0]` raises on an empty one, which no visible
-    // test passes. No single edit stops that; `if not seq: return 0` does, with 0 the empty
-    // value of the type the program answers with.
-    let mut task = mean_with_a_typo();
+/// Where x goes in a sorted sequence, with visible tests that never pass an empty one.
+fn search_task(seed: &str, hidden: &str) -> Task {
+    let mut task = example();
     task.task_id = "search".into();
     task.prompt = "def search(x, seq):\n    \"\"\"Where x goes in the sorted seq.\"\"\"\n".into();
     task.entry_point = "search".into();
@@ -393,12 +390,23 @@ async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
         "assert search(5, (1, 5, 10)) == 1".into(),
         "assert search(0, [1, 2]) == 0".into(),
     ];
-    task.hidden_tests =
-        Some("assert search(3, []) == 0\nassert search(7, [1, 5, 10]) == 2\n".into());
+    task.hidden_tests = Some(hidden.into());
+    task.seed = Some(seed.into());
+    task
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
+    // Where x goes in a sorted sequence; `seq[0]` raises on an empty one, which no visible
+    // test passes. No single edit stops that; `if not seq: return 0` does, with 0 the empty
+    // value of the type the program answers with.
     let seed = "def search(x, seq):\n    if x <= seq[0]:\n        return 0\n    \
                 for i in range(len(seq) - 1):\n        if seq[i] < x <= seq[i + 1]:\n            \
                 return i + 1\n    return len(seq)\n";
-    task.seed = Some(seed.into());
+    let task = search_task(
+        seed,
+        "assert search(3, []) == 0\nassert search(7, [1, 5, 10]) == 2\n",
+    );
     let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let report = edits_only(&generator, true).fix(&task, &Silent).await;
     assert_eq!(report.status, FixStatus::Fixed);
@@ -415,20 +423,10 @@ async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
 async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_an_answer() {
     // Its loop never runs on an empty sequence, so it returns None by falling off its end;
     // it answers an index everywhere else.
-    let mut task = mean_with_a_typo();
-    task.task_id = "search".into();
-    task.prompt = "def search(x, seq):\n    \"\"\"Where x goes in the sorted seq.\"\"\"\n".into();
-    task.entry_point = "search".into();
-    task.visible_tests = vec![
-        "assert search(42, [1, 5, 10]) == 3".into(),
-        "assert search(5, (1, 5, 10)) == 1".into(),
-        "assert search(0, [1, 2]) == 0".into(),
-    ];
-    task.hidden_tests = Some("assert search(3, []) == 0\n".into());
     let seed =
         "def search(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            \
                 return i\n        elif x > seq[-1]:\n            return len(seq)\n";
-    task.seed = Some(seed.into());
+    let task = search_task(seed, "assert search(3, []) == 0\n");
     let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
     let report = edits_only(&generator, true).fix(&task, &said).await;

@@ -6,6 +6,7 @@
 
 use rustpython_parser::ast::{self, Ranged, Stmt};
 
+use super::walk::bodies;
 use super::{Edit, EditKind};
 use crate::python::normalize::program_key;
 use crate::python::source::{parse_module, SourceFile};
@@ -109,20 +110,8 @@ fn returns_none_explicitly(body: &[Stmt]) -> bool {
         Stmt::Return(r) => r.value.as_deref().is_none_or(
             |v| matches!(v, ast::Expr::Constant(c) if matches!(c.value, ast::Constant::None)),
         ),
-        Stmt::If(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
-        Stmt::For(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
-        Stmt::While(s) => returns_none_explicitly(&s.body) || returns_none_explicitly(&s.orelse),
-        Stmt::With(s) => returns_none_explicitly(&s.body),
-        Stmt::Try(s) => {
-            returns_none_explicitly(&s.body)
-                || returns_none_explicitly(&s.orelse)
-                || returns_none_explicitly(&s.finalbody)
-                || s.handlers.iter().any(|h| {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    returns_none_explicitly(&h.body)
-                })
-        }
-        _ => false,
+        Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => false,
+        _ => bodies(s).into_iter().any(returns_none_explicitly),
     })
 }
 
@@ -140,14 +129,17 @@ fn always_leaves(body: &[Stmt]) -> bool {
     })
 }
 
-/// Whether a `break` of this loop (not of a nested one) is in `body`.
+/// Whether a `break` of this loop (not of a nested loop, function or class) is in `body`.
 fn breaks(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::Break(_) => true,
-        Stmt::If(s) => breaks(&s.body) || breaks(&s.orelse),
-        Stmt::With(s) => breaks(&s.body),
-        Stmt::Try(s) => breaks(&s.body) || breaks(&s.orelse) || breaks(&s.finalbody),
-        _ => false,
+        Stmt::For(_)
+        | Stmt::AsyncFor(_)
+        | Stmt::While(_)
+        | Stmt::FunctionDef(_)
+        | Stmt::AsyncFunctionDef(_)
+        | Stmt::ClassDef(_) => false,
+        _ => bodies(s).into_iter().any(breaks),
     })
 }
 

@@ -11,8 +11,9 @@
 //! raises that error on those inputs (an answer or another error will do: the input may be
 //! outside the task), or answers what it owes, while it answers every other extra input as
 //! before (the given program is evidence: a person's program that passes the visible tests is
-//! mostly right), and the given program stops counting as passing or as a vote. An edit is a small change at the statements
-//! the raising runs single out; with no such edit the program is kept as it was.
+//! mostly right), and the given program stops counting as passing or as a vote. An edit is a
+//! small change at the statements the raising runs single out; with no such edit the program is
+//! kept as it was.
 
 use std::time::Instant;
 
