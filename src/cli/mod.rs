@@ -58,6 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         Settings::Eval(s) => eval::fix::run(*s),
         Settings::EvalReport(s) => eval::report::report(&s),
         Settings::EvalMerge(s) => eval::fix::merge(&s),
+        Settings::EvalRescore(s) => eval::fix::rescore(&s),
         Settings::EvalExec(s) => eval::exec::run(&s),
         Settings::EvalCheck(s) => eval::check::run(&s),
         Settings::Exec(s) => exec_cmd::run(&s),

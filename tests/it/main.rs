@@ -20,6 +20,7 @@ mod eval_datasets;
 mod eval_humaneval_check;
 mod eval_no_hidden;
 mod eval_published;
+mod eval_rescore;
 mod eval_resume;
 mod eval_shard;
 mod exec;

@@ -132,6 +132,28 @@ pub enum EvalCommand {
     /// Join the run directories of `ldb eval --shard I/N` into one run directory that
     /// `ldb eval report` reads; refuses overlapping shards and names missing tasks.
     Merge(MergeArgs),
+    /// Score a finished run again on the hidden tests as the dataset has them now (after a
+    /// benchmark's hidden tests were corrected); rewrites its results files and summary.
+    Rescore(Box<RescoreArgs>),
+}
+
+#[derive(Debug, Args)]
+pub struct RescoreArgs {
+    /// The run directory (its --out DIR), with the reports/ folder the run kept.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The benchmark the run was made on, with its hidden tests as they should be (name or
+    /// path, as for `ldb eval --dataset`).
+    #[arg(long)]
+    pub dataset: String,
+    /// Folder with the benchmark files. Default: LDB_DATA_DIR.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Only warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Args)]

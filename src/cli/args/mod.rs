@@ -28,7 +28,9 @@ use clap::{Parser, Subcommand};
 pub use commands::{
     CfgArgs, FixArgs, ListArgs, LocateArgs, PullArgs, ReportArgs, ServeArgs, TestArgs, TraceArgs,
 };
-pub use eval::{EvalArgs, EvalCheckArgs, EvalCommand, EvalExecArgs, EvalReportArgs, MergeArgs};
+pub use eval::{
+    EvalArgs, EvalCheckArgs, EvalCommand, EvalExecArgs, EvalReportArgs, MergeArgs, RescoreArgs,
+};
 pub use shared::{ExecStepArgs, FileTaskArgs, LocalArgs, ModelArgs, SandboxArgs, SearchArgs};
 pub use tools::{CheckArgs, ExecArgs, ExecSearchArgs};
 

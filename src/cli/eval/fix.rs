@@ -1,5 +1,5 @@
 //! `ldb eval`: run strategies over a benchmark and score them on hidden tests (`ldb eval report`
-//! is in `report`, `ldb eval merge` here, `ldb eval check` in `check`).
+//! is in `report`, `ldb eval merge` and `ldb eval rescore` here, `ldb eval check` in `check`).
 //!
 //! A run writes into one directory (default `results/<dataset>-<seeds>-<model>`): `seeds.jsonl`,
 //! one `<strategy>.jsonl` per strategy, and at the end `summary.md`, `pass_at_iteration.svg` and
@@ -11,11 +11,11 @@ use std::sync::Arc;
 use crate::cli::eval::progress::EvalBar;
 use crate::cli::eval::report::write_file;
 use crate::cli::output::{self, CliError, ExitStatus};
-use crate::cli::settings::{EvalSettings, MergeSettings};
+use crate::cli::settings::{EvalSettings, MergeSettings, RescoreSettings};
 use crate::eval::fix::datasets::{load_dataset, load_dataset_strict};
 use crate::eval::fix::report::{self, load_results, Summary};
 use crate::eval::fix::run::{
-    default_out_dir, default_run_name, run_eval, EvalEnv, EvalPlan, NoModel,
+    default_out_dir, default_run_name, rescore_run, run_eval, EvalEnv, EvalPlan, NoModel,
 };
 use crate::eval::fix::shard;
 use crate::eval::fix::{EvalError, Harness, StrategySpec};
@@ -315,6 +315,40 @@ pub fn merge(s: &MergeSettings) -> Result<ExitStatus, CliError> {
             s.out.display(),
             counts.join(", ")
         );
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `ldb eval rescore DIR --dataset D`
+pub fn rescore(s: &RescoreSettings) -> Result<ExitStatus, CliError> {
+    let dataset = load_dataset_strict(&s.dataset, s.data_dir.as_deref())?;
+    let runner = s.sandbox.runner()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::internal(format!("cannot start the async runtime: {e}")))?;
+    if !s.quiet {
+        eprintln!(
+            "ldb eval rescore: scoring {} again on the hidden tests of {}",
+            s.dir.display(),
+            dataset.label
+        );
+    }
+    let files = runtime.block_on(rescore_run(&s.dir, &dataset.tasks, runner))?;
+    let runs = load_results(std::slice::from_ref(&s.dir))?;
+    let (_, markdown) = write_run_reports(&s.dir, &runs)?;
+    output::print(&markdown);
+    if !s.quiet {
+        for f in &files {
+            eprintln!(
+                "ldb eval rescore: {}: {} records, {} -> {} pass the hidden tests ({} verdicts changed)",
+                f.path.display(),
+                f.records,
+                f.passed_before,
+                f.passed_after,
+                f.changed
+            );
+        }
     }
     Ok(ExitStatus::Success)
 }

@@ -7,7 +7,9 @@ use super::shared::{prompts, search_options, SandboxSettings};
 use super::tools::exec_options;
 use crate::check::{CheckOptions, Mode};
 use crate::cli::args::values::{ProgressMode, Subset};
-use crate::cli::args::{EvalArgs, EvalCheckArgs, EvalExecArgs, EvalReportArgs, MergeArgs};
+use crate::cli::args::{
+    EvalArgs, EvalCheckArgs, EvalExecArgs, EvalReportArgs, MergeArgs, RescoreArgs,
+};
 use crate::cli::output::CliError;
 use crate::eval::check::CheckDataset;
 use crate::eval::fix::datasets::SeedSpec;
@@ -179,6 +181,28 @@ impl MergeSettings {
             partial: args.partial,
             quiet: args.quiet,
         }
+    }
+}
+
+/// `ldb eval rescore`.
+#[derive(Debug)]
+pub struct RescoreSettings {
+    pub dir: PathBuf,
+    pub dataset: String,
+    pub data_dir: Option<PathBuf>,
+    pub quiet: bool,
+    pub sandbox: SandboxSettings,
+}
+
+impl RescoreSettings {
+    pub fn resolve(args: &RescoreArgs) -> Result<Self, CliError> {
+        Ok(RescoreSettings {
+            dir: args.dir.clone(),
+            dataset: args.dataset.clone(),
+            data_dir: data_dir_or_env(args.data_dir.as_ref()),
+            quiet: args.quiet,
+            sandbox: SandboxSettings::resolve(&args.sandbox)?,
+        })
     }
 }
 

@@ -21,6 +21,7 @@ pub use commands::{
 };
 pub use eval::{
     EvalCheckSettings, EvalExecSettings, EvalReportSettings, EvalSettings, MergeSettings,
+    RescoreSettings,
 };
 pub use shared::{is_program, program_file, ProgramTests, SandboxSettings, TaskSource};
 pub use tools::{CheckSettings, ExecSettings};
@@ -46,6 +47,7 @@ pub enum Settings {
     Eval(Box<EvalSettings>),
     EvalReport(Box<EvalReportSettings>),
     EvalMerge(MergeSettings),
+    EvalRescore(Box<RescoreSettings>),
     EvalExec(Box<EvalExecSettings>),
     EvalCheck(Box<EvalCheckSettings>),
     Exec(Box<ExecSettings>),
@@ -74,6 +76,9 @@ impl Settings {
                     Settings::EvalReport(Box::new(EvalReportSettings::resolve(r)?))
                 }
                 Some(EvalCommand::Merge(m)) => Settings::EvalMerge(MergeSettings::resolve(m)),
+                Some(EvalCommand::Rescore(r)) => {
+                    Settings::EvalRescore(Box::new(RescoreSettings::resolve(r)?))
+                }
                 Some(EvalCommand::Exec(e)) => {
                     Settings::EvalExec(Box::new(EvalExecSettings::resolve(e)?))
                 }

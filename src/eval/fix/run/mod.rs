@@ -9,10 +9,12 @@
 //! calls. Other failures are recorded as the task's error class and the run goes on.
 //!
 //! Parts: `plan` (what to run), `events` (what a run reports and returns), `seeding` (the
-//! seed phase), `unit` (one task under one strategy, scored).
+//! seed phase), `unit` (one task under one strategy, scored), `rescore` (a finished run scored
+//! again on corrected hidden tests).
 
 mod events;
 mod plan;
+mod rescore;
 mod seeding;
 mod unit;
 
@@ -25,6 +27,7 @@ use futures_util::stream::{self, StreamExt};
 
 pub use events::{EvalEnv, EvalEvent, EvalOutcome, EvalProgress, QuietEval, Tally};
 pub use plan::{default_out_dir, default_run_name, EvalPlan};
+pub use rescore::{rescore_run, RescoredFile};
 
 use super::results::{ResultsLog, SeedRecord, TaskRecord};
 use super::score::{ErrorClass, HiddenScorer};

@@ -198,76 +198,95 @@ impl UnitContext {
             Some(report)
         };
 
-        // Hidden tests, after the loop: the seed, the final program and each budget's program.
-        let mut programs: Vec<String> = vec![seed.program.clone(), record.final_program.clone()];
-        let first_passing = report
-            .as_ref()
-            .and_then(|r| r.selection.as_ref())
-            .map(|s| s.first_passing_program.clone());
-        if let Some(report) = &report {
-            for k in 0..=self.max_iters {
-                programs.push(program_at_budget(report, k).to_string());
-            }
-        }
-        programs.extend(first_passing.clone());
-        // Every candidate that passes the visible tests could have been returned: score them
-        // all, so the selection can be judged against the alternatives.
-        if let Some(report) = &report {
-            programs.extend(
-                report
-                    .candidates
-                    .iter()
-                    .filter(|c| c.visible_passed == Some(record.visible_total))
-                    .filter_map(|c| c.program.clone()),
-            );
-        }
-        let mut verdicts: HashMap<String, bool> = HashMap::new();
-        for program in programs {
-            if verdicts.contains_key(&program) {
-                continue;
-            }
-            let (result, ms) =
-                self.scorer
-                    .score(task, &program)
-                    .await
-                    .map_err(|e| EvalError::Fatal {
-                        class: ErrorClass::Sandbox,
-                        message: format!("[{}] scoring on hidden tests: {e}", task.task_id),
-                    })?;
-            record.timings.hidden_ms += ms;
-            if program == record.final_program {
-                record.final_hidden_status = Some(result.status);
-                record.final_hidden_summary = result.summary.clone();
-            }
-            verdicts.insert(program, result.passed);
-        }
-        let verdict = |p: &str| verdicts.get(p).copied().unwrap_or(false);
-        record.seed_hidden_pass = verdict(&seed.program);
-        record.final_hidden_pass = verdict(&record.final_program);
-        record.first_pass_hidden_pass = first_passing.as_deref().map(verdict);
-        for c in &mut record.candidate_log {
-            if c.visible_passed == Some(record.visible_total) {
-                let program = report
-                    .as_ref()
-                    .and_then(|r| r.candidates.get(c.id))
-                    .and_then(|r| r.program.as_deref());
-                c.hidden_pass = program.map(verdict);
-            }
-        }
-        record.hidden_by_budget = (0..=self.max_iters)
-            .map(|k| match &report {
-                Some(r) => verdict(program_at_budget(r, k)),
-                None => record.final_hidden_pass,
-            })
-            .collect();
-        if record.hidden_tests == HiddenSource::Visible {
-            record.final_hidden_summary = format!(
-                "(no hidden tests; scored on visible) {}",
-                record.final_hidden_summary
-            );
-        }
+        // Hidden tests, after the loop.
+        record.timings.hidden_ms += score_hidden(
+            &self.scorer,
+            task,
+            &seed.program,
+            &mut record,
+            report.as_ref(),
+            self.max_iters,
+        )
+        .await?;
         Ok((record, report))
     }
+}
+
+/// Scores `record` on `task`'s hidden tests: the seed, the final program, each iteration
+/// budget's program and every candidate that passed the visible tests (any of them could have
+/// been returned). Fills the record's hidden verdicts; returns the milliseconds spent. `report`
+/// is the run's fix report (`None` when the seed was final).
+pub(super) async fn score_hidden(
+    scorer: &HiddenScorer,
+    task: &Task,
+    seed_program: &str,
+    record: &mut TaskRecord,
+    report: Option<&FixReport>,
+    max_iters: usize,
+) -> Result<u64, EvalError> {
+    let mut programs: Vec<String> = vec![seed_program.to_string(), record.final_program.clone()];
+    let first_passing = report
+        .and_then(|r| r.selection.as_ref())
+        .map(|s| s.first_passing_program.clone());
+    if let Some(report) = report {
+        for k in 0..=max_iters {
+            programs.push(program_at_budget(report, k).to_string());
+        }
+        programs.extend(
+            report
+                .candidates
+                .iter()
+                .filter(|c| c.visible_passed == Some(record.visible_total))
+                .filter_map(|c| c.program.clone()),
+        );
+    }
+    programs.extend(first_passing.clone());
+    let mut spent = 0;
+    let mut verdicts: HashMap<String, bool> = HashMap::new();
+    for program in programs {
+        if verdicts.contains_key(&program) {
+            continue;
+        }
+        let (result, ms) = scorer
+            .score(task, &program)
+            .await
+            .map_err(|e| EvalError::Fatal {
+                class: ErrorClass::Sandbox,
+                message: format!("[{}] scoring on hidden tests: {e}", task.task_id),
+            })?;
+        spent += ms;
+        if program == record.final_program {
+            record.final_hidden_status = Some(result.status);
+            record.final_hidden_summary = result.summary.clone();
+        }
+        verdicts.insert(program, result.passed);
+    }
+    let verdict = |p: &str| verdicts.get(p).copied().unwrap_or(false);
+    record.seed_hidden_pass = verdict(seed_program);
+    record.final_hidden_pass = verdict(&record.final_program);
+    record.first_pass_hidden_pass = first_passing.as_deref().map(verdict);
+    for c in &mut record.candidate_log {
+        if c.visible_passed == Some(record.visible_total) {
+            let program = report
+                .and_then(|r| r.candidates.get(c.id))
+                .and_then(|r| r.program.as_deref());
+            c.hidden_pass = program.map(verdict);
+        }
+    }
+    record.hidden_by_budget = (0..=max_iters)
+        .map(|k| match report {
+            Some(r) => verdict(program_at_budget(r, k)),
+            None => record.final_hidden_pass,
+        })
+        .collect();
+    record.hidden_tests = HiddenScorer::tests_of(task).1;
+    if record.hidden_tests == HiddenSource::Visible {
+        record.final_hidden_summary = format!(
+            "(no hidden tests; scored on visible) {}",
+            record.final_hidden_summary
+        );
+    }
+    Ok(spent)
 }
 
 fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {

@@ -1,0 +1,163 @@
+//! `ldb eval rescore`: a finished run scored again on corrected hidden tests. The regression it
+//! pins: a benchmark whose hidden tests name a global they never define (Refactory's question 2
+//! and `tuple_of_possible_birthdays`) fails every program, and a run made on it could only be
+//! rerun from scratch. Model-free edits (`--proposers mutate`) debug without a model, so the
+//! run keeps a report; the sandbox is real.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::ldb;
+
+const SEED: &str = "def f(x):\n    return x - 1\n";
+
+/// One task whose seed is wrong (an edit fixes it); `hidden` is its hidden test source.
+fn tasks_file(dir: &Path, name: &str, hidden: &str) -> PathBuf {
+    let task = serde_json::json!({
+        "task_id": "t/0",
+        "prompt": "def f(x):\n    \"\"\"Return x + 1.\"\"\"\n",
+        "entry_point": "f",
+        "visible_tests": ["assert f(1) == 2"],
+        "hidden_tests": hidden,
+        "seed": SEED,
+    });
+    let folder = dir.join(name);
+    std::fs::create_dir_all(&folder).expect("folder");
+    // The same file name in both folders: a run resumes only on a dataset of the same name.
+    let path = folder.join("tasks.jsonl");
+    std::fs::write(&path, format!("{task}\n")).expect("tasks");
+    path
+}
+
+fn check(out: &Output) {
+    assert!(
+        out.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run(tasks: &Path, out: &Path, extra: &[&str]) {
+    let output = ldb()
+        .args(["eval", "--dataset"])
+        .arg(tasks)
+        .args(["--strategy", "none,search", "--proposers", "mutate"])
+        .args(["--max-iters", "3", "--base-url", "http://127.0.0.1:9/v1", "--model", "none"])
+        .args(["--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("run ldb eval");
+    check(&output);
+}
+
+fn rescore(dir: &Path, tasks: &Path) -> Output {
+    ldb()
+        .args(["eval", "rescore"])
+        .arg(dir)
+        .arg("--dataset")
+        .arg(tasks)
+        .output()
+        .expect("run ldb eval rescore")
+}
+
+fn record(dir: &Path, strategy: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(format!("{strategy}.jsonl"))).expect("results");
+    let line = text.lines().nth(1).expect("a record");
+    serde_json::from_str(line).expect("record")
+}
+
+#[test]
+fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let broken = tasks_file(tmp.path(), "broken", "assert f(2) == EXPECTED\n");
+    let fixed = tasks_file(tmp.path(), "fixed", "EXPECTED = 3\nassert f(2) == EXPECTED\n");
+    let out = tmp.path().join("run");
+    run(&broken, &out, &[]);
+
+    let before = record(&out, "search");
+    assert_eq!(before["final_program"], "def f(x):\n    return x + 1\n");
+    assert_eq!(before["final_hidden_pass"], false);
+    assert!(before["final_hidden_summary"]
+        .as_str()
+        .is_some_and(|s| s.contains("NameError")));
+
+    let output = rescore(&out, &fixed);
+    check(&output);
+    let after = record(&out, "search");
+    assert_eq!(after["final_hidden_pass"], true);
+    assert_eq!(after["seed_hidden_pass"], false);
+    assert_eq!(after["final_hidden_summary"], "passed");
+    // The budget curve comes from the kept report: the seed (budget 0) still fails.
+    let curve: Vec<bool> = after["hidden_by_budget"]
+        .as_array()
+        .expect("curve")
+        .iter()
+        .map(|v| v.as_bool().expect("bool"))
+        .collect();
+    assert_eq!(curve.first(), Some(&false));
+    assert_eq!(curve.last(), Some(&true));
+    // The candidate that passed the visible tests is judged again too.
+    let judged: Vec<&serde_json::Value> = after["candidate_log"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .filter(|c| !c["hidden_pass"].is_null())
+        .collect();
+    assert!(judged.iter().all(|c| c["hidden_pass"] == true), "{judged:?}");
+    // Everything the loop did stays as it was.
+    for key in ["final_program", "tokens", "iterations", "status", "cost_by_iteration"] {
+        assert_eq!(before[key], after[key], "{key}");
+    }
+    // The seed kept as final (`none`) is scored again as well: still wrong.
+    assert_eq!(record(&out, "none")["final_hidden_pass"], false);
+    // The summary is rewritten from the new verdicts.
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary");
+    assert!(summary.contains("search"), "{summary}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("0 -> 1 pass the hidden tests"), "{stderr}");
+
+    // The run resumes on the corrected dataset (same name): nothing left to run.
+    run(&fixed, &out, &[]);
+    assert_eq!(record(&out, "search")["final_hidden_pass"], true);
+}
+
+#[test]
+fn rescoring_on_a_dataset_without_the_runs_tasks_changes_nothing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tasks = tasks_file(tmp.path(), "a", "assert f(2) == 3\n");
+    let out = tmp.path().join("run");
+    run(&tasks, &out, &[]);
+    let results = out.join("search.jsonl");
+    let before = std::fs::read_to_string(&results).expect("results");
+
+    let other = tmp.path().join("other.jsonl");
+    let task = serde_json::json!({
+        "task_id": "u/0", "prompt": "def g():\n    pass\n", "entry_point": "g",
+        "visible_tests": ["assert g() is None"], "seed": "def g():\n    pass\n",
+    });
+    std::fs::write(&other, format!("{task}\n")).expect("other");
+    let output = rescore(&out, &other);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("task `t/0` is not in the dataset given"), "{stderr}");
+    assert!(stderr.contains("hint:"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
+}
+
+#[test]
+fn a_run_that_kept_no_reports_is_not_rescored() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tasks = tasks_file(tmp.path(), "a", "assert f(2) == 3\n");
+    let out = tmp.path().join("run");
+    run(&tasks, &out, &["--no-reports"]);
+    let results = out.join("search.jsonl");
+    let before = std::fs::read_to_string(&results).expect("results");
+    let output = rescore(&out, &tasks);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no kept report"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
+}
