@@ -17,6 +17,7 @@ correction). Prints the output path.
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -61,7 +62,8 @@ def main(argv):
         return 2
     out.parent.mkdir(parents=True, exist_ok=True)
     changed = 0
-    tmp = out.with_suffix(".jsonl.tmp")
+    # Its own temporary file: two benchmark scripts may write the copy at once.
+    tmp = out.with_suffix(f".jsonl.{os.getpid()}.tmp")
     with open(data) as src, open(tmp, "w") as dst:
         for line in src:
             if not line.strip():

@@ -82,20 +82,53 @@ fn complete_body(task: &Task, program: &str) -> String {
     }
 }
 
-/// The generator's request for a program written from scratch (`generate`, or `translate` for
-/// translation tasks). Repeated sampling sends the same request.
 /// What a reply to [`request`] may start with so the model continues the task's own code: the
 /// opening of a code block and the task's prompt, when that prompt is the entry point's
-/// signature and docstring (HumanEval, MBPP as LDB packs it). `None` for other tasks.
+/// signature and docstring (HumanEval, MBPP as LDB packs it). `None` for other tasks, and for
+/// prompts with more than one function left to write: continuing after the last docstring, the
+/// model writes only the last one and leaves the others empty (Refactory's question 2 asks for
+/// three functions in one prompt).
 pub(super) fn reply_prefix(task: &Task) -> Option<String> {
     let prompt = task.prompt.trim_end();
     let ends_in_docstring = prompt.ends_with("\"\"\"") || prompt.ends_with("'''");
     let defines_entry =
         !task.entry_point.is_empty() && prompt.contains(&format!("def {}(", task.entry_point));
-    (task.source.is_none() && ends_in_docstring && defines_entry)
+    (task.source.is_none() && ends_in_docstring && defines_entry && stubs(prompt) <= 1)
         .then(|| format!("```python\n{prompt}\n"))
 }
 
+/// How many functions of `prompt` (at any depth) have no body but a docstring, `pass` or `...`.
+/// A prompt that does not parse counts as one stub.
+fn stubs(prompt: &str) -> usize {
+    use rustpython_parser::ast::{Constant, Expr, Stmt};
+    let src = crate::python::source::SourceFile::new(prompt.to_string());
+    let Ok(suite) = crate::python::source::parse_module(&src) else {
+        return 1;
+    };
+    let empty = |s: &Stmt| match s {
+        Stmt::Pass(_) => true,
+        Stmt::Expr(e) => matches!(
+            e.value.as_ref(),
+            Expr::Constant(c) if matches!(c.value, Constant::Str(_) | Constant::Ellipsis)
+        ),
+        _ => false,
+    };
+    fn count(body: &[Stmt], empty: &dyn Fn(&Stmt) -> bool) -> usize {
+        body.iter()
+            .map(|s| match s {
+                Stmt::FunctionDef(f) => {
+                    usize::from(f.body.iter().all(empty)) + count(&f.body, empty)
+                }
+                Stmt::ClassDef(c) => count(&c.body, empty),
+                _ => 0,
+            })
+            .sum()
+    }
+    count(&suite, &empty)
+}
+
+/// The generator's request for a program written from scratch (`generate`, or `translate` for
+/// translation tasks). Repeated sampling sends the same request.
 pub(super) fn request(task: &Task, prompts: &Prompts) -> Result<String, AgentError> {
     let vars = serde_json::json!({
         "task_prompt": task.prompt,
@@ -199,4 +232,51 @@ async fn run_command(task: &Task, cmd: &str) -> Result<SeedInfo, AgentError> {
         calls: Vec::new(),
         problem,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(prompt: &str, entry: &str) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "task_id": "t", "prompt": prompt, "entry_point": entry,
+            "visible_tests": ["assert True"],
+        }))
+        .expect("task")
+    }
+
+    #[test]
+    fn a_single_signature_and_docstring_is_continued() {
+        let t = task("def f(x):\n    \"\"\"Return x.\"\"\"\n", "f");
+        let prefix = reply_prefix(&t).expect("a prefix");
+        assert!(prefix.starts_with("```python\ndef f(x):"), "{prefix}");
+    }
+
+    #[test]
+    fn a_helper_written_out_before_the_stub_still_gets_the_prefix() {
+        let t = task(
+            "def g(x):\n    return x\n\ndef f(x):\n    \"\"\"Return g(x).\"\"\"\n",
+            "f",
+        );
+        assert!(reply_prefix(&t).is_some());
+    }
+
+    #[test]
+    fn a_prompt_with_three_functions_to_write_gets_no_prefix() {
+        // Refactory's question 2: continued after the last docstring, the first two functions
+        // stayed empty and no fresh program could pass.
+        let prompt = "\"\"\"Task: Unique dates and months\"\"\"\n\n\
+            def unique_day(day, possible_birthdays):\n    \"\"\"Task\"\"\"\n\n\
+            def unique_month(month, possible_birthdays):\n    \"\"\"Task\"\"\"\n\n\
+            def contains_unique_day(month, possible_birthdays):\n    \"\"\"Task\"\"\"\n";
+        assert_eq!(stubs(prompt), 3);
+        assert_eq!(reply_prefix(&task(prompt, "unique_day")), None);
+    }
+
+    #[test]
+    fn stubs_count_pass_and_ellipsis_bodies() {
+        assert_eq!(stubs("def a():\n    pass\n\ndef b():\n    ...\n"), 2);
+        assert_eq!(stubs("def a():\n    return 1\n"), 0);
+    }
 }

@@ -44,7 +44,14 @@ fn run(tasks: &Path, out: &Path, extra: &[&str]) {
         .args(["eval", "--dataset"])
         .arg(tasks)
         .args(["--strategy", "none,search", "--proposers", "mutate"])
-        .args(["--max-iters", "3", "--base-url", "http://127.0.0.1:9/v1", "--model", "none"])
+        .args([
+            "--max-iters",
+            "3",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "none",
+        ])
         .args(["--quiet", "--out"])
         .arg(out)
         .args(extra)
@@ -73,7 +80,11 @@ fn record(dir: &Path, strategy: &str) -> serde_json::Value {
 fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
     let tmp = tempfile::tempdir().expect("tmp");
     let broken = tasks_file(tmp.path(), "broken", "assert f(2) == EXPECTED\n");
-    let fixed = tasks_file(tmp.path(), "fixed", "EXPECTED = 3\nassert f(2) == EXPECTED\n");
+    let fixed = tasks_file(
+        tmp.path(),
+        "fixed",
+        "EXPECTED = 3\nassert f(2) == EXPECTED\n",
+    );
     let out = tmp.path().join("run");
     run(&broken, &out, &[]);
 
@@ -106,9 +117,18 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
         .iter()
         .filter(|c| !c["hidden_pass"].is_null())
         .collect();
-    assert!(judged.iter().all(|c| c["hidden_pass"] == true), "{judged:?}");
+    assert!(
+        judged.iter().all(|c| c["hidden_pass"] == true),
+        "{judged:?}"
+    );
     // Everything the loop did stays as it was.
-    for key in ["final_program", "tokens", "iterations", "status", "cost_by_iteration"] {
+    for key in [
+        "final_program",
+        "tokens",
+        "iterations",
+        "status",
+        "cost_by_iteration",
+    ] {
         assert_eq!(before[key], after[key], "{key}");
     }
     // The seed kept as final (`none`) is scored again as well: still wrong.
@@ -142,7 +162,10 @@ fn rescoring_on_a_dataset_without_the_runs_tasks_changes_nothing() {
     let output = rescore(&out, &other);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("task `t/0` is not in the dataset given"), "{stderr}");
+    assert!(
+        stderr.contains("task `t/0` is not in the dataset given"),
+        "{stderr}"
+    );
     assert!(stderr.contains("hint:"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
 }

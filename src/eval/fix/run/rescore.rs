@@ -128,7 +128,10 @@ fn harness_of(path: &Path, label: &str) -> Result<Harness, EvalError> {
         "program" => Ok(Harness::Program),
         "prompt-program" => Ok(Harness::PromptProgram),
         other => Err(EvalError::input(
-            format!("{}: header names an unknown harness `{other}`", path.display()),
+            format!(
+                "{}: header names an unknown harness `{other}`",
+                path.display()
+            ),
             "results files are written by `ldb eval`; pass a run directory it wrote",
         )),
     }
