@@ -184,3 +184,14 @@ fn a_run_that_kept_no_reports_is_not_rescored() {
     assert!(stderr.contains("no kept report"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
 }
+
+#[test]
+fn a_folder_that_is_not_a_run_is_named() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tasks = tasks_file(tmp.path(), "a", "assert f(2) == 3\n");
+    let output = rescore(&tmp.path().join("nothing"), &tasks);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not a run directory"), "{stderr}");
+    assert!(stderr.contains("hint: pass the --out DIR"), "{stderr}");
+}

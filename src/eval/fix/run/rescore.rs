@@ -37,6 +37,15 @@ pub async fn rescore_run(
 ) -> Result<Vec<RescoredFile>, EvalError> {
     let by_id: HashMap<&str, &Task> = tasks.iter().map(|t| (t.task_id.as_str(), t)).collect();
     let seeds_path = dir.join("seeds.jsonl");
+    if !seeds_path.is_file() {
+        return Err(EvalError::input(
+            format!(
+                "{} is not a run directory of `ldb eval` (no seeds.jsonl)",
+                dir.display()
+            ),
+            "pass the --out DIR of a finished `ldb eval` run",
+        ));
+    }
     let (_, seeds, _) = read_log::<SeedRecord>(&seeds_path)?;
     let seeds: HashMap<String, SeedRecord> =
         seeds.into_iter().map(|s| (s.task_id.clone(), s)).collect();
