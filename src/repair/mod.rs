@@ -112,7 +112,8 @@ pub struct FixOptions {
     pub search: search::SearchOptions,
     /// Programs written from the task alone (resampling, the search's fresh proposer) start
     /// with the task's own code prompt (`seed::reply_prefix`): the embedded model writes only
-    /// the body instead of copying the signature and docstring again.
+    /// the body instead of copying the signature and docstring again (not when the prompt
+    /// leaves several functions to write).
     pub prefill: bool,
 }
 

@@ -117,6 +117,7 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
         .iter()
         .filter(|c| !c["hidden_pass"].is_null())
         .collect();
+    assert!(!judged.is_empty());
     assert!(
         judged.iter().all(|c| c["hidden_pass"] == true),
         "{judged:?}"
@@ -131,17 +132,48 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
     ] {
         assert_eq!(before[key], after[key], "{key}");
     }
-    // The seed kept as final (`none`) is scored again as well: still wrong.
-    assert_eq!(record(&out, "none")["final_hidden_pass"], false);
+    // The seed kept as final (`none`) is scored again as well: still wrong, now on the
+    // assertion instead of the missing name.
+    let none = record(&out, "none");
+    assert_eq!(none["final_hidden_pass"], false);
+    assert!(none["final_hidden_summary"]
+        .as_str()
+        .is_some_and(|s| !s.contains("NameError")));
     // The summary is rewritten from the new verdicts.
     let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary");
-    assert!(summary.contains("search"), "{summary}");
+    assert!(
+        summary.contains("| search · tasks · none | 1 | 0.0 | 100.0 | +100.0 | 1 |"),
+        "{summary}"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("0 -> 1 pass the hidden tests"), "{stderr}");
 
-    // The run resumes on the corrected dataset (same name): nothing left to run.
+    // Rescoring again changes nothing but the scoring times.
+    let scored = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
+    check(&rescore(&out, &fixed));
+    let again = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
+    assert_eq!(without_times(&scored), without_times(&again));
+
+    // The run resumes on the corrected dataset (same name): nothing is run again.
     run(&fixed, &out, &[]);
-    assert_eq!(record(&out, "search")["final_hidden_pass"], true);
+    assert_eq!(
+        std::fs::read_to_string(out.join("search.jsonl")).expect("results"),
+        again
+    );
+}
+
+/// A results file's records without their timings.
+fn without_times(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("record");
+            if let Some(o) = v.as_object_mut() {
+                o.remove("timings");
+            }
+            v
+        })
+        .collect()
 }
 
 #[test]
@@ -153,7 +185,9 @@ fn rescoring_on_a_dataset_without_the_runs_tasks_changes_nothing() {
     let results = out.join("search.jsonl");
     let before = std::fs::read_to_string(&results).expect("results");
 
-    let other = tmp.path().join("other.jsonl");
+    // Same file name (so the same benchmark name), other tasks.
+    std::fs::create_dir_all(tmp.path().join("b")).expect("folder");
+    let other = tmp.path().join("b/tasks.jsonl");
     let task = serde_json::json!({
         "task_id": "u/0", "prompt": "def g():\n    pass\n", "entry_point": "g",
         "visible_tests": ["assert g() is None"], "seed": "def g():\n    pass\n",
@@ -171,18 +205,55 @@ fn rescoring_on_a_dataset_without_the_runs_tasks_changes_nothing() {
 }
 
 #[test]
-fn a_run_that_kept_no_reports_is_not_rescored() {
+fn a_run_is_not_rescored_on_another_benchmark_with_the_same_ids() {
     let tmp = tempfile::tempdir().expect("tmp");
     let tasks = tasks_file(tmp.path(), "a", "assert f(2) == 3\n");
     let out = tmp.path().join("run");
-    run(&tasks, &out, &["--no-reports"]);
-    let results = out.join("search.jsonl");
-    let before = std::fs::read_to_string(&results).expect("results");
-    let output = rescore(&out, &tasks);
+    run(&tasks, &out, &[]);
+    let before = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
+    let other = tmp.path().join("other.jsonl");
+    std::fs::copy(&tasks, &other).expect("copy");
+    let output = rescore(&out, &other);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("the run was made on `tasks`, not on `other`"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("search.jsonl")).expect("results"),
+        before
+    );
+}
+
+#[test]
+fn a_run_that_kept_no_reports_is_not_rescored_and_no_file_of_it_changes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let broken = tasks_file(tmp.path(), "broken", "assert f(2) == EXPECTED\n");
+    let fixed = tasks_file(
+        tmp.path(),
+        "fixed",
+        "EXPECTED = 3\nassert f(2) == EXPECTED\n",
+    );
+    let out = tmp.path().join("run");
+    run(&broken, &out, &["--no-reports"]);
+    let files = ["none.jsonl", "search.jsonl", "summary.md"];
+    let before: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(out.join(f)).expect("file"))
+        .collect();
+    let output = rescore(&out, &fixed);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no kept report"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
+    // `none.jsonl` comes first and needs no report: it is not rewritten either.
+    for (f, was) in files.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read_to_string(out.join(f)).expect("file"),
+            was,
+            "{f}"
+        );
+    }
 }
 
 #[test]

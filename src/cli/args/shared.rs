@@ -64,7 +64,8 @@ pub struct SearchArgs {
     /// Let the model write programs from the task alone (resample, the search's fresh
     /// proposer) in full. By default they start with the task's own signature and docstring and
     /// the embedded model writes only the body: on the development sets that cost a third fewer
-    /// tokens for the same fixes. HTTP endpoints ignore the prefix.
+    /// tokens for the same fixes. A task whose code leaves several functions to write is never
+    /// started this way. HTTP endpoints ignore the prefix.
     #[arg(long, overrides_with = "prefill")]
     pub no_prefill: bool,
     /// The default (see --no-prefill); accepted so that older command lines still run.

@@ -321,7 +321,12 @@ pub fn merge(s: &MergeSettings) -> Result<ExitStatus, CliError> {
 
 /// `ldb eval rescore DIR --dataset D`
 pub fn rescore(s: &RescoreSettings) -> Result<ExitStatus, CliError> {
-    let dataset = load_dataset_strict(&s.dataset, s.data_dir.as_deref())?;
+    // As `ldb eval` reads it: a bad line is reported and its task left out (a record of it is
+    // then refused by name).
+    let dataset = load_dataset(&s.dataset, s.data_dir.as_deref())?;
+    for e in &dataset.skipped {
+        eprintln!("error: {e}");
+    }
     let runner = s.sandbox.runner()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -334,7 +339,7 @@ pub fn rescore(s: &RescoreSettings) -> Result<ExitStatus, CliError> {
             dataset.label
         );
     }
-    let files = runtime.block_on(rescore_run(&s.dir, &dataset.tasks, runner))?;
+    let files = runtime.block_on(rescore_run(&s.dir, &dataset.label, &dataset.tasks, runner))?;
     let runs = load_results(std::slice::from_ref(&s.dir))?;
     let (_, markdown) = write_run_reports(&s.dir, &runs)?;
     output::print(&markdown);

@@ -72,6 +72,37 @@ pub fn load(out_dir: &Path, strategy: &str, task_id: &str) -> Option<FixReport> 
     file.tasks.into_iter().find(|r| r.task_id == task_id)
 }
 
+/// Like [`load`], but tells a missing report (`Ok(None)`) from one that is there and cannot be
+/// read (`Err`, naming the file).
+pub fn load_checked(
+    out_dir: &Path,
+    strategy: &str,
+    task_id: &str,
+) -> Result<Option<FixReport>, EvalError> {
+    let file = path(out_dir, strategy, task_id);
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(EvalError::io(&file, e)),
+    };
+    let damaged = |why: String| {
+        EvalError::input(
+            format!(
+                "{}: not a report of task `{task_id}`: {why}",
+                file.display()
+            ),
+            "reports are written by `ldb eval`; restore the file or rerun the task",
+        )
+    };
+    let parsed: ReportFile = serde_json::from_str(&text).map_err(|e| damaged(e.to_string()))?;
+    parsed
+        .tasks
+        .into_iter()
+        .find(|r| r.task_id == task_id)
+        .map(Some)
+        .ok_or_else(|| damaged("it holds other tasks".into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
