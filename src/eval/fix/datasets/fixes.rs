@@ -1,6 +1,12 @@
 //! What the published data gets wrong for debugging, repaired after loading: MBPP entry points
-//! that name a helper the visible tests never call, and set-up code the tests need.
+//! that name a helper the visible tests never call, and set-up code the tests need; and what
+//! cannot be repaired but must be said: hidden tests that use a name nothing defines.
 
+use std::collections::HashSet;
+
+use crate::python::names::free;
+use crate::python::source::{parse_module, SourceFile};
+use crate::python::toplevel::TopLevel;
 use crate::task::{called_names, is_builtin_wrapper, Task};
 
 /// A task whose entry point was changed by [`fix_helper_entry_points`].
@@ -75,4 +81,102 @@ pub fn attach_setup_code(tasks: &mut [Task]) -> Vec<String> {
         }
     }
     changed
+}
+
+/// Tasks whose hidden tests use a name that neither they, the task's code (prompt and seed) nor
+/// its visible tests define or use: every program fails them, a correct one included
+/// (Refactory's question 2 leaves out `tuple_of_possible_birthdays`, a global of Refactory's own
+/// harness). Each task id with the names, in order of first use.
+pub fn undefined_in_hidden_tests(tasks: &[Task]) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for task in tasks {
+        let Some(hidden) = task.hidden_tests.as_deref() else {
+            continue;
+        };
+        let free = free_names(hidden);
+        if free.is_empty() {
+            continue;
+        }
+        // What a program for the task is expected to define, or the tests to bring.
+        let mut known: HashSet<String> = HashSet::new();
+        known.insert(task.entry_point.clone());
+        known.insert("candidate".into());
+        for code in [Some(task.prompt.as_str()), task.seed.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(top) = TopLevel::read(code) {
+                known.extend(top.stmts.iter().flat_map(|s| s.names.iter().cloned()));
+            }
+        }
+        for test in &task.visible_tests {
+            known.extend(called_names(test));
+            known.extend(free_names(test));
+        }
+        let missing: Vec<String> = free.into_iter().filter(|n| !known.contains(n)).collect();
+        if !missing.is_empty() {
+            out.push((task.task_id.clone(), missing));
+        }
+    }
+    out
+}
+
+/// Names `source` uses and binds nowhere (not builtins); none when it does not parse.
+fn free_names(source: &str) -> Vec<String> {
+    let src = SourceFile::new(source.to_string());
+    match parse_module(&src) {
+        Ok(suite) => free::analyse(&src, &suite)
+            .free
+            .into_iter()
+            .map(|f| f.name)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(prompt: &str, visible: &[&str], hidden: &str) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "task_id": "t/1", "prompt": prompt, "entry_point": "f",
+            "visible_tests": visible, "hidden_tests": hidden,
+        }))
+        .expect("task")
+    }
+
+    #[test]
+    fn a_global_the_hidden_tests_never_define_is_named() {
+        // Refactory's question 2: the global of Refactory's harness is missing.
+        let t = task(
+            "def f(day, birthdays):\n    \"\"\"Unique day.\"\"\"\n\ndef g(month, birthdays):\n    \"\"\"Unique month.\"\"\"\n",
+            &["assert f('1', (('May', '1'),)) == True"],
+            "def check(candidate):\n    assert g('May', BIRTHDAYS) == False\n",
+        );
+        assert_eq!(
+            undefined_in_hidden_tests(&[t]),
+            vec![("t/1".to_string(), vec!["BIRTHDAYS".to_string()])]
+        );
+    }
+
+    #[test]
+    fn what_the_tests_import_define_or_the_task_brings_is_not_named() {
+        let prompt =
+            "import math\n\ndef helper(x):\n    return x\n\ndef f(x):\n    \"\"\"Doc.\"\"\"\n";
+        let hidden = "import random\nLIMIT = 3\n\ndef check(candidate):\n    assert candidate(math.pi) == helper(math.pi)\n    assert f(random.random() < LIMIT) is not None\n    assert g(1) == SHARED\n";
+        // `SHARED` and `g`: the visible tests expect the program to define them too.
+        let t = task(prompt, &["assert g(1) == SHARED"], hidden);
+        assert!(undefined_in_hidden_tests(&[t]).is_empty());
+    }
+
+    #[test]
+    fn hidden_tests_that_do_not_parse_are_left_to_the_run() {
+        let t = task(
+            "def f():\n    pass\n",
+            &["assert f() is None"],
+            "assert f(\n",
+        );
+        assert!(undefined_in_hidden_tests(&[t]).is_empty());
+    }
 }

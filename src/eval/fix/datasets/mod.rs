@@ -37,7 +37,9 @@ use crate::task::{load_ldb_layout, load_tasks, load_tasks_lenient, read_given_te
 use files::{find_evalplus_file, find_ldb_files, find_ldb_layout_in, infer_dataset};
 
 pub use files::missing_data_hint;
-pub use fixes::{attach_setup_code, fix_helper_entry_points, EntryPointFix};
+pub use fixes::{
+    attach_setup_code, fix_helper_entry_points, undefined_in_hidden_tests, EntryPointFix,
+};
 pub use seed_spec::SeedSpec;
 
 /// The benchmarks `--dataset` names.
