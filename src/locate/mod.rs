@@ -9,11 +9,13 @@
 //! run. When every run fails, Ochiai cannot tell the executed statements apart, and the raise
 //! and the tie rule ([`TieBreak`]) rank them.
 
+pub mod coverage;
 pub mod observe;
 pub mod spectrum;
 
 use serde::Serialize;
 
+pub use coverage::{unexercised, Unexercised};
 pub use observe::{observe, Observable};
 pub use spectrum::{
     ochiai, rank, rank_blocks, rank_with, Observation, Signals, Statement, Suspect, TieBreak,

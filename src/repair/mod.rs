@@ -181,6 +181,7 @@ impl Fixer {
             candidates: Vec::new(),
             selection: None,
             confirmation: None,
+            unexercised: Vec::new(),
         };
         let outcome = if self.options.strategy == Strategy::Search {
             let options = &self.options.search;
@@ -192,6 +193,9 @@ impl Fixer {
             report.status = FixStatus::Error;
             report.error = Some(e.to_string());
             report.error_class = Some(e.class());
+        } else {
+            self.name_unexercised(task, &tests, &mut report, progress)
+                .await;
         }
         // Totals over every call.
         for call in report
@@ -356,6 +360,46 @@ impl Fixer {
             }
             _ => {}
         }
+    }
+
+    /// Names the functions of the returned program that no visible test runs (best effort: a
+    /// program that cannot be observed names none).
+    async fn name_unexercised(
+        &self,
+        task: &Task,
+        tests: &[TestInput],
+        report: &mut FixReport,
+        progress: &dyn Progress,
+    ) {
+        if report.final_program.is_empty() {
+            return;
+        }
+        let runner = self.runner.clone();
+        let program = report.final_program.clone();
+        let tests_owned = tests.to_vec();
+        let found = tokio::task::spawn_blocking(move || {
+            crate::locate::unexercised(&runner, &program, &tests_owned)
+        })
+        .await;
+        let Ok(Ok(found)) = found else {
+            return;
+        };
+        for f in &found {
+            let lines = if f.first_line == f.last_line {
+                format!("line {}", f.first_line)
+            } else {
+                format!("lines {}-{}", f.first_line, f.last_line)
+            };
+            progress.event(ProgressEvent::Notice {
+                task_id: task.task_id.clone(),
+                message: format!(
+                    "the visible tests never run `{}` ({lines}): nothing checked it; a test \
+                     that calls it would",
+                    f.function
+                ),
+            });
+        }
+        report.unexercised = found;
     }
 
     async fn test(&self, program: &str, tests: &[TestInput]) -> Result<Tested, AgentError> {

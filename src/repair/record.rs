@@ -71,6 +71,9 @@ pub struct FixReport {
     /// passing program).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<Confirmation>,
+    /// Functions of the returned program that no visible test runs: nothing checked them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexercised: Vec<crate::locate::Unexercised>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -639,3 +639,70 @@ async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
     assert_eq!(report.status, FixStatus::AlreadyPassing);
     assert_eq!(generator.requests().len(), 2, "drew past the patience");
 }
+
+/// Refactory's question 2 in small: three functions asked for, the visible tests call two.
+fn dates_task(seed: &str) -> Task {
+    let mut task = example();
+    task.task_id = "dates".into();
+    task.prompt = "def unique_day(day, dates):\n    \"\"\"Unique day.\"\"\"\n\n\
+                   def unique_month(month, dates):\n    \"\"\"Unique month.\"\"\"\n\n\
+                   def contains_unique_day(month, dates):\n    \"\"\"Some day of it unique.\"\"\"\n"
+        .into();
+    task.entry_point = "unique_day".into();
+    task.visible_tests = vec![
+        "assert unique_day('1', (('May', '1'), ('June', '1'))) == False".into(),
+        "assert unique_month('May', (('May', '1'), ('June', '1'))) == True".into(),
+    ];
+    task.hidden_tests = None;
+    task.seed = Some(seed.into());
+    task
+}
+
+const DAY_AND_MONTH: &str = "def unique_day(day, dates):\n    \
+    return sum(1 for m, d in dates if d == day) == 1\n\n\
+    def unique_month(month, dates):\n    \
+    return sum(1 for m, d in dates if m == month) == 1\n\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_no_visible_test_runs_is_named_in_the_report_and_on_stderr() {
+    let seed = format!("{DAY_AND_MONTH}def contains_unique_day(month, dates):\n    return\n");
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true)
+        .fix(&dates_task(&seed), &said)
+        .await;
+    assert_eq!(report.status, FixStatus::AlreadyPassing);
+    let names: Vec<(&str, u32, u32)> = report
+        .unexercised
+        .iter()
+        .map(|u| (u.function.as_str(), u.first_line, u.last_line))
+        .collect();
+    assert_eq!(names, [("contains_unique_day", 8, 8)]);
+    let said = said.0.lock().expect("lock").clone();
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("the visible tests never run `contains_unique_day` (line 8)")),
+        "{said:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_function_only_other_functions_call_counts_as_run() {
+    // The twin: every function runs, `contains_unique_day` from a test and `helper` only
+    // through `unique_day`.
+    let seed = "def helper(day, dates):\n    return [d for m, d in dates if d == day]\n\n\
+                def unique_day(day, dates):\n    return len(helper(day, dates)) == 1\n\n\
+                def unique_month(month, dates):\n    return sum(1 for m, d in dates if m == month) == 1\n\n\
+                def contains_unique_day(month, dates):\n    \
+                return any(unique_day(d, dates) for m, d in dates if m == month)\n";
+    let mut task = dates_task(seed);
+    task.visible_tests
+        .push("assert contains_unique_day('May', (('May', '1'), ('June', '2'))) == True".into());
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    assert_eq!(report.status, FixStatus::AlreadyPassing);
+    assert!(report.unexercised.is_empty(), "{:?}", report.unexercised);
+    let said = said.0.lock().expect("lock").clone();
+    assert!(!said.iter().any(|m| m.contains("never run")), "{said:?}");
+}
