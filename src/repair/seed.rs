@@ -119,6 +119,9 @@ fn stubs(prompt: &str) -> usize {
                 Stmt::FunctionDef(f) => {
                     usize::from(f.body.iter().all(empty)) + count(&f.body, empty)
                 }
+                Stmt::AsyncFunctionDef(f) => {
+                    usize::from(f.body.iter().all(empty)) + count(&f.body, empty)
+                }
                 Stmt::ClassDef(c) => count(&c.body, empty),
                 _ => 0,
             })
@@ -278,5 +281,9 @@ mod tests {
     fn stubs_count_pass_and_ellipsis_bodies() {
         assert_eq!(stubs("def a():\n    pass\n\ndef b():\n    ...\n"), 2);
         assert_eq!(stubs("def a():\n    return 1\n"), 0);
+        assert_eq!(
+            stubs("async def a():\n    pass\n\nclass B:\n    def c(self):\n        ...\n"),
+            2
+        );
     }
 }
