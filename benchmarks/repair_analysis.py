@@ -2,12 +2,13 @@
 """The repair table of `ldb eval` runs: hidden-test fixes, tokens per fixed task, median wall time
 per task and median changed lines per fix, for every strategy file of every run directory given.
 
-Usage: benchmarks/repair_analysis.py RUN_DIR[+RERUN_DIR][:LABEL] [...] [--tasks IDS] [--by-question]
+Usage: benchmarks/repair_analysis.py RUN_DIR[+MORE_DIR...][:LABEL] [...] [--tasks IDS] [--by-question]
 
 RUN_DIR is an `ldb eval --out` directory (benchmarks/repair_runs.sh makes them). Every
 `<strategy>.jsonl` in it is one row, labelled LABEL (or the directory's name) and the strategy.
-`RUN_DIR+RERUN_DIR`: the records of RERUN_DIR (the same strategy rerun on the tasks a change
-touches, e.g. with `KEEP_IDS`) replace RUN_DIR's for those tasks.
+`RUN_DIR+MORE_DIR`: the records of MORE_DIR (the same strategy rerun on the tasks a change
+touches, or run on other tasks at the same time, e.g. with `KEEP_IDS`) replace or join RUN_DIR's
+for those tasks; several may follow, each over the ones before.
 `--tasks IDS` (comma-separated) restricts every row to those tasks, so runs that stopped at
 different points compare on the same tasks; by default the rows use the tasks all of them hold.
 `--by-question` adds a table per Refactory question.
@@ -104,21 +105,21 @@ def main(argv):
             by_question = True
             continue
         path, _, label = a.partition(":")
-        path, _, rerun = path.partition("+")
-        name = Path(path).name + (f"+{Path(rerun).name}" if rerun else "")
-        runs.append((Path(path), Path(rerun) if rerun else None, label or name))
+        path, *more = path.split("+")
+        name = "+".join([Path(path).name] + [Path(m).name for m in more])
+        runs.append((Path(path), [Path(m) for m in more], label or name))
     rows = []
-    for run_dir, rerun_dir, label in runs:
+    for run_dir, more_dirs, label in runs:
         seed_programs = seeds(run_dir)
         for f in sorted(run_dir.glob("*.jsonl")):
             if f.name in ("seeds.jsonl",) or f.name.endswith(".samples.jsonl"):
                 continue
             recs = load(f)
             origin = {t: run_dir for t in recs}
-            if rerun_dir is not None:
-                again = load(rerun_dir / f.name)
+            for more in more_dirs:
+                again = load(more / f.name)
                 recs.update(again)
-                origin.update({t: rerun_dir for t in again})
+                origin.update({t: more for t in again})
             if recs:
                 rows.append((f"{label} · {f.stem}", origin, f.stem, recs, seed_programs))
     if not rows:
