@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::observe::{observe, Observable};
+use super::observe::observe;
 use super::LocateError;
 use crate::run::{Runner, TestInput};
 
@@ -32,12 +32,7 @@ pub fn unexercised(
     if tests.is_empty() {
         return Ok(Vec::new());
     }
-    let script =
-        tests.iter().any(|t| matches!(t, TestInput::Io { .. })) || runner.prelude().is_some();
-    let observable = Observable::new(program, script).map_err(|e| LocateError::Syntax {
-        line: e.line,
-        message: e.message,
-    })?;
+    let observable = super::observable(runner, program, tests)?;
     let outcomes = observe(runner, &observable, tests)?;
     if outcomes.iter().any(|o| o.trace.is_none()) {
         return Ok(Vec::new());

@@ -89,16 +89,26 @@ pub fn localise(
     tests: &[TestInput],
     signals: &Signals,
 ) -> Result<(Localisation, Vec<TestOutcome>), LocateError> {
-    let script =
-        tests.iter().any(|t| matches!(t, TestInput::Io { .. })) || runner.prelude().is_some();
-    let observable = Observable::new(program, script).map_err(|e| LocateError::Syntax {
-        line: e.line,
-        message: e.message,
-    })?;
+    let observable = observable(runner, program, tests)?;
     let outcomes = observe(runner, &observable, tests)?;
     let observations: Vec<Observation> = outcomes
         .iter()
         .map(|o| observable.observation(o, o.passed()))
         .collect();
     Ok((localise_runs(&observable, &observations, signals), outcomes))
+}
+
+/// `program` ready to observe under `tests` (a script when the tests feed standard input or the
+/// runner runs a prelude).
+pub(crate) fn observable(
+    runner: &Runner,
+    program: &str,
+    tests: &[TestInput],
+) -> Result<Observable, LocateError> {
+    let script =
+        tests.iter().any(|t| matches!(t, TestInput::Io { .. })) || runner.prelude().is_some();
+    Observable::new(program, script).map_err(|e| LocateError::Syntax {
+        line: e.line,
+        message: e.message,
+    })
 }

@@ -371,7 +371,8 @@ impl Fixer {
         report: &mut FixReport,
         progress: &dyn Progress,
     ) {
-        if report.final_program.is_empty() {
+        // `none` only tests the seed (it is `ldb eval`'s seed phase, over every task).
+        if report.final_program.is_empty() || self.options.strategy == Strategy::None {
             return;
         }
         let runner = self.runner.clone();

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::ldb;
+use crate::common::{assert_success, ldb};
 
 const SEED: &str = "def f(x):\n    return x - 1\n";
 
@@ -29,14 +29,13 @@ fn tasks_file(dir: &Path, name: &str, hidden: &str) -> PathBuf {
     path
 }
 
-fn check(out: &Output) {
-    assert!(
-        out.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The task with hidden tests that name a global they never define, and the same task
+/// corrected (same file name, other folder).
+fn broken_and_fixed(dir: &Path) -> (PathBuf, PathBuf) {
+    (
+        tasks_file(dir, "broken", "assert f(2) == EXPECTED\n"),
+        tasks_file(dir, "fixed", "EXPECTED = 3\nassert f(2) == EXPECTED\n"),
+    )
 }
 
 fn run(tasks: &Path, out: &Path, extra: &[&str]) -> String {
@@ -57,7 +56,7 @@ fn run(tasks: &Path, out: &Path, extra: &[&str]) -> String {
         .args(extra)
         .output()
         .expect("run ldb eval");
-    check(&output);
+    assert_success(&output);
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
@@ -80,12 +79,7 @@ fn record(dir: &Path, strategy: &str) -> serde_json::Value {
 #[test]
 fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let broken = tasks_file(tmp.path(), "broken", "assert f(2) == EXPECTED\n");
-    let fixed = tasks_file(
-        tmp.path(),
-        "fixed",
-        "EXPECTED = 3\nassert f(2) == EXPECTED\n",
-    );
+    let (broken, fixed) = broken_and_fixed(tmp.path());
     let out = tmp.path().join("run");
     // The run says up front that every program will fail these hidden tests.
     let stderr = run(&broken, &out, &[]);
@@ -103,7 +97,7 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
         .is_some_and(|s| s.contains("NameError")));
 
     let output = rescore(&out, &fixed);
-    check(&output);
+    assert_success(&output);
     let after = record(&out, "search");
     assert_eq!(after["final_hidden_pass"], true);
     assert_eq!(after["seed_hidden_pass"], false);
@@ -157,7 +151,7 @@ fn a_run_on_hidden_tests_that_name_an_undefined_global_is_fixed_by_rescoring() {
 
     // Rescoring again changes nothing but the scoring times.
     let scored = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
-    check(&rescore(&out, &fixed));
+    assert_success(&rescore(&out, &fixed));
     let again = std::fs::read_to_string(out.join("search.jsonl")).expect("results");
     assert_eq!(without_times(&scored), without_times(&again));
 
@@ -238,12 +232,7 @@ fn a_run_is_not_rescored_on_another_benchmark_with_the_same_ids() {
 #[test]
 fn a_run_that_kept_no_reports_is_not_rescored_and_no_file_of_it_changes() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let broken = tasks_file(tmp.path(), "broken", "assert f(2) == EXPECTED\n");
-    let fixed = tasks_file(
-        tmp.path(),
-        "fixed",
-        "EXPECTED = 3\nassert f(2) == EXPECTED\n",
-    );
+    let (broken, fixed) = broken_and_fixed(tmp.path());
     let out = tmp.path().join("run");
     run(&broken, &out, &["--no-reports"]);
     let files = ["none.jsonl", "search.jsonl", "summary.md"];

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::ldb;
+use crate::common::{assert_success, ldb};
 
 /// Seven small tasks, some seeds right and some wrong.
 fn tasks_file(dir: &Path) -> PathBuf {
@@ -49,16 +49,6 @@ fn eval(tasks: &Path, out: &Path, shard: Option<&str>) -> Command {
         cmd.args(["--shard", s]);
     }
     cmd
-}
-
-fn check(out: &Output) {
-    assert!(
-        out.status.success(),
-        "status {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A results file's records, in order, without what differs between two runs of the same work
@@ -104,7 +94,7 @@ fn two_shards_merged_equal_the_unsharded_run_and_overlaps_are_refused() {
     let whole = tmp.path().join("whole");
     let s0 = tmp.path().join("s0");
     let s1 = tmp.path().join("s1");
-    check(&eval(&tasks, &whole, None).output().expect("unsharded run"));
+    assert_success(&eval(&tasks, &whole, None).output().expect("unsharded run"));
 
     // The two shards at once, in two processes.
     let a = eval(&tasks, &s0, Some("0/2"))
@@ -117,8 +107,8 @@ fn two_shards_merged_equal_the_unsharded_run_and_overlaps_are_refused() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("shard 1");
-    check(&a.wait_with_output().expect("shard 0 output"));
-    check(&b.wait_with_output().expect("shard 1 output"));
+    assert_success(&a.wait_with_output().expect("shard 0 output"));
+    assert_success(&b.wait_with_output().expect("shard 1 output"));
     // Disjoint slices: round-robin over the task list.
     let ids = |p: &Path| -> Vec<String> {
         records(p)
@@ -132,7 +122,7 @@ fn two_shards_merged_equal_the_unsharded_run_and_overlaps_are_refused() {
 
     let merged = tmp.path().join("merged");
     let out = merge(&[&s1, &s0], &merged, &[]);
-    check(&out);
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("none"));
     // Merged records are in dataset order; a run appends them as tasks finish.
     assert_eq!(
@@ -161,7 +151,7 @@ fn two_shards_merged_equal_the_unsharded_run_and_overlaps_are_refused() {
         .arg(&merged)
         .output()
         .expect("report");
-    check(&report);
+    assert_success(&report);
     let whole_report = ldb()
         .args(["eval", "report", "--json"])
         .arg(&whole)
@@ -198,7 +188,7 @@ fn two_shards_merged_equal_the_unsharded_run_and_overlaps_are_refused() {
     );
     assert!(!tmp.path().join("m3").exists());
     let out = merge(&[&s0], &tmp.path().join("m4"), &["--partial"]);
-    check(&out);
+    assert_success(&out);
     assert_eq!(records(&tmp.path().join("m4/none.jsonl")).len(), 4);
 
     // A shard's directory is its own: another shard, or an unsharded run, is refused there.

@@ -112,3 +112,14 @@ pub fn visible_dir(name: &str) -> std::path::PathBuf {
     }
     dir
 }
+
+/// Fails with the command's status, stdout and stderr unless it succeeded.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
