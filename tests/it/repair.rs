@@ -449,6 +449,79 @@ async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_edit_that_fixes_a_visible_test_but_indexes_an_empty_argument_is_edited_again() {
+    // `x < elem` fails `search(5, (1, 5, 10)) == 1`; `<=` passes every visible test, but
+    // `seq[0]` still raises on an empty sequence. No single edit of the seed does both, and
+    // the passing edit must not be returned as it is.
+    let seed = "def search(x, seq):\n    if x < seq[0]:\n        return 0\n    \
+                elif x > seq[-1]:\n        return len(seq)\n    for i, elem in enumerate(seq):\n\
+                \x20       if x < elem:\n            return i\n";
+    let task = search_task(seed, "assert search(3, []) == 0\n");
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert_eq!(
+        report.final_program,
+        "def search(x, seq):\n    if not seq:\n        return 0\n    if x < seq[0]:\n        \
+         return 0\n    elif x > seq[-1]:\n        return len(seq)\n    for i, elem in \
+         enumerate(seq):\n        if x <= elem:\n            return i\n",
+        "{said:?}"
+    );
+    let first = report
+        .candidates
+        .iter()
+        .find(|c| c.visible_passed == Some(3) && c.proposer == Proposer::Mutate)
+        .expect("a passing edit");
+    assert!(
+        first
+            .problem
+            .as_deref()
+            .is_some_and(|p| p.contains("raises IndexError on `search(")),
+        "{:?}",
+        first.problem
+    );
+
+    // Without harden the first passing edit is returned.
+    let plain = edits_only(&generator, false).fix(&task, &Silent).await;
+    assert!(plain
+        .final_program
+        .contains("if x < seq[0]:\n        return 0"));
+    assert!(!plain.final_program.contains("if not seq"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_away() {
+    // It answers an index everywhere but on an empty sequence, where it answers `()`.
+    let seed = "def search(x, seq):\n    if seq == []:\n        return ()\n    \
+                for i, e in enumerate(seq):\n        if x <= e:\n            return i\n    \
+                return len(seq)\n";
+    let task = search_task(seed, "assert search(3, []) == 0\n");
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert!(
+        said.iter()
+            .any(|m| m.contains("answers `()` where it answers like `0` elsewhere")),
+        "{said:?}"
+    );
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert!(
+        !report.final_program.contains("return ()"),
+        "{}",
+        report.final_program
+    );
+
+    // An answer of the same kind (a number) is not suspicious, whatever its value.
+    let mut numeric = task.clone();
+    numeric.seed = Some(seed.replace("return ()", "return -1"));
+    let kept = edits_only(&generator, true).fix(&numeric, &Silent).await;
+    assert_eq!(kept.status, FixStatus::AlreadyPassing);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
     // Its own `raise IndexError` on an empty list is the program's choice, not a bug.
     let mut task = mean_with_a_typo();

@@ -100,7 +100,7 @@ pub struct SearchArgs {
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
     /// or string arguments is emptied. By default it is edited (single edits, or a guard
     /// `if not arg: return EMPTY`) until it no longer raises there and keeps its other answers;
-    /// the raise is reported either way.
+    /// the raise is reported either way. Edits that pass the visible tests get the same check.
     #[arg(long, overrides_with = "harden")]
     pub no_harden: bool,
     /// The default (see --no-harden).

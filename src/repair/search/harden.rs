@@ -4,7 +4,9 @@
 //! there: an index out of range on an empty list, a name bound only on some paths. Such a raise
 //! is a failing test without an expected answer. So is a `None` from falling off the end of a
 //! function that answers something else elsewhere and never returns `None` on purpose (a loop an
-//! empty argument never enters): there it owes the empty value of its answers' type (`0`, `[]`).
+//! empty argument never enters), and an answer of another type than all its answers elsewhere
+//! (`()` where it answers numbers): there it owes the empty value of its answers' type (`0`,
+//! `[]`).
 //!
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
@@ -14,6 +16,10 @@
 //! mostly right), and the given program stops counting as passing or as a vote. An edit is a
 //! small change at the statements the raising runs single out; with no such edit the program is
 //! kept as it was.
+//!
+//! Edits that pass the visible tests get the same check: a slip the visible tests show often
+//! sits beside one they do not. One that fails it is set aside when another passes it, and
+//! when none does the first is edited again the same way.
 
 use std::time::Instant;
 
@@ -21,7 +27,7 @@ use crate::python::edits::guard::{answers_none_only_by_falling_off, empty_like, 
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::select;
-use crate::repair::search::{emptied_inputs, extra_inputs, Proposer, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
@@ -66,15 +72,53 @@ fn raises_on_purpose(line: &str) -> bool {
     })
 }
 
+/// What a program that passes the visible tests does wrong on the inputs made from them.
+#[derive(Clone)]
+struct Suspicion {
+    /// The inputs, and what an edit must do on each (its other answers kept).
+    derived: Derived,
+    /// The suspicious inputs, with what the program did there.
+    raising: Vec<(String, String)>,
+    /// The empty value of the type the program answers with.
+    empty: Option<&'static str>,
+}
+
+impl Suspicion {
+    /// "raises IndexError on `f([])` (and on 1 more)".
+    fn describe(&self) -> String {
+        let Some((call, kind)) = self.raising.first() else {
+            return String::new();
+        };
+        let more = match self.raising.len() {
+            1 => String::new(),
+            n => format!(" (and on {} more)", n - 1),
+        };
+        format!("{kind} on `{call}`{more}")
+    }
+}
+
+/// The kind of value an answer is, for comparing answers' types: numbers (and truth values,
+/// which compare equal to them) are one kind, so `0` on an empty list of floats is no mismatch.
+fn kind_of(answer: &str) -> Option<&'static str> {
+    match empty_like(answer)? {
+        "0" | "0.0" | "False" => Some("0"),
+        other => Some(other),
+    }
+}
+
 impl Search<'_> {
-    /// The seed passes the visible tests: look for extra inputs it raises on and say so, and
-    /// with `edit` edit it there (see the module's overview).
-    pub(super) async fn harden(&mut self, edit: bool) -> Result<(), AgentError> {
+    /// Run candidate `id` (which passes the visible tests) on the emptied and the extra
+    /// inputs. `None` when it does nothing suspicious there, or the sandbox failed (only a
+    /// check of a passing program: that must not fail the task).
+    async fn suspicion(&mut self, id: usize) -> Result<Option<Suspicion>, AgentError> {
         // Raises count only on the visible calls with one sequence emptied: elsewhere the
         // changed inputs are often malformed (a record inside a list emptied), and a correct
         // program raises on them too. The selection's extra inputs hold the other answers.
         let mut inputs = emptied_inputs(self.tests, &self.task.entry_point);
         let emptied = inputs.len();
+        if emptied == 0 {
+            return Ok(None);
+        }
         for call in extra_inputs(
             self.tests,
             &self.task.entry_point,
@@ -85,14 +129,11 @@ impl Search<'_> {
                 inputs.push(call);
             }
         }
-        if inputs.is_empty() {
-            return Ok(());
-        }
         let calls: Vec<TestInput> = inputs
             .iter()
             .map(|expr| TestInput::Call { expr: expr.clone() })
             .collect();
-        let program = self.seed_program.clone();
+        let program = self.node(id).tested.program.clone();
         let runner = self.fixer.runner.clone();
         // An input the program loops on costs a few seconds at most.
         let quick = runner.with_wall_ms(3000);
@@ -110,19 +151,32 @@ impl Search<'_> {
         for o in outcomes {
             match o {
                 Some(Ok(o)) => runs.push(o),
-                // Only a check of a program that already passes: a sandbox failure here must
-                // not fail the task.
-                Some(Err(_)) | None => return Ok(()),
+                Some(Err(_)) | None => return Ok(None),
             }
         }
+        let answers = |range: std::ops::Range<usize>| -> Vec<&str> {
+            runs[range]
+                .iter()
+                .filter(|o| o.status == TestStatus::Passed)
+                .filter_map(|o| o.actual.as_deref())
+                .filter(|a| empty_like(a).is_some())
+                .collect()
+        };
+        // The type the program answers with, taken where no argument was emptied (an emptied
+        // argument is where a wrong answer is suspected); one kind of answer there, or none.
+        let elsewhere = answers(emptied..runs.len());
+        let kinds: std::collections::BTreeSet<&str> =
+            elsewhere.iter().filter_map(|a| kind_of(a)).collect();
+        let one_kind = kinds.len() == 1;
+        let empty = match elsewhere.first() {
+            Some(a) if one_kind => empty_like(a),
+            Some(_) => None,
+            None => answers(0..emptied).first().and_then(|a| empty_like(a)),
+        };
         // `None` on an emptied argument is no answer when the program answers something else
         // elsewhere and can return `None` only by falling off its end. The answer it owes
         // there is the empty value of the type it answers with (the insertion point in an
         // empty sequence is 0, its matches `[]`); for a truth value either may be right.
-        let empty = runs
-            .iter()
-            .filter(|o| o.status == TestStatus::Passed)
-            .find_map(|o| o.actual.as_deref().and_then(empty_like));
         let falls_off =
             empty.is_some() && answers_none_only_by_falling_off(&program, &self.task.entry_point);
         let owed = match empty {
@@ -130,10 +184,19 @@ impl Search<'_> {
             _ => select::SOME_ANSWER.to_string(),
         };
         let mut expected = Vec::with_capacity(calls.len());
-        // The suspicious inputs, with what the program did there.
         let mut raising: Vec<(String, String)> = Vec::new();
         for (i, (call, o)) in inputs.iter().zip(&runs).enumerate() {
             let raises = raises_unexpectedly(o, &program);
+            // An answer of another type than every answer elsewhere (`()` where the others
+            // are numbers): the emptied argument took a path that answers something else.
+            let mistyped = i < emptied
+                && one_kind
+                && owed != select::SOME_ANSWER
+                && o.status == TestStatus::Passed
+                && o.actual
+                    .as_deref()
+                    .and_then(kind_of)
+                    .is_some_and(|k| !kinds.contains(k));
             if i >= emptied && raises {
                 // A raise elsewhere is no answer to keep, nor (see above) a bug to fix.
                 expected.push(select::ANY.to_string());
@@ -144,17 +207,61 @@ impl Search<'_> {
             } else if i < emptied && falls_off && select::behaviour(o) == "= None" {
                 raising.push((call.clone(), "falls off its end (None)".to_string()));
                 expected.push(owed.clone());
+            } else if mistyped {
+                let answer = o.actual.as_deref().unwrap_or("?");
+                raising.push((
+                    call.clone(),
+                    format!(
+                        "answers `{answer}` where it answers like `{}` elsewhere",
+                        empty.unwrap_or("?")
+                    ),
+                ));
+                expected.push(owed.clone());
             } else {
                 expected.push(select::behaviour(o));
             }
         }
-        let Some((call, kind)) = raising.first().cloned() else {
+        if raising.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Suspicion {
+            derived: Derived { calls, expected },
+            raising,
+            empty,
+        }))
+    }
+
+    /// Edits of candidate `id` that no longer do what `suspicion` found and keep its other
+    /// answers: single edits, and a guard against an empty argument returning the empty value
+    /// of the type the program answers with elsewhere (the fix single edits cannot make).
+    async fn edit_away(
+        &mut self,
+        id: usize,
+        suspicion: &Suspicion,
+    ) -> Result<Vec<usize>, AgentError> {
+        let program = self.node(id).tested.program.clone();
+        let guards = suspicion
+            .empty
+            .map(|empty| guards(&program, &self.task.entry_point, empty))
+            .unwrap_or_default();
+        self.mutate_with(id, Some(&suspicion.derived), guards).await
+    }
+
+    /// Candidate `id` did something suspicious: it stops counting as passing (or as a vote).
+    fn set_aside(&mut self, id: usize, suspicion: &Suspicion) {
+        self.passing.retain(|&p| p != id);
+        if let Some(c) = self.candidates.get_mut(id) {
+            c.problem = Some(suspicion.describe());
+        }
+    }
+
+    /// The seed passes the visible tests: look for extra inputs it raises on and say so, and
+    /// with `edit` edit it there (see the module's overview).
+    pub(super) async fn harden(&mut self, edit: bool) -> Result<(), AgentError> {
+        let Some(suspicion) = self.suspicion(0).await? else {
             return Ok(());
         };
-        let more = match raising.len() {
-            1 => String::new(),
-            n => format!(" (and on {} more)", n - 1),
-        };
+        let what = suspicion.describe();
         if !edit {
             let hint = if self.options.harden {
                 "(edits that avoid it need `mutate` in the portfolio)"
@@ -164,44 +271,84 @@ impl Search<'_> {
             self.progress.event(ProgressEvent::Notice {
                 task_id: self.task.task_id.clone(),
                 message: format!(
-                    "the program passes the visible tests but {kind} on `{call}`{more}, \
-                     an input made from them; check that this input is outside the task {hint}"
+                    "the program passes the visible tests but {what}, an input made from them; \
+                     check that this input is outside the task {hint}"
                 ),
             });
             return Ok(());
         }
-        // A guard against an empty argument, returning the empty value of the type the
-        // program answers with elsewhere: the fix single edits cannot make.
-        let guards = empty
-            .map(|empty| guards(&program, &self.task.entry_point, empty))
-            .unwrap_or_default();
-        let derived = Derived { calls, expected };
-        let found = self.mutate_with(0, Some(&derived), guards).await?;
+        let found = self.edit_away(0, &suspicion).await?;
         let message = if found.is_empty() {
             format!(
-                "the program passes the visible tests but {kind} on `{call}`{more}, an \
-                 input made from them; no single edit avoids it and keeps its other answers, so \
-                 it is kept"
+                "the program passes the visible tests but {what}, an input made from them; no \
+                 single edit avoids it and keeps its other answers, so it is kept"
             )
         } else {
-            // It raised where an edit answers: no longer a passing program, nor a vote.
-            self.passing.retain(|&id| id != 0);
-            if let Some(seed) = self
-                .candidates
-                .first_mut()
-                .filter(|c| c.proposer == Proposer::Seed)
-            {
-                seed.problem = Some(format!("{kind} on `{call}`{more}"));
-            }
+            self.set_aside(0, &suspicion);
             format!(
-                "the program passes the visible tests but {kind} on `{call}`{more}, an \
-                 input made from them; {} edit(s) avoid it and keep its other answers",
+                "the program passes the visible tests but {what}, an input made from them; {} \
+                 edit(s) avoid it and keep its other answers",
                 found.len()
             )
         };
         self.progress.event(ProgressEvent::Notice {
             task_id: self.task.task_id.clone(),
             message,
+        });
+        Ok(())
+    }
+
+    /// Edits `found` pass the visible tests: the ones that raise (or fall off their end, or
+    /// answer another type) on an emptied argument are set aside when another does not; when
+    /// all of them do, the first is edited again like a given program that does. A slip the
+    /// visible tests show often sits beside one they do not (an index on an empty list).
+    pub(super) async fn harden_edits(&mut self, found: &[usize]) -> Result<(), AgentError> {
+        // Each check runs every extra input; edits come most suspicious statement first.
+        const CHECKED: usize = 32;
+        let (checked, unchecked) = found.split_at(found.len().min(CHECKED));
+        let mut suspicious = Vec::new();
+        let mut clean = 0;
+        for &id in checked {
+            match self.suspicion(id).await? {
+                Some(s) => suspicious.push((id, s)),
+                None => clean += 1,
+            }
+        }
+        let Some((first, first_suspicion)) = suspicious.first().cloned() else {
+            return Ok(());
+        };
+        let what = first_suspicion.describe();
+        let fixed = if clean > 0 {
+            Vec::new()
+        } else {
+            self.edit_away(first, &first_suspicion).await?
+        };
+        if clean > 0 || !fixed.is_empty() {
+            for (id, s) in &suspicious {
+                self.set_aside(*id, s);
+            }
+            // Not checked, while checked ones are known to be better.
+            self.passing.retain(|p| !unchecked.contains(p));
+        }
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "harden: {} of {} passing edit(s) checked {}, e.g. candidate {first} {what}; {}",
+                suspicious.len(),
+                found.len().min(CHECKED),
+                if suspicious.len() == 1 {
+                    "does this"
+                } else {
+                    "do this"
+                },
+                if clean > 0 {
+                    format!("{clean} other(s) do not, so those are kept")
+                } else if !fixed.is_empty() {
+                    format!("{} edit(s) of it avoid it", fixed.len())
+                } else {
+                    "they are kept".to_string()
+                }
+            ),
         });
         Ok(())
     }

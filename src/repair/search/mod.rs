@@ -275,6 +275,7 @@ impl Search<'_> {
                 let p = parent.unwrap_or(0);
                 self.mutated.insert(p);
                 let found = self.mutate(p, None).await?;
+                self.harden_found(&found).await?;
                 // Edits of the edits that got furthest: two slips need two edits, and they
                 // cost no tokens.
                 let mut frontier = if found.is_empty() {
@@ -286,7 +287,12 @@ impl Search<'_> {
                     let children = self.best_children(&frontier);
                     frontier.clear();
                     for c in children {
-                        if self.mutated.insert(c) && self.mutate(c, None).await?.is_empty() {
+                        if !self.mutated.insert(c) {
+                            continue;
+                        }
+                        let found = self.mutate(c, None).await?;
+                        self.harden_found(&found).await?;
+                        if found.is_empty() {
                             frontier.push(c);
                         }
                         if !self.passing.is_empty() {
@@ -625,6 +631,15 @@ impl Search<'_> {
             diff_lines,
         });
         self.candidates.push(record);
+        Ok(())
+    }
+
+    /// With `harden`, check the edits `found` that pass the visible tests on inputs made
+    /// from them (see `harden`).
+    async fn harden_found(&mut self, found: &[usize]) -> Result<(), AgentError> {
+        if self.options.harden && !found.is_empty() {
+            self.harden_edits(found).await?;
+        }
         Ok(())
     }
 

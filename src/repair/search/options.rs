@@ -62,7 +62,8 @@ pub struct SearchOptions {
     pub vote_patience: usize,
     /// When the seed passes the visible tests but raises an unexpected error on extra inputs
     /// (always reported), edit it (`mutate`) until it no longer raises there and keeps its
-    /// other answers.
+    /// other answers; edits that pass the visible tests get the same check, and one that
+    /// fails it is set aside for one that passes it or edited again.
     pub harden: bool,
 }
 
