@@ -522,6 +522,27 @@ async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_aw
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn harden_does_not_take_a_name_unbound_for_an_index_out_of_range_mended() {
+    // `seq[-1]` raises IndexError on an empty sequence. `seq[-1]` → `item[-1]` passes the
+    // visible tests and raises UnboundLocalError there instead: the same slip moved, not a
+    // mend. The guard is.
+    let seed = "def search(x, seq):\n    a = list(enumerate(seq))\n    for item in a:\n        \
+                if x <= item[1]:\n            return item[0]\n    if x > seq[-1]:\n        \
+                return len(seq)\n";
+    let task = search_task(seed, "assert search(3, []) == 0\n");
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    assert_eq!(report.status, FixStatus::Fixed);
+    assert_eq!(
+        report.final_program,
+        format!(
+            "def search(x, seq):\n    if not seq:\n        return 0\n{}",
+            &seed[20..]
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
     // Its own `raise IndexError` on an empty list is the program's choice, not a bug.
     let mut task = mean_with_a_typo();

@@ -11,7 +11,7 @@
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
 //! raises that error on those inputs (an answer or another error will do: the input may be
-//! outside the task), or answers what it owes, while it answers every other extra input as
+//! outside the task; not a name read unbound, never meant), or answers what it owes, while it answers every other extra input as
 //! before (the given program is evidence: a person's program that passes the visible tests is
 //! mostly right), and the given program stops counting as passing or as a vote. An edit is a
 //! small change at the statements the raising runs single out; with no such edit the program is
@@ -31,26 +31,13 @@ use crate::repair::search::{emptied_inputs, extra_inputs, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
-/// Errors a correct program does not raise on an input of the types its tests use; the others
-/// (`ValueError`, `AssertionError`, ...) are often how a program rejects an input on purpose.
-const UNEXPECTED: &[&str] = &[
-    "AttributeError",
-    "IndexError",
-    "KeyError",
-    "NameError",
-    "RecursionError",
-    "TypeError",
-    "UnboundLocalError",
-    "ZeroDivisionError",
-];
-
 /// Whether `outcome` is an unexpected raise inside `program` (not one of its own `raise` or
 /// `assert` statements).
 pub(super) fn raises_unexpectedly(outcome: &TestOutcome, program: &str) -> bool {
     let Some(e) = outcome.exception.as_ref() else {
         return false;
     };
-    if outcome.status != TestStatus::Error || !UNEXPECTED.contains(&e.kind.as_str()) {
+    if outcome.status != TestStatus::Error || !select::UNEXPECTED.contains(&e.kind.as_str()) {
         return false;
     }
     let Some(line) = e.program_line else {

@@ -8,6 +8,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::{TestOutcome, TestStatus};
 
+/// Errors a correct program does not raise on an input of the types its tests use; the others
+/// (`ValueError`, `AssertionError`, ...) are often how a program rejects an input on purpose.
+pub(super) const UNEXPECTED: &[&str] = &[
+    "AttributeError",
+    "IndexError",
+    "KeyError",
+    "NameError",
+    "RecursionError",
+    "TypeError",
+    "UnboundLocalError",
+    "ZeroDivisionError",
+];
+
+/// Errors of a name read before it is bound: never what a program means to raise.
+const UNBOUND: &[&str] = &["NameError", "UnboundLocalError"];
+
 /// A derived test's expected behaviour where anything will do.
 pub const ANY: &str = "*";
 
@@ -17,7 +33,9 @@ pub const SOME_ANSWER: &str = "= ?";
 
 /// A derived test's expected behaviour where anything will do but `behaviour` (see
 /// `harden`: a program that raised an unexpected error on an input must no longer raise it
-/// there; an answer or another error is fine, since the input may be outside the task).
+/// there; an answer or another error is fine, since the input may be outside the task, but not
+/// a name unbound: no program means that, and one instead of an index out of range is the same
+/// slip moved).
 pub fn anything_but(behaviour: &str) -> String {
     format!("not {behaviour}")
 }
@@ -35,7 +53,10 @@ pub fn agrees(want: &str, got: &str) -> bool {
     match want.strip_prefix("not ") {
         Some(excluded) => {
             got != excluded
-                && ((got.starts_with("= ") && got != "= None") || got.starts_with("raise "))
+                && ((got.starts_with("= ") && got != "= None")
+                    || got
+                        .strip_prefix("raise ")
+                        .is_some_and(|kind| !UNBOUND.contains(&kind)))
         }
         None => want == got,
     }
@@ -148,10 +169,14 @@ mod tests {
     }
 
     #[test]
-    fn anything_but_a_raise_accepts_answers_and_other_errors_not_none_or_timeouts() {
+    fn anything_but_a_raise_accepts_answers_and_other_errors_not_unbound_names_none_or_timeouts() {
         let want = anything_but("raise IndexError");
         assert!(agrees(&want, "= 0"));
         assert!(agrees(&want, "raise ZeroDivisionError"));
+        assert!(
+            !agrees(&want, "raise UnboundLocalError"),
+            "a name unbound is never meant"
+        );
         assert!(!agrees(&want, "raise IndexError"));
         assert!(!agrees(&want, "= None"), "falling off the end is no answer");
         assert!(!agrees(&want, "timeout"));
