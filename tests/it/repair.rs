@@ -522,6 +522,29 @@ async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_aw
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn when_every_passing_edit_raises_on_an_empty_argument_the_smallest_is_edited_again() {
+    // MBPP/101: the kth element as given, not sorted. Deleting `arr.sort()` and reading
+    // `arr[k - 2]` of the sorted list both pass the one visible test, and both index an empty
+    // list (as a correct program does: that input is outside the task). The edit the search
+    // returns without the check (the smallest) is the one to guard, not the first found.
+    let mut task = example();
+    task.task_id = "kth".into();
+    task.prompt = "def kth_element(arr, n, k):\n    \"\"\"The kth element of arr.\"\"\"\n".into();
+    task.entry_point = "kth_element".into();
+    task.visible_tests = vec!["assert kth_element([12, 3, 5, 7, 19], 5, 2) == 3".into()];
+    task.hidden_tests = Some("assert kth_element([17, 24, 8, 23], 4, 3) == 8\n".into());
+    task.seed = Some("def kth_element(arr, n, k):\n    arr.sort()\n    return arr[k - 1]\n".into());
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    assert_eq!(report.status, FixStatus::Fixed);
+    assert!(
+        !report.final_program.contains("sort") && report.final_program.contains("arr[k - 1]"),
+        "{}",
+        report.final_program
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn harden_does_not_take_a_name_unbound_for_an_index_out_of_range_mended() {
     // `seq[-1]` raises IndexError on an empty sequence. `seq[-1]` → `item[-1]` passes the
     // visible tests and raises UnboundLocalError there instead: the same slip moved, not a

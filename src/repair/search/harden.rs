@@ -19,7 +19,7 @@
 //!
 //! Edits that pass the visible tests get the same check: a slip the visible tests show often
 //! sits beside one they do not. One that fails it is set aside when another passes it, and
-//! when none does the first is edited again the same way.
+//! when none does the smallest change is edited again the same way.
 
 use std::time::Instant;
 
@@ -287,7 +287,8 @@ impl Search<'_> {
 
     /// Edits `found` pass the visible tests: the ones that raise (or fall off their end, or
     /// answer another type) on an emptied argument are set aside when another does not; when
-    /// all of them do, the first is edited again like a given program that does. A slip the
+    /// all of them do, the one the search would return (the smallest change) is edited again
+    /// like a given program that does. A slip the
     /// visible tests show often sits beside one they do not (an index on an empty list).
     pub(super) async fn harden_edits(&mut self, found: &[usize]) -> Result<(), AgentError> {
         // Each check runs every extra input; edits come most suspicious statement first.
@@ -301,7 +302,12 @@ impl Search<'_> {
                 None => clean += 1,
             }
         }
-        let Some((first, first_suspicion)) = suspicious.first().cloned() else {
+        // The one the search would return: the smallest change, the first found among equals.
+        let Some((first, first_suspicion)) = suspicious
+            .iter()
+            .min_by_key(|(id, _)| self.node(*id).diff_lines)
+            .cloned()
+        else {
             return Ok(());
         };
         let what = first_suspicion.describe();
