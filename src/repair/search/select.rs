@@ -8,19 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::run::{TestOutcome, TestStatus};
 
-/// Errors a correct program does not raise on an input of the types its tests use; the others
-/// (`ValueError`, `AssertionError`, ...) are often how a program rejects an input on purpose.
-pub(super) const UNEXPECTED: &[&str] = &[
-    "AttributeError",
-    "IndexError",
-    "KeyError",
-    "NameError",
-    "RecursionError",
-    "TypeError",
-    "UnboundLocalError",
-    "ZeroDivisionError",
-];
-
 /// Errors of a name read before it is bound: never what a program means to raise.
 const UNBOUND: &[&str] = &["NameError", "UnboundLocalError"];
 
