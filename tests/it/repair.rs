@@ -469,6 +469,12 @@ async fn an_edit_that_fixes_a_visible_test_but_indexes_an_empty_argument_is_edit
          enumerate(seq):\n        if x <= elem:\n            return i\n",
         "{said:?}"
     );
+    assert!(
+        said.iter().any(|m| m.starts_with("harden: candidate ")
+            && m.contains("passes the visible tests but raises IndexError on `search(")
+            && m.contains("edit(s) of it avoid that")),
+        "the user is told why the passing edit was not returned: {said:?}"
+    );
     let first = report
         .candidates
         .iter()

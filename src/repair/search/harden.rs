@@ -336,24 +336,24 @@ impl Search<'_> {
             // Not checked, while checked ones are known to be better.
             self.passing.retain(|p| !unchecked.contains(p));
         }
+        let others = match suspicious.len() {
+            1 => String::new(),
+            n => format!(", as do {} other passing edits", n - 1),
+        };
+        let outcome = if clean > 0 {
+            format!("{clean} passing edit(s) do not, so those are kept")
+        } else if !fixed.is_empty() {
+            format!(
+                "{} edit(s) of it avoid that and keep its other answers",
+                fixed.len()
+            )
+        } else {
+            "no edit of it avoids that, so they are kept".to_string()
+        };
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
-                "harden: {} of {} passing edit(s) checked {}, e.g. candidate {first} {what}; {}",
-                suspicious.len(),
-                found.len().min(CHECKED),
-                if suspicious.len() == 1 {
-                    "does this"
-                } else {
-                    "do this"
-                },
-                if clean > 0 {
-                    format!("{clean} other(s) do not, so those are kept")
-                } else if !fixed.is_empty() {
-                    format!("{} edit(s) of it avoid it", fixed.len())
-                } else {
-                    "they are kept".to_string()
-                }
+                "harden: candidate {first} passes the visible tests but {what}{others}; {outcome}"
             ),
         });
         Ok(())
