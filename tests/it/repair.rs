@@ -308,6 +308,21 @@ fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
     }
 }
 
+/// `task` fixed by a search with model-free edits only (`harden` on or off).
+async fn fix_by_edits(task: &Task, harden: bool, progress: &dyn Progress) -> FixReport {
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    edits_only(&generator, harden).fix(task, progress).await
+}
+
+/// `seed` (a `search(x, seq)` function) with the guard `if not seq: return 0` as its first
+/// statement.
+fn guarded(seed: &str) -> String {
+    let body = seed
+        .strip_prefix("def search(x, seq):\n")
+        .expect("a search function");
+    format!("def search(x, seq):\n    if not seq:\n        return 0\n{body}")
+}
+
 /// A mean whose short-list branch names a variable that does not exist: the visible tests
 /// only pass long lists.
 fn mean_with_a_typo() -> Task {
@@ -407,16 +422,9 @@ async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
         seed,
         "assert search(3, []) == 0\nassert search(7, [1, 5, 10]) == 2\n",
     );
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
-    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    let report = fix_by_edits(&task, true, &Silent).await;
     assert_eq!(report.status, FixStatus::Fixed);
-    assert_eq!(
-        report.final_program,
-        format!(
-            "def search(x, seq):\n    if not seq:\n        return 0\n{}",
-            &seed[20..]
-        )
-    );
+    assert_eq!(report.final_program, guarded(seed));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -427,9 +435,8 @@ async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_
         "def search(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            \
                 return i\n        elif x > seq[-1]:\n            return len(seq)\n";
     let task = search_task(seed, "assert search(3, []) == 0\n");
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
-    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let report = fix_by_edits(&task, true, &said).await;
     let said = said.0.into_inner().expect("lock");
     assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
     assert!(
@@ -444,7 +451,7 @@ async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_
     // A `None` the program returns on purpose is its answer.
     let mut meant = task.clone();
     meant.seed = Some(format!("{seed}    return None\n"));
-    let kept = edits_only(&generator, true).fix(&meant, &Silent).await;
+    let kept = fix_by_edits(&meant, true, &Silent).await;
     assert_eq!(kept.status, FixStatus::AlreadyPassing);
 }
 
@@ -457,9 +464,8 @@ async fn an_edit_that_fixes_a_visible_test_but_indexes_an_empty_argument_is_edit
                 elif x > seq[-1]:\n        return len(seq)\n    for i, elem in enumerate(seq):\n\
                 \x20       if x < elem:\n            return i\n";
     let task = search_task(seed, "assert search(3, []) == 0\n");
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
-    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let report = fix_by_edits(&task, true, &said).await;
     let said = said.0.into_inner().expect("lock");
     assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
     assert_eq!(
@@ -490,7 +496,7 @@ async fn an_edit_that_fixes_a_visible_test_but_indexes_an_empty_argument_is_edit
     );
 
     // Without harden the first passing edit is returned.
-    let plain = edits_only(&generator, false).fix(&task, &Silent).await;
+    let plain = fix_by_edits(&task, false, &Silent).await;
     assert!(plain
         .final_program
         .contains("if x < seq[0]:\n        return 0"));
@@ -504,9 +510,8 @@ async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_aw
                 for i, e in enumerate(seq):\n        if x <= e:\n            return i\n    \
                 return len(seq)\n";
     let task = search_task(seed, "assert search(3, []) == 0\n");
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
-    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let report = fix_by_edits(&task, true, &said).await;
     let said = said.0.into_inner().expect("lock");
     assert!(
         said.iter()
@@ -523,7 +528,7 @@ async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_aw
     // An answer of the same kind (a number) is not suspicious, whatever its value.
     let mut numeric = task.clone();
     numeric.seed = Some(seed.replace("return ()", "return -1"));
-    let kept = edits_only(&generator, true).fix(&numeric, &Silent).await;
+    let kept = fix_by_edits(&numeric, true, &Silent).await;
     assert_eq!(kept.status, FixStatus::AlreadyPassing);
 }
 
@@ -540,8 +545,7 @@ async fn when_every_passing_edit_raises_on_an_empty_argument_the_smallest_is_edi
     task.visible_tests = vec!["assert kth_element([12, 3, 5, 7, 19], 5, 2) == 3".into()];
     task.hidden_tests = Some("assert kth_element([17, 24, 8, 23], 4, 3) == 8\n".into());
     task.seed = Some("def kth_element(arr, n, k):\n    arr.sort()\n    return arr[k - 1]\n".into());
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
-    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    let report = fix_by_edits(&task, true, &Silent).await;
     assert_eq!(report.status, FixStatus::Fixed);
     assert!(
         !report.final_program.contains("sort") && report.final_program.contains("arr[k - 1]"),
@@ -559,16 +563,9 @@ async fn harden_does_not_take_a_name_unbound_for_an_index_out_of_range_mended() 
                 if x <= item[1]:\n            return item[0]\n    if x > seq[-1]:\n        \
                 return len(seq)\n";
     let task = search_task(seed, "assert search(3, []) == 0\n");
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
-    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    let report = fix_by_edits(&task, true, &Silent).await;
     assert_eq!(report.status, FixStatus::Fixed);
-    assert_eq!(
-        report.final_program,
-        format!(
-            "def search(x, seq):\n    if not seq:\n        return 0\n{}",
-            &seed[20..]
-        )
-    );
+    assert_eq!(report.final_program, guarded(seed));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -789,11 +786,8 @@ const DAY_AND_MONTH: &str = "def unique_day(day, dates):\n    \
 #[tokio::test(flavor = "multi_thread")]
 async fn a_function_no_visible_test_runs_is_named_in_the_report_and_on_stderr() {
     let seed = format!("{DAY_AND_MONTH}def contains_unique_day(month, dates):\n    return\n");
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
-    let report = edits_only(&generator, true)
-        .fix(&dates_task(&seed), &said)
-        .await;
+    let report = fix_by_edits(&dates_task(&seed), true, &said).await;
     assert_eq!(report.status, FixStatus::AlreadyPassing);
     let names: Vec<(&str, u32, u32)> = report
         .unexercised
@@ -821,9 +815,8 @@ async fn a_function_only_other_functions_call_counts_as_run() {
     let mut task = dates_task(seed);
     task.visible_tests
         .push("assert contains_unique_day('May', (('May', '1'), ('June', '2'))) == True".into());
-    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let said = Said::default();
-    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let report = fix_by_edits(&task, true, &said).await;
     assert_eq!(report.status, FixStatus::AlreadyPassing);
     assert!(report.unexercised.is_empty(), "{:?}", report.unexercised);
     let said = said.0.lock().expect("lock").clone();

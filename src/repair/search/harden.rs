@@ -73,7 +73,6 @@ const UNEXPECTED: &[&str] = &[
 ];
 
 /// What a program that passes the visible tests does wrong on the inputs made from them.
-#[derive(Clone)]
 struct Suspicion {
     /// The inputs, and what an edit must do on each (its other answers kept).
     derived: Derived,
@@ -301,8 +300,8 @@ impl Search<'_> {
     /// Edits `found` pass the visible tests: the ones that raise (or fall off their end, or
     /// answer another type) on an emptied argument are set aside when another does not; when
     /// all of them do, the one the search would return (the smallest change) is edited again
-    /// like a given program that does. A slip the
-    /// visible tests show often sits beside one they do not (an index on an empty list).
+    /// like a given program that does. A slip the visible tests show often sits beside one
+    /// they do not (an index on an empty list).
     pub(super) async fn harden_edits(&mut self, found: &[usize]) -> Result<(), AgentError> {
         // Each check runs every extra input; edits come most suspicious statement first.
         const CHECKED: usize = 32;
@@ -319,15 +318,14 @@ impl Search<'_> {
         let Some((first, first_suspicion)) = suspicious
             .iter()
             .min_by_key(|(id, _)| self.node(*id).diff_lines)
-            .cloned()
         else {
             return Ok(());
         };
-        let what = first_suspicion.describe();
+        let (first, what) = (*first, first_suspicion.describe());
         let fixed = if clean > 0 {
             Vec::new()
         } else {
-            self.edit_away(first, &first_suspicion).await?
+            self.edit_away(first, first_suspicion).await?
         };
         if clean > 0 || !fixed.is_empty() {
             for (id, s) in &suspicious {

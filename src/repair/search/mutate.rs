@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use crate::locate::{localise_runs, observe, Observable, Observation};
+use crate::locate::{localise_runs, observe, Observation};
 use crate::python::edits::edits;
 use crate::python::normalize::program_key;
 use crate::repair::record::{CandidateRecord, EditRecord};
@@ -258,9 +258,7 @@ impl Search<'_> {
         let expected: Vec<String> = derived.map(|d| d.expected.clone()).unwrap_or_default();
         let started = Instant::now();
         let work = move || -> Result<Vec<(u32, u32)>, crate::run::sandbox::SandboxError> {
-            let script = visible.iter().any(|t| matches!(t, TestInput::Io { .. }))
-                || runner.prelude().is_some();
-            let Ok(observable) = Observable::new(&program, script) else {
+            let Ok(observable) = crate::locate::observable(&runner, &program, &visible) else {
                 return Ok(Vec::new());
             };
             let mut runs: Vec<TestInput> = visible.clone();
