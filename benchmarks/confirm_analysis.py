@@ -26,7 +26,7 @@ from pathlib import Path
 
 from repair_analysis import load
 
-DERIVED = {"mutate", "patch"}
+DERIVED = {"mutate", "patch", "complete"}
 INDEPENDENT = {"fresh", "feedback", "ldb"}
 
 

@@ -138,6 +138,7 @@ fn run() -> Result<(), String> {
             outcomes: &outcomes,
             first,
             last,
+            body_of: None,
         };
         let mut row = json!({
             "task_id": bug.task.task_id,

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 INDEPENDENT = {"fresh", "feedback", "ldb"}
-EDITS = {"mutate", "patch"}
+EDITS = {"mutate", "patch", "complete"}
 
 
 def tasks(run_dir):

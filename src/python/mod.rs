@@ -19,6 +19,7 @@ pub mod splice;
 pub mod text;
 mod tokens;
 pub mod toplevel;
+pub mod unwritten;
 
 pub use cfg::{
     Block, BlockKind, EdgeKind, LineOwner, ProgramCfg, ScopeCfg, ScopeKind, StmtKind, StmtLines,

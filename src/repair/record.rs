@@ -257,6 +257,9 @@ pub enum Proposer {
     /// The model rewrites only the suspicious lines of a parent (fill-in-the-middle on the
     /// embedded model, a chat prompt marking the lines on an endpoint).
     Patch,
+    /// The model writes the bodies of the functions a parent leaves unwritten (`pass`,
+    /// `return`), in the parent's context (`crate::python::unwritten`).
+    Complete,
 }
 
 impl Proposer {
@@ -268,6 +271,7 @@ impl Proposer {
             Proposer::Fresh => "fresh",
             Proposer::Mutate => "mutate",
             Proposer::Patch => "patch",
+            Proposer::Complete => "complete",
         }
     }
 
@@ -279,6 +283,14 @@ impl Proposer {
         matches!(self, Proposer::Fresh | Proposer::Feedback | Proposer::Ldb)
     }
 
+    /// An edit of a parent that keeps the rest of it as it is.
+    pub fn derived(self) -> bool {
+        matches!(
+            self,
+            Proposer::Mutate | Proposer::Patch | Proposer::Complete
+        )
+    }
+
     pub(crate) fn code(self) -> u64 {
         match self {
             Proposer::Seed => 0,
@@ -287,6 +299,7 @@ impl Proposer {
             Proposer::Fresh => 3,
             Proposer::Mutate => 4,
             Proposer::Patch => 5,
+            Proposer::Complete => 6,
         }
     }
 }

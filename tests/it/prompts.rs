@@ -170,6 +170,7 @@ fn every_template_renders_as_expected() {
                 "test_summary": ["PASS `assert f([]) == 0`", "FAIL `assert f([2]) == 2`: got 0, expected 2"],
                 "hole_lines": 1,
                 "whole": false,
+                "body_of": null,
             }),
         ),
         (
@@ -180,6 +181,18 @@ fn every_template_renders_as_expected() {
                 "test_summary": ["FAIL `assert f([2]) == 2`: got 0, expected 2"],
                 "hole_lines": 2,
                 "whole": true,
+                "body_of": null,
+            }),
+        ),
+        (
+            "patch_chat",
+            json!({
+                "task_prompt": "Return the number of days in dates equal to day.",
+                "program": "def count(day, dates):\n    return  # <-- FIX",
+                "test_summary": ["FAIL `assert count(1, [1]) == 1`: got None, expected 1"],
+                "hole_lines": 1,
+                "whole": false,
+                "body_of": "count",
             }),
         ),
     ];

@@ -822,3 +822,148 @@ async fn a_function_only_other_functions_call_counts_as_run() {
     let said = said.0.lock().expect("lock").clone();
     assert!(!said.iter().any(|m| m.contains("never run")), "{said:?}");
 }
+
+/// A program with one function written and the other left as `return`: the visible tests of
+/// the second fail.
+fn half_written() -> Task {
+    let mut t = example();
+    t.task_id = "dates".into();
+    t.prompt = "def unique_day(day, dates):\n    \"\"\"Whether exactly one date has this day.\"\"\"\n\n\
+                def unique_month(month, dates):\n    \"\"\"Whether exactly one date has this month.\"\"\"\n"
+        .into();
+    t.entry_point = "unique_day".into();
+    t.visible_tests = vec![
+        "assert unique_day(\"1\", ((\"Jan\", \"1\"), (\"Feb\", \"1\"))) == False".into(),
+        "assert unique_month(\"Jan\", ((\"Jan\", \"1\"), (\"Jan\", \"2\"))) == False".into(),
+        "assert unique_month(\"Jan\", ((\"Jan\", \"1\"), (\"Feb\", \"1\"))) == True".into(),
+    ];
+    t.hidden_tests = Some("assert unique_month(\"Mar\", ((\"Jan\", \"9\"),)) == False\n".into());
+    t.seed = Some(
+        "def unique_day(day, dates):\n    n = 0\n    for d in dates:\n        if d[1] == day:\n            n += 1\n    return n == 1\n\n\
+         def unique_month(month, dates):\n    return\n"
+            .into(),
+    );
+    t
+}
+
+async fn complete_run(task: &Task, model: ScriptedModel) -> Run {
+    let model = Arc::new(model.with_name("writer"));
+    let fixer = Fixer {
+        generator: model.clone(),
+        debugger: model.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 2,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Complete, 1)],
+                select: 0,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let report = fixer.fix(task, &Silent).await;
+    let requests = model.requests();
+    for r in &requests {
+        let text = format!(
+            "{}{}",
+            r.raw_prompt.clone().unwrap_or_default(),
+            r.messages
+                .iter()
+                .map(|m| m.content.as_str())
+                .collect::<String>()
+        );
+        assert!(!text.contains("Mar"), "hidden test sent: {text}");
+    }
+    Run {
+        report,
+        requests,
+        said: Vec::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_writes_the_unwritten_function_and_keeps_the_rest() {
+    // The scripted model writes the body when the hole is the placeholder of unique_month, and
+    // goes on at the margin after it (as the embedded model does); anywhere else it writes
+    // nonsense.
+    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+        let raw = r.raw_prompt.clone().unwrap_or_default();
+        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
+        Ok(if before.ends_with("def unique_month(month, dates):\n    ") {
+            "n = 0\n    for d in dates:\n        if d[0] == month:\n            n += 1\n    return n == 1\n# Task:\ndef more():\n    pass\n"
+                .to_string()
+        } else {
+            "x = 1".to_string()
+        })
+    })
+    .filling_in_middle();
+    let task = half_written();
+    let run = complete_run(&task, model).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    let seed = task.seed.clone().expect("seed");
+    let kept = seed.split("    return\n").next().expect("head");
+    assert_eq!(
+        report.final_program,
+        format!("{kept}    n = 0\n    for d in dates:\n        if d[0] == month:\n            n += 1\n    return n == 1\n"),
+    );
+    let chosen = report
+        .candidates
+        .iter()
+        .find(|c| c.program.as_deref() == Some(report.final_program.as_str()))
+        .expect("candidate");
+    assert_eq!(chosen.proposer, Proposer::Complete);
+    let edit = chosen.edit.as_ref().expect("edit record");
+    assert_eq!(
+        (edit.line, edit.description.as_str()),
+        (9, "wrote unique_month")
+    );
+    let raw = run.requests[0].raw_prompt.clone().expect("a raw prompt");
+    // The function already written is in the prompt: it shows what the data mean.
+    assert!(raw.contains("if d[1] == day:"), "{raw}");
+    assert_eq!(run.requests.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_asks_an_endpoint_to_write_the_body_and_skips_written_programs() {
+    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+        let text = r
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<String>();
+        Ok(
+            if text.contains("`unique_month` is not written yet")
+                && text.contains("    return  # <-- FIX")
+            {
+                "```python\n    return sum(d[0] == month for d in dates) == 1\n```".to_string()
+            } else {
+                "```python\npass\n```".to_string()
+            },
+        )
+    });
+    let task = half_written();
+    let run = complete_run(&task, model).await;
+    assert_eq!(
+        run.report.status,
+        FixStatus::Fixed,
+        "{:#?}",
+        run.report.candidates
+    );
+    assert!(run.report.final_program.ends_with(
+        "def unique_month(month, dates):\n    return sum(d[0] == month for d in dates) == 1\n"
+    ));
+
+    // A program with every function written gives `complete` nothing to do: no request.
+    let mut written = half_written();
+    written.seed = Some(
+        "def unique_day(day, dates):\n    return False\n\ndef unique_month(month, dates):\n    return False\n"
+            .into(),
+    );
+    let run = complete_run(&written, ScriptedModel::new(Vec::<String>::new())).await;
+    assert!(run.requests.is_empty(), "{:?}", run.requests);
+    assert_ne!(run.report.status, FixStatus::Fixed);
+}

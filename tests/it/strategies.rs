@@ -462,15 +462,17 @@ fn the_cli_takes_a_strategy() {
     assert!(fix_settings(&["--strategy", "guess"]).is_err());
 }
 
-/// The measured defaults: edits of the given program, then fresh samples started from the task's own signature and
-/// docstring; `--no-prefill` writes whole programs, and the older `--prefill` still parses.
+/// The measured defaults: edits of the given program, its unwritten functions written, then
+/// fresh samples started from the task's own signature and docstring; `--no-prefill` writes
+/// whole programs, and the older `--prefill` still parses.
 #[test]
 fn the_cli_defaults_to_edits_then_fresh_samples_with_the_prompt_prefilled() {
     let fix = |extra: &[&str]| fix_settings(extra).unwrap_or_else(|e| panic!("parses: {e}"));
     let default = fix(&[]);
     assert_eq!(
         default.options.search.portfolio,
-        ldb::repair::search::SearchOptions::parse_portfolio("mutate,fresh:4").expect("valid")
+        ldb::repair::search::SearchOptions::parse_portfolio("mutate,complete:2,fresh:4")
+            .expect("valid")
     );
     assert!(default.options.prefill);
     assert_eq!(

@@ -21,10 +21,11 @@ pub struct SearchArgs {
     pub max_candidates: usize,
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
     /// order they run: mutate (model-free edits at the suspicious statements; the count is
-    /// ignored), patch (the model rewrites the suspicious lines), feedback (repair from the
+    /// ignored), complete (the model writes the functions left as `pass` or `return`), patch
+    /// (the model rewrites the suspicious lines), feedback (repair from the
     /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program
     /// from the task).
-    #[arg(long, value_name = "LIST", default_value = "mutate,fresh:4", value_parser = parse::portfolio)]
+    #[arg(long, value_name = "LIST", default_value = "mutate,complete:2,fresh:4", value_parser = parse::portfolio)]
     pub proposers: Portfolio,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]

@@ -189,7 +189,7 @@ impl Search<'_> {
     fn derived(&self, id: usize) -> bool {
         self.candidates
             .get(id)
-            .is_some_and(|c| matches!(c.proposer, Proposer::Mutate | Proposer::Patch))
+            .is_some_and(|c| c.proposer.derived())
     }
 
     /// Run every passing candidate on extra inputs and choose (see the module's overview).

@@ -27,6 +27,7 @@
 
 mod budget;
 mod choose;
+mod complete;
 mod harden;
 mod inputs;
 mod mutate;
@@ -100,6 +101,8 @@ struct Search<'a> {
     fresh_drawn: u64,
     /// Parents `mutate` has edited.
     mutated: std::collections::HashSet<usize>,
+    /// Parents `complete` has written the placeholders of.
+    completed: std::collections::HashSet<usize>,
     /// Each parent's suspicious statements (line ranges), most suspicious first.
     localised: HashMap<usize, Vec<(u32, u32)>>,
 }
@@ -155,6 +158,7 @@ pub(super) async fn run(
         round_tests_ms: 0,
         fresh_drawn: 0,
         mutated: std::collections::HashSet::new(),
+        completed: std::collections::HashSet::new(),
         localised: HashMap::new(),
     };
     let outcome = search.explore(report).await;
@@ -239,6 +243,13 @@ impl Search<'_> {
                 Proposer::Feedback | Proposer::Ldb | Proposer::Patch => {
                     jobs.extend(failing.iter().map(|&p| (proposer, Some(p), k)))
                 }
+                // A parent's placeholders are written once: its later rounds would ask again.
+                Proposer::Complete => jobs.extend(
+                    failing
+                        .iter()
+                        .filter(|p| !self.completed.contains(p))
+                        .map(|&p| (proposer, Some(p), k)),
+                ),
                 // Each parent is edited once: the same edits would come back.
                 Proposer::Mutate => jobs.extend(
                     failing
@@ -311,8 +322,14 @@ impl Search<'_> {
                 proposed_any = true;
                 continue;
             }
+            if proposer == Proposer::Complete {
+                let p = parent.unwrap_or(0);
+                self.completed.insert(p);
+                proposed_any |= self.complete(p, k).await?;
+                continue;
+            }
             let conv = match proposer {
-                Proposer::Mutate | Proposer::Patch => continue,
+                Proposer::Mutate | Proposer::Patch | Proposer::Complete => continue,
                 Proposer::Feedback => self.feedback_conversation(parent.unwrap_or(0))?,
                 Proposer::Ldb => match self.ldb_conversation(parent.unwrap_or(0)).await? {
                     Some(conv) => conv,

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use crate::generate::model::ChatRequest;
+use crate::generate::model::{ChatModel, ChatRequest};
 use crate::generate::prompts::Prompts;
 use crate::repair::conversation::Conversation;
 use crate::repair::record::{CallPurpose, EditRecord};
@@ -136,6 +136,21 @@ fn chat_middle(reply: &str, indent: &str) -> String {
         .join("\n")
 }
 
+/// A function body the model wrote, without what it went on to write after it: the body ends
+/// before the first line indented less than the body's `indent` (the first line comes without
+/// its indentation).
+fn body_only<'m>(middle: &'m str, indent: &str) -> &'m str {
+    let mut end = 0;
+    for (i, line) in middle.split_inclusive('\n').enumerate() {
+        let outside = i > 0 && !line.trim().is_empty() && !line.starts_with(indent);
+        if outside {
+            break;
+        }
+        end += line.len();
+    }
+    &middle[..end]
+}
+
 /// The program a whole-program reply gives when only the hole may change: the reply's lines
 /// between the lines it shares with the program at its start and at its end, if those span no
 /// more than the hole.
@@ -187,6 +202,22 @@ pub struct PatchSite<'a> {
     pub outcomes: &'a [TestOutcome],
     pub first: u32,
     pub last: u32,
+    /// The function whose placeholder body `first..=last` is, when the model is to write that
+    /// body (`complete`) rather than correct the lines.
+    pub body_of: Option<&'a str>,
+}
+
+/// Lines the model may write for a function body in place of its placeholder.
+const BODY_LINES: u32 = 14;
+
+impl PatchSite<'_> {
+    /// Lines the model may write in place of `first..=last`.
+    fn room(&self) -> u32 {
+        match self.body_of {
+            Some(_) => BODY_LINES,
+            None => self.last.saturating_sub(self.first) + 2,
+        }
+    }
 }
 
 /// One patch the model wrote.
@@ -240,6 +271,10 @@ pub async fn sample_patch(
             } else {
                 chat_middle(&response.content, &h.indent)
             };
+            let middle = match site.body_of {
+                Some(_) => body_only(&middle, &h.indent).to_string(),
+                None => middle,
+            };
             match h.fill(&middle) {
                 Some(p) => (Some(p), None),
                 None => (None, Some("the patch left the lines as they were".into())),
@@ -280,8 +315,8 @@ fn fim_request(
         h.first
     ))]);
     request.raw_prompt = Some(raw);
-    request.max_lines = Some(h.last - h.first + 2);
-    request.max_tokens = Some(48 * (h.last - h.first + 2));
+    request.max_lines = Some(site.room());
+    request.max_tokens = Some(48 * site.room());
     Ok(request)
 }
 
@@ -312,11 +347,12 @@ fn chat_request(
     vars["program"] = marked.trim_end().into();
     vars["hole_lines"] = (h.last - h.first + 1).into();
     vars["whole"] = whole.into();
+    vars["body_of"] = site.body_of.into();
     let mut conv = Conversation::new(prompts)?;
     conv.user(prompts.render("patch_chat", vars)?);
     let mut request = ChatRequest::new(conv.messages);
     if !whole {
-        request.max_tokens = Some(64 * (h.last - h.first + 2) + 32);
+        request.max_tokens = Some(64 * site.room() + 32);
     }
     Ok(request)
 }
@@ -334,11 +370,7 @@ impl Search<'_> {
             .enumerate()
             .collect();
         let model = self.fixer.debugger.clone();
-        let form = match self.options.patch_form {
-            PatchForm::Auto if model.fills_in_middle() => PatchForm::Fim,
-            PatchForm::Auto => PatchForm::Chat,
-            other => other,
-        };
+        let form = patch_form(self.options.patch_form, &*model);
         for (rank, (first, last)) in holes {
             let site = PatchSite {
                 task: self.task,
@@ -346,6 +378,7 @@ impl Search<'_> {
                 outcomes: &outcomes,
                 first,
                 last,
+                body_of: None,
             };
             let Some(request) = patch_request(&self.fixer.prompts, &site, form)? else {
                 continue;
@@ -409,16 +442,25 @@ impl Search<'_> {
         Ok(())
     }
 
-    fn sent_raw(&self, r: &ChatRequest) -> bool {
+    pub(super) fn sent_raw(&self, r: &ChatRequest) -> bool {
         self.sent.contains(&raw_hash(r))
     }
 
-    fn remember_raw(&mut self, r: &ChatRequest) {
+    pub(super) fn remember_raw(&mut self, r: &ChatRequest) {
         self.sent.insert(raw_hash(r));
     }
 }
 
-fn request_bytes(r: &ChatRequest) -> usize {
+/// `form` with `Auto` resolved for `model`: fill-in-the-middle where it takes raw prompts.
+pub(super) fn patch_form(form: PatchForm, model: &dyn ChatModel) -> PatchForm {
+    match form {
+        PatchForm::Auto if model.fills_in_middle() => PatchForm::Fim,
+        PatchForm::Auto => PatchForm::Chat,
+        other => other,
+    }
+}
+
+pub(super) fn request_bytes(r: &ChatRequest) -> usize {
     match &r.raw_prompt {
         Some(raw) => raw.len(),
         None => r.messages.iter().map(|m| m.content.len()).sum(),
@@ -483,6 +525,23 @@ mod tests {
             "```python\ndef f(x):\n    if x > 1:\n        return 1\n    return 0\n```",
         );
         assert!(got.is_none());
+    }
+
+    #[test]
+    fn a_written_body_ends_where_the_model_went_on_at_the_margin() {
+        assert_eq!(
+            body_only(
+                "count = 0\n    for b in bs:\n        count += 1\n\n    return count\n# Task:\ndef g():\n",
+                "    "
+            ),
+            "count = 0\n    for b in bs:\n        count += 1\n\n    return count\n"
+        );
+        assert_eq!(body_only("return 1", "    "), "return 1");
+        // A method's body ends at the next method.
+        assert_eq!(
+            body_only("return 1\n    def g(self):\n        pass\n", "        "),
+            "return 1\n"
+        );
     }
 
     #[test]

@@ -1,0 +1,127 @@
+//! The `complete` proposer: the model writes the functions a parent leaves unwritten.
+//!
+//! A program handed over half done (a student who wrote one function of three and left the
+//! others as `return`, a generator that stubbed a helper) fails because of what is missing,
+//! not because of a wrong line, and writing it again from the task throws away what was
+//! written; from a terse task the model cannot even do that. Here each placeholder body
+//! (`crate::python::unwritten`) is a hole the model fills in the parent's context, the same
+//! request `patch` sends with room for a body: the functions already written show it what
+//! the names and the data mean. One sample writes every placeholder in turn, each with the
+//! bodies before it already written. Nothing happens, and nothing is spent, on a parent
+//! without placeholders.
+
+use std::time::Instant;
+
+use crate::python::unwritten::unwritten;
+use crate::repair::record::EditRecord;
+use crate::repair::search::patch::{patch_form, patch_request, request_bytes, sample_patch};
+use crate::repair::search::{sample_seed, PatchSite, Proposer, Search};
+use crate::repair::{ms, AgentError};
+
+/// What one body costs at most beyond its prompt, in tokens (the request's cap).
+const BODY_REPLY_TOKENS: u32 = 160;
+
+impl Search<'_> {
+    /// Write `parent`'s unwritten functions, `k` samples; whether any was proposed.
+    pub(super) async fn complete(&mut self, parent: usize, k: usize) -> Result<bool, AgentError> {
+        let program = self.node(parent).tested.program.clone();
+        let placeholders = unwritten(&program);
+        let mut proposed = false;
+        if placeholders.is_empty() {
+            return Ok(proposed);
+        }
+        let outcomes = self.node(parent).tested.outcomes.clone();
+        let model = self.fixer.debugger.clone();
+        let form = patch_form(self.options.patch_form, &*model);
+        let names: Vec<String> = placeholders.iter().map(|u| u.name.clone()).collect();
+        for i in 0..k {
+            if self.should_stop().is_some() || self.selecting() {
+                return Ok(proposed);
+            }
+            let mut current = program.clone();
+            let mut calls = Vec::new();
+            let mut llm_ms = 0;
+            let mut problem = None;
+            for (j, name) in names.iter().enumerate() {
+                // Line numbers move as bodies are written: find the placeholder again.
+                let Some(at) = unwritten(&current).into_iter().find(|u| &u.name == name) else {
+                    continue;
+                };
+                let site = PatchSite {
+                    task: self.task,
+                    program: &current,
+                    outcomes: &outcomes,
+                    first: at.first,
+                    last: at.last,
+                    body_of: Some(name),
+                };
+                let Some(mut request) = patch_request(&self.fixer.prompts, &site, form)? else {
+                    continue;
+                };
+                let prompt_cost = if self.sent_raw(&request) {
+                    0
+                } else {
+                    (request_bytes(&request) as f64 / 3.5).ceil() as u64
+                };
+                // A whole-program reply (`--patch-form chat-program`) has no cap to lower.
+                let reply_cost = match request.max_tokens {
+                    Some(t) => {
+                        let capped = t.min(BODY_REPLY_TOKENS);
+                        request.max_tokens = Some(capped);
+                        u64::from(capped)
+                    }
+                    None => self.reply_estimate(),
+                };
+                if !self.fits(prompt_cost + reply_cost) {
+                    break;
+                }
+                request.temperature = Some(self.options.temperature);
+                request.seed = Some(sample_seed(
+                    self.fixer.options.rng_seed,
+                    &[
+                        self.round as u64,
+                        parent as u64,
+                        Proposer::Complete.code(),
+                        j as u64,
+                        i as u64,
+                    ],
+                ));
+                let started = Instant::now();
+                let written =
+                    sample_patch(&*model, &self.fixer.prompts, &site, form, &request).await?;
+                self.remember_raw(&request);
+                llm_ms += ms(started.elapsed());
+                calls.extend(written.calls);
+                match written.program {
+                    Some(p) => current = p,
+                    None => problem = written.problem,
+                }
+            }
+            if calls.is_empty() {
+                // Not one body fitted in the budget.
+                return Ok(proposed);
+            }
+            proposed = true;
+            let changed = current != program;
+            let first_line = placeholders.first().map_or(0, |u| u.first);
+            self.consider(
+                self.round,
+                Proposer::Complete,
+                Some(parent),
+                changed.then_some(current),
+                if changed { None } else { problem },
+                calls,
+                llm_ms,
+            )
+            .await?;
+            if let Some(c) = self.candidates.last_mut() {
+                c.edit = Some(EditRecord {
+                    line: first_line,
+                    rank: 0,
+                    description: format!("wrote {}", names.join(", ")),
+                });
+            }
+        }
+        Ok(proposed)
+    }
+}
