@@ -967,3 +967,42 @@ async fn complete_asks_an_endpoint_to_write_the_body_and_skips_written_programs(
     assert!(run.requests.is_empty(), "{:?}", run.requests);
     assert_ne!(run.report.status, FixStatus::Fixed);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_draws_again_a_body_that_reads_a_name_nothing_defines() {
+    // `contains` is never run by a visible test: only the name check catches a body that
+    // would raise NameError there.
+    let mut task = half_written();
+    let seed = task.seed.clone().expect("seed");
+    task.seed = Some(format!("{seed}\ndef contains(month, dates):\n    pass\n"));
+    let drawn = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = drawn.clone();
+    let model = ScriptedModel::from_fn(move |r: &ChatRequest| {
+        let raw = r.raw_prompt.clone().unwrap_or_default();
+        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
+        Ok(if before.ends_with("def unique_month(month, dates):\n    ") {
+            "return sum(d[0] == month for d in dates) == 1".to_string()
+        } else if before.ends_with("def contains(month, dates):\n    ") {
+            if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                "return unique_day(day, dates)".to_string()
+            } else {
+                "return any(unique_day(d[1], dates) for d in dates if d[0] == month)".to_string()
+            }
+        } else {
+            "x = 1".to_string()
+        })
+    })
+    .filling_in_middle();
+    let run = complete_run(&task, model).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    assert!(
+        report.final_program.ends_with(
+            "def contains(month, dates):\n    return any(unique_day(d[1], dates) for d in dates if d[0] == month)\n"
+        ),
+        "{}",
+        report.final_program
+    );
+    assert_eq!(drawn.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(run.requests.len(), 3);
+}

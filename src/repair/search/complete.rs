@@ -7,11 +7,16 @@
 //! (`crate::python::unwritten`) is a hole the model fills in the parent's context, the same
 //! request `patch` sends with room for a body: the functions already written show it what
 //! the names and the data mean. One sample writes every placeholder in turn, each with the
-//! bodies before it already written. Nothing happens, and nothing is spent, on a parent
-//! without placeholders.
+//! bodies before it already written. A body that reads a name nothing defines (the model's
+//! `unique_day(day, ...)` in a function without `day`) is drawn again, up to twice: it would
+//! raise where it runs, and often no visible test runs it. Nothing happens, and nothing is
+//! spent, on a parent without placeholders.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
+use crate::python::names::undefined::undefined_names;
+use crate::python::source::SourceFile;
 use crate::python::unwritten::unwritten;
 use crate::repair::record::EditRecord;
 use crate::repair::search::patch::{patch_form, patch_request, request_bytes, sample_patch};
@@ -20,6 +25,9 @@ use crate::repair::{ms, AgentError};
 
 /// What one body costs at most beyond its prompt, in tokens (the request's cap).
 const BODY_REPLY_TOKENS: u32 = 160;
+
+/// Draws of a body after the first when the body reads a name nothing defines.
+const REDRAWS: usize = 2;
 
 impl Search<'_> {
     /// Write `parent`'s unwritten functions, `k` samples; whether any was proposed.
@@ -31,8 +39,7 @@ impl Search<'_> {
             return Ok(proposed);
         }
         let outcomes = self.node(parent).tested.outcomes.clone();
-        let model = self.fixer.debugger.clone();
-        let form = patch_form(self.options.patch_form, &*model);
+        let form = patch_form(self.options.patch_form, &*self.fixer.debugger);
         let names: Vec<String> = placeholders.iter().map(|u| u.name.clone()).collect();
         for i in 0..k {
             if self.should_stop().is_some() || self.selecting() {
@@ -43,58 +50,37 @@ impl Search<'_> {
             let mut llm_ms = 0;
             let mut problem = None;
             for (j, name) in names.iter().enumerate() {
-                // Line numbers move as bodies are written: find the placeholder again.
-                let Some(at) = unwritten(&current).into_iter().find(|u| &u.name == name) else {
-                    continue;
-                };
-                let site = PatchSite {
-                    task: self.task,
-                    program: &current,
-                    outcomes: &outcomes,
-                    first: at.first,
-                    last: at.last,
-                    body_of: Some(name),
-                };
-                let Some(mut request) = patch_request(&self.fixer.prompts, &site, form)? else {
-                    continue;
-                };
-                let prompt_cost = if self.sent_raw(&request) {
-                    0
-                } else {
-                    (request_bytes(&request) as f64 / 3.5).ceil() as u64
-                };
-                // A whole-program reply (`--patch-form chat-program`) has no cap to lower.
-                let reply_cost = match request.max_tokens {
-                    Some(t) => {
-                        let capped = t.min(BODY_REPLY_TOKENS);
-                        request.max_tokens = Some(capped);
-                        u64::from(capped)
+                // A body that reads a name nothing defines raises NameError where it runs,
+                // often where no visible test looks: drawn again, the last draw kept if none
+                // is clean.
+                let mut kept: Option<String> = None;
+                let mut paid = true;
+                for attempt in 0..=REDRAWS {
+                    let Some(written) = self
+                        .write_body(&current, &outcomes, name, form, [parent, j, i, attempt])
+                        .await?
+                    else {
+                        paid = false;
+                        break;
+                    };
+                    calls.extend(written.calls);
+                    llm_ms += written.llm_ms;
+                    match written.program {
+                        Some(p) => {
+                            let clean = !reads_undefined(&current, &p);
+                            kept = Some(p);
+                            if clean {
+                                break;
+                            }
+                        }
+                        None => problem = written.problem,
                     }
-                    None => self.reply_estimate(),
-                };
-                if !self.fits(prompt_cost + reply_cost) {
-                    break;
                 }
-                request.temperature = Some(self.options.temperature);
-                request.seed = Some(sample_seed(
-                    self.fixer.options.rng_seed,
-                    &[
-                        self.round as u64,
-                        parent as u64,
-                        Proposer::Complete.code(),
-                        j as u64,
-                        i as u64,
-                    ],
-                ));
-                let started = Instant::now();
-                let written =
-                    sample_patch(&*model, &self.fixer.prompts, &site, form, &request).await?;
-                self.remember_raw(&request);
-                llm_ms += ms(started.elapsed());
-                calls.extend(written.calls);
-                match written.program {
-                    Some(p) => current = p,
-                    None => problem = written.problem,
+                if let Some(p) = kept {
+                    current = p;
+                }
+                if !paid {
+                    break;
                 }
             }
             if calls.is_empty() {
@@ -124,4 +110,90 @@ impl Search<'_> {
         }
         Ok(proposed)
     }
+
+    /// One draw of `name`'s body in `program`; `None` when its placeholder is gone or the
+    /// budget cannot pay for it. `draw` is (parent, placeholder, sample, attempt).
+    async fn write_body(
+        &mut self,
+        program: &str,
+        outcomes: &[crate::run::TestOutcome],
+        name: &str,
+        form: crate::repair::search::PatchForm,
+        draw: [usize; 4],
+    ) -> Result<Option<Written>, AgentError> {
+        // Line numbers move as bodies are written: find the placeholder again.
+        let Some(at) = unwritten(program).into_iter().find(|u| u.name == name) else {
+            return Ok(None);
+        };
+        let site = PatchSite {
+            task: self.task,
+            program,
+            outcomes,
+            first: at.first,
+            last: at.last,
+            body_of: Some(name),
+        };
+        let Some(mut request) = patch_request(&self.fixer.prompts, &site, form)? else {
+            return Ok(None);
+        };
+        let prompt_cost = if self.sent_raw(&request) {
+            0
+        } else {
+            (request_bytes(&request) as f64 / 3.5).ceil() as u64
+        };
+        // A whole-program reply (`--patch-form chat-program`) has no cap to lower.
+        let reply_cost = match request.max_tokens {
+            Some(t) => {
+                let capped = t.min(BODY_REPLY_TOKENS);
+                request.max_tokens = Some(capped);
+                u64::from(capped)
+            }
+            None => self.reply_estimate(),
+        };
+        if !self.fits(prompt_cost + reply_cost) {
+            return Ok(None);
+        }
+        request.temperature = Some(self.options.temperature);
+        let [parent, j, i, attempt] = draw;
+        request.seed = Some(sample_seed(
+            self.fixer.options.rng_seed,
+            &[
+                self.round as u64,
+                parent as u64,
+                Proposer::Complete.code(),
+                j as u64,
+                i as u64,
+                attempt as u64,
+            ],
+        ));
+        let started = Instant::now();
+        let model = self.fixer.debugger.clone();
+        let written = sample_patch(&*model, &self.fixer.prompts, &site, form, &request).await?;
+        self.remember_raw(&request);
+        Ok(Some(Written {
+            program: written.program,
+            problem: written.problem,
+            calls: written.calls,
+            llm_ms: ms(started.elapsed()),
+        }))
+    }
+}
+
+/// A body drawn: the program with it written, or why there is none.
+struct Written {
+    program: Option<String>,
+    problem: Option<String>,
+    calls: Vec<crate::repair::record::CallRecord>,
+    llm_ms: u64,
+}
+
+/// Whether `after` reads a name that nothing defines where `before` did not.
+fn reads_undefined(before: &str, after: &str) -> bool {
+    let names = |p: &str| {
+        undefined_names(&SourceFile::new(p.to_string()))
+            .map(|u| u.name_list().into_iter().collect::<BTreeSet<_>>())
+            .unwrap_or_default()
+    };
+    let known = names(before);
+    names(after).iter().any(|n| !known.contains(n))
 }
