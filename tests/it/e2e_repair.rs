@@ -103,3 +103,57 @@ fn the_search_with_patches_edits_then_patches_then_samples() {
         assert!(first("patch").is_some_and(|p| p < fresh), "{order:?}");
     }
 }
+
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn the_default_search_has_the_model_write_a_function_left_unwritten() {
+    model_path();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let written = "def unique_day(day, dates):\n    n = 0\n    for d in dates:\n        if d[1] == day:\n            n += 1\n    return n == 1\n";
+    let task = serde_json::json!({
+        "task_id": "e2e/dates",
+        "prompt": "def unique_day(day, dates):\n    \"\"\"Whether exactly one (month, day) pair has this day.\"\"\"\n\n\
+                   def unique_month(month, dates):\n    \"\"\"Whether exactly one (month, day) pair has this month.\"\"\"\n",
+        "entry_point": "unique_day",
+        "visible_tests": [
+            "assert unique_day('1', (('Jan', '1'), ('Feb', '1'))) == False",
+            "assert unique_month('Jan', (('Jan', '1'), ('Jan', '2'))) == False",
+            "assert unique_month('Jan', (('Jan', '1'), ('Feb', '1'))) == True"
+        ],
+        "seed": format!("{written}\ndef unique_month(month, dates):\n    return\n"),
+    });
+    let task_path = dir.path().join("task.json");
+    std::fs::write(&task_path, task.to_string()).expect("task");
+    let report_path = dir.path().join("report.json");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    // The default portfolio, one round.
+    let output = common::ldb()
+        .args(["fix", &task_path.display().to_string(), "--model", MODEL])
+        .args(["--max-iters", "1", "--no-cache"])
+        .args(["--config", &config.display().to_string()])
+        .args(["--report", &report_path.display().to_string()])
+        .output()
+        .expect("run ldb fix");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+            .expect("report is JSON");
+    let candidates = report["tasks"][0]["candidates"]
+        .as_array()
+        .expect("candidates");
+    let completions: Vec<&serde_json::Value> = candidates
+        .iter()
+        .filter(|c| c["proposer"] == "complete")
+        .collect();
+    assert!(!completions.is_empty(), "nothing was written: {stderr}");
+    for c in &completions {
+        assert!(c["tokens"].as_u64().is_some_and(|t| t > 0), "{c}");
+        assert_eq!(c["edit"]["description"], "wrote unique_month", "{c}");
+        // What the seed had written stays byte for byte; only the placeholder changes.
+        if let Some(program) = c["program"].as_str() {
+            assert!(program.starts_with(written), "{program}");
+            assert_ne!(Some(program), task["seed"].as_str());
+        }
+    }
+}

@@ -980,17 +980,20 @@ async fn complete_draws_again_a_body_that_reads_a_name_nothing_defines() {
     let model = ScriptedModel::from_fn(move |r: &ChatRequest| {
         let raw = r.raw_prompt.clone().unwrap_or_default();
         let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
-        Ok(if before.ends_with("def unique_month(month, dates):\n    ") {
-            "return sum(d[0] == month for d in dates) == 1".to_string()
-        } else if before.ends_with("def contains(month, dates):\n    ") {
-            if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-                "return unique_day(day, dates)".to_string()
+        Ok(
+            if before.ends_with("def unique_month(month, dates):\n    ") {
+                "return sum(d[0] == month for d in dates) == 1".to_string()
+            } else if before.ends_with("def contains(month, dates):\n    ") {
+                if count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    "return unique_day(day, dates)".to_string()
+                } else {
+                    "return any(unique_day(d[1], dates) for d in dates if d[0] == month)"
+                        .to_string()
+                }
             } else {
-                "return any(unique_day(d[1], dates) for d in dates if d[0] == month)".to_string()
-            }
-        } else {
-            "x = 1".to_string()
-        })
+                "x = 1".to_string()
+            },
+        )
     })
     .filling_in_middle();
     let run = complete_run(&task, model).await;
