@@ -45,11 +45,33 @@ fn the_embedded_model_fills_in_the_middle_of_a_raw_prompt() {
     assert!(reply.usage.prompt_tokens < 60, "{:?}", reply.usage);
 }
 
+/// `ldb fix` on `task` with the embedded model, no cache and an empty configuration: the JSON
+/// report and stderr.
+fn fix(task: &serde_json::Value, args: &[&str]) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let task_path = dir.path().join("task.json");
+    std::fs::write(&task_path, task.to_string()).expect("task");
+    let report_path = dir.path().join("report.json");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let output = common::ldb()
+        .args(["fix", &task_path.display().to_string(), "--model", MODEL])
+        .args(args)
+        .args(["--no-cache", "--config", &config.display().to_string()])
+        .args(["--report", &report_path.display().to_string()])
+        .output()
+        .expect("run ldb fix");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let report =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+            .expect("report is JSON");
+    (report, stderr)
+}
+
 #[test]
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
 fn the_search_with_patches_edits_then_patches_then_samples() {
     model_path();
-    let dir = tempfile::tempdir().expect("tempdir");
     // A seed no single edit fixes: the search edits it (no tokens), patches its suspicious
     // lines with the model, then draws fresh programs.
     let task = serde_json::json!({
@@ -59,22 +81,10 @@ fn the_search_with_patches_edits_then_patches_then_samples() {
         "visible_tests": ["assert sum_evens([1, 2, 3, 4]) == 6", "assert sum_evens([]) == 0"],
         "seed": "def sum_evens(xs: list) -> int:\n    total = 1\n    for x in xs:\n        total *= x\n    return total\n"
     });
-    let task_path = dir.path().join("task.json");
-    std::fs::write(&task_path, task.to_string()).expect("task");
-    let report_path = dir.path().join("report.json");
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "").expect("config");
-    let output = common::ldb()
-        .args(["fix", &task_path.display().to_string(), "--model", MODEL])
-        .args(["--proposers", "mutate,patch:2,fresh:2", "--max-iters", "1"])
-        .args(["--no-cache", "--config", &config.display().to_string()])
-        .args(["--report", &report_path.display().to_string()])
-        .output()
-        .expect("run ldb fix");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
-            .expect("report is JSON");
+    let (report, stderr) = fix(
+        &task,
+        &["--proposers", "mutate,patch:2,fresh:2", "--max-iters", "1"],
+    );
     let candidates = report["tasks"][0]["candidates"]
         .as_array()
         .expect("candidates");
@@ -108,7 +118,6 @@ fn the_search_with_patches_edits_then_patches_then_samples() {
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
 fn the_default_search_has_the_model_write_a_function_left_unwritten() {
     model_path();
-    let dir = tempfile::tempdir().expect("tempdir");
     let written = "def unique_day(day, dates):\n    n = 0\n    for d in dates:\n        if d[1] == day:\n            n += 1\n    return n == 1\n";
     let task = serde_json::json!({
         "task_id": "e2e/dates",
@@ -122,23 +131,8 @@ fn the_default_search_has_the_model_write_a_function_left_unwritten() {
         ],
         "seed": format!("{written}\ndef unique_month(month, dates):\n    return\n"),
     });
-    let task_path = dir.path().join("task.json");
-    std::fs::write(&task_path, task.to_string()).expect("task");
-    let report_path = dir.path().join("report.json");
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "").expect("config");
     // The default portfolio, one round.
-    let output = common::ldb()
-        .args(["fix", &task_path.display().to_string(), "--model", MODEL])
-        .args(["--max-iters", "1", "--no-cache"])
-        .args(["--config", &config.display().to_string()])
-        .args(["--report", &report_path.display().to_string()])
-        .output()
-        .expect("run ldb fix");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
-            .expect("report is JSON");
+    let (report, stderr) = fix(&task, &["--max-iters", "1"]);
     let candidates = report["tasks"][0]["candidates"]
         .as_array()
         .expect("candidates");

@@ -591,9 +591,10 @@ async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
     );
 }
 
-async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -> Run {
-    let task = example();
-    let model = Arc::new(model.with_name("patcher"));
+/// A search of `task` with one model behind every proposer and two rounds; `hidden` is a piece
+/// of the task's hidden tests that no request may carry.
+async fn model_run(task: &Task, model: ScriptedModel, search: SearchOptions, hidden: &str) -> Run {
+    let model = Arc::new(model.with_name("writer"));
     let fixer = Fixer {
         generator: model.clone(),
         debugger: model.clone(),
@@ -602,17 +603,11 @@ async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -
         options: FixOptions {
             strategy: Strategy::Search,
             max_iters: 2,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Patch, 2)],
-                select: 0,
-                patch_top: 5,
-                patch_form: form,
-                ..SearchOptions::default()
-            },
+            search,
             ..FixOptions::default()
         },
     };
-    let report = fixer.fix(&task, &Silent).await;
+    let report = fixer.fix(task, &Silent).await;
     let requests = model.requests();
     for r in &requests {
         let text = format!(
@@ -623,13 +618,24 @@ async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -
                 .map(|m| m.content.as_str())
                 .collect::<String>()
         );
-        assert!(!text.contains("[10, 11, 12]"), "hidden test sent: {text}");
+        assert!(!text.contains(hidden), "hidden test sent: {text}");
     }
     Run {
         report,
         requests,
         said: Vec::new(),
     }
+}
+
+async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -> Run {
+    let search = SearchOptions {
+        portfolio: vec![(Proposer::Patch, 2)],
+        select: 0,
+        patch_top: 5,
+        patch_form: form,
+        ..SearchOptions::default()
+    };
+    model_run(&example(), model, search, "[10, 11, 12]").await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -847,41 +853,12 @@ fn half_written() -> Task {
 }
 
 async fn complete_run(task: &Task, model: ScriptedModel) -> Run {
-    let model = Arc::new(model.with_name("writer"));
-    let fixer = Fixer {
-        generator: model.clone(),
-        debugger: model.clone(),
-        runner: common::runner(Duration::from_secs(10)),
-        prompts: Prompts::new().expect("templates load"),
-        options: FixOptions {
-            strategy: Strategy::Search,
-            max_iters: 2,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Complete, 1)],
-                select: 0,
-                ..SearchOptions::default()
-            },
-            ..FixOptions::default()
-        },
+    let search = SearchOptions {
+        portfolio: vec![(Proposer::Complete, 1)],
+        select: 0,
+        ..SearchOptions::default()
     };
-    let report = fixer.fix(task, &Silent).await;
-    let requests = model.requests();
-    for r in &requests {
-        let text = format!(
-            "{}{}",
-            r.raw_prompt.clone().unwrap_or_default(),
-            r.messages
-                .iter()
-                .map(|m| m.content.as_str())
-                .collect::<String>()
-        );
-        assert!(!text.contains("Mar"), "hidden test sent: {text}");
-    }
-    Run {
-        report,
-        requests,
-        said: Vec::new(),
-    }
+    model_run(task, model, search, "Mar").await
 }
 
 #[tokio::test(flavor = "multi_thread")]
