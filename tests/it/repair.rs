@@ -986,3 +986,41 @@ async fn complete_draws_again_a_body_that_reads_a_name_nothing_defines() {
     assert_eq!(drawn.load(std::sync::atomic::Ordering::SeqCst), 2);
     assert_eq!(run.requests.len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_program_that_leaves_a_function_unwritten_gets_it_written() {
+    // Every visible test passes, and none runs `contains`: its placeholder is still unfinished
+    // work, written in the program's context and returned in place of the given program.
+    let mut task = half_written();
+    task.seed = Some(
+        "def unique_day(day, dates):\n    return sum(d[1] == day for d in dates) == 1\n\n\
+         def unique_month(month, dates):\n    return sum(d[0] == month for d in dates) == 1\n\n\
+         def contains(month, dates):\n    return\n"
+            .into(),
+    );
+    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+        let raw = r.raw_prompt.clone().unwrap_or_default();
+        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
+        Ok(if before.ends_with("def contains(month, dates):\n    ") {
+            "return any(unique_day(d[1], dates) for d in dates if d[0] == month)".to_string()
+        } else {
+            "x = 1".to_string()
+        })
+    })
+    .filling_in_middle();
+    let run = complete_run(&task, model).await;
+    let report = &run.report;
+    assert!(
+        report.final_program.ends_with(
+            "def contains(month, dates):\n    return any(unique_day(d[1], dates) for d in dates if d[0] == month)\n"
+        ),
+        "{:#?}",
+        report.candidates
+    );
+    // Nothing independent backs it: it is returned as plausible only.
+    assert_ne!(
+        report.confirmation.as_ref().map(|c| c.status.as_str()),
+        Some("confirmed")
+    );
+    assert_eq!(run.requests.len(), 1);
+}

@@ -30,8 +30,53 @@ const BODY_REPLY_TOKENS: u32 = 160;
 const REDRAWS: usize = 2;
 
 impl Search<'_> {
+    /// A program that passes the visible tests and still leaves functions unwritten is not
+    /// finished (the visible tests do not run those functions): write them, and when a
+    /// written version passes too, the unfinished one stops counting as passing (or, the given
+    /// program, as a vote), so that the choice is among finished programs. Once per program.
+    pub(super) async fn finish_passing(&mut self) -> Result<(), AgentError> {
+        let Some(k) = self
+            .options
+            .portfolio
+            .iter()
+            .find(|(p, _)| *p == Proposer::Complete)
+            .map(|&(_, k)| k)
+        else {
+            return Ok(());
+        };
+        let unfinished: Vec<usize> = self
+            .passing
+            .iter()
+            .copied()
+            .filter(|id| !self.completed.contains(id))
+            .filter(|&id| !unwritten(&self.node(id).tested.program).is_empty())
+            .collect();
+        for id in unfinished {
+            self.completed.insert(id);
+            let before = self.candidates.len();
+            self.write(id, k, false).await?;
+            let finished = self.candidates[before..]
+                .iter()
+                .any(|c| self.passing.contains(&c.id));
+            if finished {
+                self.passing.retain(|&p| p != id);
+            }
+        }
+        Ok(())
+    }
+
     /// Write `parent`'s unwritten functions, `k` samples; whether any was proposed.
     pub(super) async fn complete(&mut self, parent: usize, k: usize) -> Result<bool, AgentError> {
+        self.write(parent, k, true).await
+    }
+
+    /// [`Self::complete`]; with `until_pass`, no sample is started once a program passes.
+    async fn write(
+        &mut self,
+        parent: usize,
+        k: usize,
+        until_pass: bool,
+    ) -> Result<bool, AgentError> {
         let program = self.node(parent).tested.program.clone();
         let placeholders = unwritten(&program);
         let mut proposed = false;
@@ -42,7 +87,12 @@ impl Search<'_> {
         let form = patch_form(self.options.patch_form, &*self.fixer.debugger);
         let names: Vec<String> = placeholders.iter().map(|u| u.name.clone()).collect();
         for i in 0..k {
-            if self.should_stop().is_some() || self.selecting() {
+            let over = self
+                .fixer
+                .options
+                .budget_tokens
+                .is_some_and(|b| self.spent >= b);
+            if over || (until_pass && (self.should_stop().is_some() || self.selecting())) {
                 return Ok(proposed);
             }
             let mut current = program.clone();

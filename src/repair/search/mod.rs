@@ -181,6 +181,7 @@ impl Search<'_> {
         if self.passing == [0] {
             self.harden(self.options.harden && can_mutate).await?;
         }
+        self.finish_passing().await?;
         let can_verify = self.options.verify > 0
             && self
                 .options
@@ -198,7 +199,12 @@ impl Search<'_> {
             self.round_tests_ms = 0;
             self.phase(Phase::Proposing);
             let parents: Vec<usize> = self.beam();
-            let stop = self.propose_round(&parents).await;
+            let mut stop = self.propose_round(&parents).await;
+            if stop.is_ok() {
+                if let Err(e) = self.finish_passing().await {
+                    stop = Err(e);
+                }
+            }
             // The round's record: the best parent, what was asked about it, and its calls.
             let head = parents.first().copied().unwrap_or(0);
             let mut it = self.iteration_of(round, head);
@@ -314,6 +320,7 @@ impl Search<'_> {
                         break;
                     }
                 }
+                self.finish_passing().await?;
                 proposed_any = true;
                 continue;
             }
