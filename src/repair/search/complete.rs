@@ -33,7 +33,9 @@ impl Search<'_> {
     /// A program that passes the visible tests and still leaves functions unwritten is not
     /// finished (the visible tests do not run those functions): write them, and when a
     /// written version passes too, the unfinished one stops counting as passing (or, the given
-    /// program, as a vote), so that the choice is among finished programs. Once per program.
+    /// program, as a vote), so that the choice is among finished programs. Once per program;
+    /// called where passing programs appear (the given program, after the edits, after each
+    /// round), so that it runs before the votes are drawn.
     pub(super) async fn finish_passing(&mut self) -> Result<(), AgentError> {
         let Some(k) = self
             .options
@@ -100,6 +102,9 @@ impl Search<'_> {
             let mut llm_ms = 0;
             let mut problem = None;
             for (j, name) in names.iter().enumerate() {
+                if !unwritten(&current).iter().any(|u| &u.name == name) {
+                    continue;
+                }
                 // A body that reads a name nothing defines raises NameError where it runs,
                 // often where no visible test looks: drawn again, the last draw kept if none
                 // is clean.
@@ -161,8 +166,8 @@ impl Search<'_> {
         Ok(proposed)
     }
 
-    /// One draw of `name`'s body in `program`; `None` when its placeholder is gone or the
-    /// budget cannot pay for it. `draw` is (parent, placeholder, sample, attempt).
+    /// One draw of `name`'s body in `program`; `None` when the budget cannot pay for it (or the
+    /// placeholder is gone). `draw` is (parent, placeholder, sample, attempt).
     async fn write_body(
         &mut self,
         program: &str,

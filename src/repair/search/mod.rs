@@ -19,8 +19,8 @@
 //!   chooses by agreement on extra inputs (`inputs`).
 //!
 //! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
-//! `mutate` and `patch` (edits of the given program), `harden` (a passing program that raises
-//! on extra inputs),
+//! `mutate` and `patch` (edits of the given program), `complete` (functions it leaves
+//! unwritten, written), `harden` (a passing program that raises on extra inputs),
 //! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
 //! program returned), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
 //! tested program and its rank in the beam).
