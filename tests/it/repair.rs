@@ -607,7 +607,8 @@ async fn model_run(task: &Task, model: ScriptedModel, search: SearchOptions, hid
             ..FixOptions::default()
         },
     };
-    let report = fixer.fix(task, &Silent).await;
+    let said = Said::default();
+    let report = fixer.fix(task, &said).await;
     let requests = model.requests();
     for r in &requests {
         let text = format!(
@@ -623,7 +624,7 @@ async fn model_run(task: &Task, model: ScriptedModel, search: SearchOptions, hid
     Run {
         report,
         requests,
-        said: Vec::new(),
+        said: said.0.into_inner().expect("lock"),
     }
 }
 
@@ -985,6 +986,14 @@ async fn complete_draws_again_a_body_that_reads_a_name_nothing_defines() {
     );
     assert_eq!(drawn.load(std::sync::atomic::Ordering::SeqCst), 2);
     assert_eq!(run.requests.len(), 3);
+    // The user is told what was written and that a draw was thrown back.
+    assert!(
+        run.said.iter().any(|m| m
+            == "complete: wrote unique_month, contains in candidate 0's context, 1 sample(s), 1 \
+                pass the visible tests; 1 body draw(s) read a name nothing defines and were drawn again"),
+        "{:#?}",
+        run.said
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

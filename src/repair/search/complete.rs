@@ -18,6 +18,7 @@ use std::time::Instant;
 use crate::python::names::undefined::undefined_names;
 use crate::python::source::SourceFile;
 use crate::python::unwritten::unwritten;
+use crate::repair::progress::ProgressEvent;
 use crate::repair::record::EditRecord;
 use crate::repair::search::patch::{patch_form, patch_request, request_bytes, sample_patch};
 use crate::repair::search::{sample_seed, PatchSite, Proposer, Search};
@@ -72,12 +73,56 @@ impl Search<'_> {
         self.write(parent, k, true).await
     }
 
-    /// [`Self::complete`]; with `until_pass`, no sample is started once a program passes.
+    /// [`Self::complete`]; with `until_pass`, no sample is started once a program passes. Says
+    /// what it wrote and how that did.
     async fn write(
         &mut self,
         parent: usize,
         k: usize,
         until_pass: bool,
+    ) -> Result<bool, AgentError> {
+        let before = self.candidates.len();
+        let mut redrawn = 0;
+        let proposed = self
+            .write_samples(parent, k, until_pass, &mut redrawn)
+            .await?;
+        let written: Vec<usize> = self.candidates[before..]
+            .iter()
+            .filter(|c| c.proposer == Proposer::Complete)
+            .map(|c| c.id)
+            .collect();
+        if let Some(what) = written
+            .first()
+            .and_then(|&id| self.candidates.get(id))
+            .and_then(|c| c.edit.as_ref())
+            .map(|e| e.description.clone())
+        {
+            let passing = written
+                .iter()
+                .filter(|id| self.passing.contains(id))
+                .count();
+            let redraws = match redrawn {
+                0 => String::new(),
+                n => format!("; {n} body draw(s) read a name nothing defines and were drawn again"),
+            };
+            self.progress.event(ProgressEvent::Step {
+                task_id: self.task.task_id.clone(),
+                message: format!(
+                    "complete: {what} in candidate {parent}'s context, {} sample(s), {passing} \
+                     pass the visible tests{redraws}",
+                    written.len()
+                ),
+            });
+        }
+        Ok(proposed)
+    }
+
+    async fn write_samples(
+        &mut self,
+        parent: usize,
+        k: usize,
+        until_pass: bool,
+        redrawn: &mut usize,
     ) -> Result<bool, AgentError> {
         let program = self.node(parent).tested.program.clone();
         let placeholders = unwritten(&program);
@@ -127,6 +172,7 @@ impl Search<'_> {
                             if clean {
                                 break;
                             }
+                            *redrawn += usize::from(attempt < REDRAWS);
                         }
                         None => problem = written.problem,
                     }
