@@ -639,20 +639,26 @@ async fn patch_run(model: ScriptedModel, form: ldb::repair::search::PatchForm) -
     model_run(&example(), model, search, "[10, 11, 12]").await
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn patch_fills_in_the_middle_of_the_suspicious_line() {
-    // The embedded model's form: a raw prompt ending in `<|fim_middle|>`; the scripted model
-    // fixes the loop's line when the hole is there, and writes nonsense elsewhere.
-    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+/// A scripted fill-in-the-middle model: `reply` where the hole comes right after `after`,
+/// nonsense anywhere else.
+fn fills_after(after: &'static str, reply: &'static str) -> ScriptedModel {
+    ScriptedModel::from_fn(move |r: &ChatRequest| {
         let raw = r.raw_prompt.clone().unwrap_or_default();
         let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
-        Ok(if before.ends_with("total = 0\n    ") {
-            "for i in range(0, len(xs)):".to_string()
+        Ok(if before.ends_with(after) {
+            reply.to_string()
         } else {
             "x = 1".to_string()
         })
     })
-    .filling_in_middle();
+    .filling_in_middle()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_fills_in_the_middle_of_the_suspicious_line() {
+    // The embedded model's form: a raw prompt ending in `<|fim_middle|>`; the scripted model
+    // fixes the loop's line when the hole is there, and writes nonsense elsewhere.
+    let model = fills_after("total = 0\n    ", "for i in range(0, len(xs)):");
     let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
     let report = &run.report;
     assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
@@ -672,20 +678,28 @@ async fn patch_fills_in_the_middle_of_the_suspicious_line() {
     assert!(raw.contains("<|fim_suffix|>\n"), "{raw}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
-    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
+/// A scripted chat model: `reply` when the prompt holds every one of `marks`, `pass` otherwise.
+fn answers_when(marks: &'static [&'static str], reply: &'static str) -> ScriptedModel {
+    ScriptedModel::from_fn(move |r: &ChatRequest| {
         let text = r
             .messages
             .iter()
             .map(|m| m.content.as_str())
             .collect::<String>();
-        Ok(if text.contains("for i in range(1, len(xs)):  # <-- FIX") {
-            "```python\n    for i in range(len(xs)):\n```".to_string()
+        Ok(if marks.iter().all(|m| text.contains(m)) {
+            reply.to_string()
         } else {
             "```python\npass\n```".to_string()
         })
-    });
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_asks_an_endpoint_for_the_marked_lines_only() {
+    let model = answers_when(
+        &["for i in range(1, len(xs)):  # <-- FIX"],
+        "```python\n    for i in range(len(xs)):\n```",
+    );
     let run = patch_run(model, ldb::repair::search::PatchForm::Auto).await;
     let report = &run.report;
     assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
@@ -867,17 +881,7 @@ async fn complete_writes_the_unwritten_function_and_keeps_the_rest() {
     // The scripted model writes the body when the hole is the placeholder of unique_month, and
     // goes on at the margin after it (as the embedded model does); anywhere else it writes
     // nonsense.
-    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
-        let raw = r.raw_prompt.clone().unwrap_or_default();
-        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
-        Ok(if before.ends_with("def unique_month(month, dates):\n    ") {
-            "n = 0\n    for d in dates:\n        if d[0] == month:\n            n += 1\n    return n == 1\n# Task:\ndef more():\n    pass\n"
-                .to_string()
-        } else {
-            "x = 1".to_string()
-        })
-    })
-    .filling_in_middle();
+    let model = fills_after("def unique_month(month, dates):\n    ", "n = 0\n    for d in dates:\n        if d[0] == month:\n            n += 1\n    return n == 1\n# Task:\ndef more():\n    pass\n");
     let task = half_written();
     let run = complete_run(&task, model).await;
     let report = &run.report;
@@ -907,22 +911,10 @@ async fn complete_writes_the_unwritten_function_and_keeps_the_rest() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn complete_asks_an_endpoint_to_write_the_body_and_skips_written_programs() {
-    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
-        let text = r
-            .messages
-            .iter()
-            .map(|m| m.content.as_str())
-            .collect::<String>();
-        Ok(
-            if text.contains("`unique_month` is not written yet")
-                && text.contains("    return  # <-- FIX")
-            {
-                "```python\n    return sum(d[0] == month for d in dates) == 1\n```".to_string()
-            } else {
-                "```python\npass\n```".to_string()
-            },
-        )
-    });
+    let model = answers_when(
+        &["`unique_month` is not written yet", "    return  # <-- FIX"],
+        "```python\n    return sum(d[0] == month for d in dates) == 1\n```",
+    );
     let task = half_written();
     let run = complete_run(&task, model).await;
     assert_eq!(
@@ -1007,16 +999,10 @@ async fn a_passing_program_that_leaves_a_function_unwritten_gets_it_written() {
          def contains(month, dates):\n    return\n"
             .into(),
     );
-    let model = ScriptedModel::from_fn(|r: &ChatRequest| {
-        let raw = r.raw_prompt.clone().unwrap_or_default();
-        let before = raw.split("<|fim_suffix|>").next().unwrap_or("");
-        Ok(if before.ends_with("def contains(month, dates):\n    ") {
-            "return any(unique_day(d[1], dates) for d in dates if d[0] == month)".to_string()
-        } else {
-            "x = 1".to_string()
-        })
-    })
-    .filling_in_middle();
+    let model = fills_after(
+        "def contains(month, dates):\n    ",
+        "return any(unique_day(d[1], dates) for d in dates if d[0] == month)",
+    );
     let run = complete_run(&task, model).await;
     let report = &run.report;
     assert!(

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use crate::python::names::undefined::undefined_names;
 use crate::python::source::SourceFile;
-use crate::python::unwritten::unwritten;
+use crate::python::unwritten::{unwritten, Unwritten};
 use crate::repair::progress::ProgressEvent;
 use crate::repair::record::EditRecord;
 use crate::repair::search::patch::{patch_form, patch_request, request_bytes, sample_patch};
@@ -147,9 +147,10 @@ impl Search<'_> {
             let mut llm_ms = 0;
             let mut problem = None;
             for (j, name) in names.iter().enumerate() {
-                if !unwritten(&current).iter().any(|u| &u.name == name) {
+                // Line numbers move as bodies are written: find the placeholder again.
+                let Some(at) = unwritten(&current).into_iter().find(|u| &u.name == name) else {
                     continue;
-                }
+                };
                 // A body that reads a name nothing defines raises NameError where it runs,
                 // often where no visible test looks: drawn again, the last draw kept if none
                 // is clean.
@@ -157,7 +158,7 @@ impl Search<'_> {
                 let mut paid = true;
                 for attempt in 0..=REDRAWS {
                     let Some(written) = self
-                        .write_body(&current, &outcomes, name, form, [parent, j, i, attempt])
+                        .write_body(&current, &outcomes, &at, form, [parent, j, i, attempt])
                         .await?
                     else {
                         paid = false;
@@ -212,27 +213,23 @@ impl Search<'_> {
         Ok(proposed)
     }
 
-    /// One draw of `name`'s body in `program`; `None` when the budget cannot pay for it (or the
-    /// placeholder is gone). `draw` is (parent, placeholder, sample, attempt).
+    /// One draw of the body of placeholder `at` in `program`; `None` when the budget cannot pay
+    /// for it. `draw` is (parent, placeholder, sample, attempt).
     async fn write_body(
         &mut self,
         program: &str,
         outcomes: &[crate::run::TestOutcome],
-        name: &str,
+        at: &Unwritten,
         form: crate::repair::search::PatchForm,
         draw: [usize; 4],
     ) -> Result<Option<Written>, AgentError> {
-        // Line numbers move as bodies are written: find the placeholder again.
-        let Some(at) = unwritten(program).into_iter().find(|u| u.name == name) else {
-            return Ok(None);
-        };
         let site = PatchSite {
             task: self.task,
             program,
             outcomes,
             first: at.first,
             last: at.last,
-            body_of: Some(name),
+            body_of: Some(&at.name),
         };
         let Some(mut request) = patch_request(&self.fixer.prompts, &site, form)? else {
             return Ok(None);
