@@ -781,6 +781,68 @@ async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
     assert_eq!(generator.requests().len(), 2, "drew past the patience");
 }
 
+/// A wrong seed that passes the weak visible test, checked by two votes (one agrees with the
+/// right program, one fails the visible test), with up to `tie_votes` more drawn on a tie.
+async fn tied_run(tie_votes: usize) -> Run {
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x + x for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let replies = [
+        "def sum_squares(xs):\n    return sum(x * x for x in xs)\n",
+        "def sum_squares(xs):\n    return 0\n",
+        "def sum_squares(xs):\n    total = 0\n    for x in xs:\n        total += x ** 2\n    return total\n",
+    ];
+    let generator = Arc::new(ScriptedModel::new(replies.iter().map(|r| program_reply(r))));
+    let fixer = Fixer {
+        generator: generator.clone(),
+        debugger: generator.clone(),
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 6,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
+                verify: 2,
+                tie_votes,
+                ..SearchOptions::default()
+            },
+            ..FixOptions::default()
+        },
+    };
+    let said = Said::default();
+    let report = fixer.fix(&task, &said).await;
+    Run {
+        report,
+        requests: generator.requests(),
+        said: said.0.into_inner().expect("lock"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tied_vote_draws_one_more_before_choosing() {
+    // The seed and the first vote disagree, one each: the third vote sides with the vote.
+    let tied = tied_run(2).await;
+    assert_eq!(tied.requests.len(), 3, "{:?}", tied.said);
+    assert_eq!(tied.report.status, FixStatus::Fixed);
+    assert!(
+        tied.report.final_program.contains("x ** 2") || tied.report.final_program.contains("x * x")
+    );
+    assert!(
+        tied.said
+            .iter()
+            .any(|m| m.starts_with("the votes tie (2 groups of 1")),
+        "{:?}",
+        tied.said
+    );
+    // Off, the tie goes to the seed, found first.
+    let kept = tied_run(0).await;
+    assert_eq!(kept.requests.len(), 2);
+    assert_eq!(kept.report.status, FixStatus::AlreadyPassing);
+    assert!(kept.report.final_program.contains("x + x"));
+}
+
 /// Refactory's question 2 in small: three functions asked for, the visible tests call two.
 fn dates_task(seed: &str) -> Task {
     let mut task = example();

@@ -97,6 +97,11 @@ pub struct SearchArgs {
     /// samples would cost tokens for nothing (0: draw them all).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub vote_patience: usize,
+    /// Search: when the votes are in and the two heaviest groups of passing programs weigh the
+    /// same (the choice would fall to whichever was found first), draw up to N more fresh
+    /// programs, one at a time, until one group leads (0: off).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub tie_votes: usize,
     /// Search, mutate: leave a program that passes the visible tests as it is even when it
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
     /// or string arguments is emptied. By default it is edited (single edits, or a guard

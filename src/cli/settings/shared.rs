@@ -102,6 +102,7 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         patch_top: args.patch_top.max(1),
         patch_form: args.patch_form.into(),
         vote_patience: args.vote_patience,
+        tie_votes: args.tie_votes,
         harden: !args.no_harden,
     }
 }

@@ -186,6 +186,95 @@ impl Search<'_> {
                 .count()
     }
 
+    /// The votes of every passing candidate, in `passing` order.
+    fn vote_weights(&self) -> Vec<usize> {
+        if self.passing.iter().any(|&id| self.derived(id)) {
+            return self.passing.iter().map(|&id| self.votes(id)).collect();
+        }
+        // Fresh samples only: every passing program is a vote, as before edits existed.
+        self.passing
+            .iter()
+            .map(|&id| {
+                1 + self
+                    .candidates
+                    .iter()
+                    .filter(|c| c.duplicate_of == Some(id))
+                    .count()
+            })
+            .collect()
+    }
+
+    /// The votes are all in, but the two heaviest groups of passing programs weigh the same:
+    /// the choice would fall to whichever was found first. If `tie_votes` allows and the budget
+    /// pays for it, one more vote is wanted (and said); whether it was.
+    pub(super) async fn votes_tied(&mut self) -> Result<bool, AgentError> {
+        let Some(&first) = self.passing.first() else {
+            return Ok(false);
+        };
+        let wanted = self.votes_wanted();
+        if self.tie_break_votes >= self.options.tie_votes
+            || self.options.select_by != SelectRule::Groups
+            || self.passing.len() < 2
+            || wanted == 0
+            || self.votes_after(first) < wanted
+            || !self
+                .options
+                .portfolio
+                .iter()
+                .any(|(p, _)| *p == Proposer::Fresh)
+        {
+            return Ok(false);
+        }
+        let conv = self.fresh_conversation()?;
+        let cost = self.estimate(&conv.messages) + self.reply_estimate();
+        if !self.fits(cost) || self.model_proposals() >= self.options.max_candidates {
+            return Ok(false);
+        }
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
+        if inputs.is_empty() {
+            return Ok(false);
+        }
+        let calls: Vec<TestInput> = inputs
+            .into_iter()
+            .map(|expr| TestInput::Call { expr })
+            .collect();
+        let programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let behaviours = self.behaviours(programs, &calls).await?;
+        let weights = self.vote_weights();
+        let weigh = |g: &Vec<usize>| g.iter().map(|&i| weights[i]).sum::<usize>();
+        let grouped = groups(&behaviours, &weights);
+        let tied = match grouped.as_slice() {
+            [a, b, ..] => weigh(a) > 0 && weigh(a) == weigh(b),
+            _ => false,
+        };
+        if !tied {
+            return Ok(false);
+        }
+        self.tie_break_votes += 1;
+        let heaviest = weigh(&grouped[0]);
+        let level = grouped.iter().filter(|g| weigh(g) == heaviest).count();
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "the votes tie ({level} groups of {heaviest} on {} extra inputs): one more vote \
+                 ({} of at most {})",
+                calls.len(),
+                self.tie_break_votes,
+                self.options.tie_votes
+            ),
+        });
+        Ok(true)
+    }
+
     fn derived(&self, id: usize) -> bool {
         self.candidates
             .get(id)
@@ -228,21 +317,7 @@ impl Search<'_> {
         } else {
             Vec::new()
         };
-        let weights: Vec<usize> = if any_derived {
-            self.passing.iter().map(|&id| self.votes(id)).collect()
-        } else {
-            // Fresh samples only: every passing program is a vote, as before edits existed.
-            self.passing
-                .iter()
-                .map(|&id| {
-                    1 + self
-                        .candidates
-                        .iter()
-                        .filter(|c| c.duplicate_of == Some(id))
-                        .count()
-                })
-                .collect()
-        };
+        let weights = self.vote_weights();
         let mut passing = self.passing.clone();
         let mut grouped = groups(&behaviours, &weights);
         let weight_of = |g: &[usize], w: &[usize]| g.iter().map(|&i| w[i]).sum::<usize>();

@@ -105,6 +105,8 @@ struct Search<'a> {
     completed: std::collections::HashSet<usize>,
     /// Each parent's suspicious statements (line ranges), most suspicious first.
     localised: HashMap<usize, Vec<(u32, u32)>>,
+    /// Votes drawn beyond `select`/`verify` because the heaviest groups tied (`tie_votes`).
+    tie_break_votes: usize,
 }
 
 /// Why the search stops.
@@ -160,6 +162,7 @@ pub(super) async fn run(
         mutated: std::collections::HashSet::new(),
         completed: std::collections::HashSet::new(),
         localised: HashMap::new(),
+        tie_break_votes: 0,
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
@@ -228,8 +231,11 @@ impl Search<'_> {
             self.fixer
                 .report_tokens(&self.task.task_id, &it.calls, self.progress);
             report.iterations.push(it);
-            if stop?.is_some() {
-                break;
+            match stop? {
+                // The votes are in but two groups weigh the same: one more vote decides.
+                Some(Stop::Solved) if self.votes_tied().await? => {}
+                Some(_) => break,
+                None => {}
             }
         }
         Ok(())
@@ -390,10 +396,14 @@ impl Search<'_> {
     /// Fresh samples drawn after the first passing program, as votes: `verify` when the seed
     /// passed, else `select`.
     fn votes_wanted(&self) -> usize {
-        match self.passing.first() {
+        let wanted = match self.passing.first() {
             Some(0) => self.options.verify,
             _ => self.options.select,
+        };
+        if wanted == 0 {
+            return 0;
         }
+        wanted + self.tie_break_votes
     }
 
     fn should_stop(&self) -> Option<Stop> {

@@ -60,6 +60,10 @@ pub struct SearchOptions {
     /// Stop drawing votes when the first this many drawn for them all fail the visible tests
     /// (0: draw them all).
     pub vote_patience: usize,
+    /// When the votes are in and the two heaviest groups of passing programs weigh the same,
+    /// draw up to this many more votes, one at a time, until one group leads (0: the tie goes
+    /// to the group found first, the given program's when it passed).
+    pub tie_votes: usize,
     /// When the seed passes the visible tests but raises an unexpected error on extra inputs
     /// (always reported), edit it (`mutate`) until it no longer raises there and keeps its
     /// other answers; edits that pass the visible tests get the same check, and one that
@@ -110,6 +114,7 @@ impl Default for SearchOptions {
             patch_top: 2,
             patch_form: crate::repair::search::patch::PatchForm::Auto,
             vote_patience: 0,
+            tie_votes: 0,
             // On the Refactory development sample (edits alone) it fixed 17 of the 33 passing
             // programs that raise on an emptied argument and broke none; on HumanEval's GPT-3.5
             // seeds it edited 7 (inputs outside the tasks) and every one still passes

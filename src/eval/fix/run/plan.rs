@@ -232,6 +232,9 @@ impl EvalPlan {
                 {
                     label.push_str(" harden");
                 }
+                if o.tie_votes > 0 {
+                    label.push_str(&format!(" tie-votes {}", o.tie_votes));
+                }
                 label
             }),
             ..self.seed_config(generator)
