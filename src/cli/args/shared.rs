@@ -100,7 +100,7 @@ pub struct SearchArgs {
     /// Search: when the votes are in and the two heaviest groups of passing programs weigh the
     /// same (the choice would fall to whichever was found first), draw up to N more fresh
     /// programs, one at a time, until one group leads (0: off).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 2)]
     pub tie_votes: usize,
     /// Search, mutate: leave a program that passes the visible tests as it is even when it
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
