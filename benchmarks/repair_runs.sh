@@ -2,7 +2,7 @@
 # Repair strategies with the embedded model at one token budget: the tables "Localise, then
 # repair" of benchmarks/RESULTS.md.
 #
-# Usage: benchmarks/repair_runs.sh [refactory|refactory-dev|refactory-early|report] [BUDGET_TOKENS]
+# Usage: benchmarks/repair_runs.sh [refactory|refactory-dev|refactory-early|report|humaneval-dev] [BUDGET_TOKENS]
 #   refactory (default): the held-out stratified sample of 303 Refactory student bugs
 #     (benchmarks/refactory_sample.py report); the figures are reported on it, nothing is tuned
 #     on it.
@@ -14,6 +14,9 @@
 #     hidden tests need a global the shared file leaves out).
 #   report: the 43 HumanEval tasks whose GPT-3.5 seed (LDB's shipped seeds) fails the hidden
 #     tests.
+#   humaneval-dev: the 46 HumanEval tasks whose CodeLlama seed (LDB's shipped seeds) fails the
+#     hidden tests, outside the report set: where defaults for tasks the model can write are
+#     chosen.
 # Environment:
 #   MODEL       embedded model (default qwen2.5-coder-1.5b)
 #   STRATEGIES  default resample,search
@@ -22,6 +25,10 @@
 #   KEEP_IDS    comma-separated task ids: run only the set's tasks among them (a change that
 #               touches only some tasks, e.g. those whose given program passes the visible tests)
 #   THREADS     model threads (default 2; 1 while anything else busies a core)
+#   BASE_URL    ask this OpenAI-compatible endpoint instead (e.g. `ldb serve`'s), with its
+#               replies cached in CACHE_DIR (default target/eval-cache): a variant run after a
+#               base run then asks the model only what the base run did not (choosing rules
+#               measured in minutes; its wall times mean nothing)
 #   NICE        niceness (default 10)
 #   LDB_BIN     the binary (default: a private copy of a fresh release build, so a rebuild during
 #               a long run does not swap it under the sandbox workers)
@@ -49,8 +56,13 @@ if [ -z "${LDB_BIN:-}" ]; then
 fi
 
 # shellcheck disable=SC2206
+if [ -n "${BASE_URL:-}" ]; then
+  BACKEND=(--base-url "$BASE_URL" --cache-dir "${CACHE_DIR:-target/eval-cache}")
+else
+  BACKEND=(--threads "${THREADS:-2}")
+fi
 COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}"
-  --concurrency 1 --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES"
+  --concurrency 1 "${BACKEND[@]}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES"
   --progress lines ${EXTRA:-})
 
 # The set's ids, kept in their order, restricted to KEEP_IDS when given.
@@ -94,8 +106,22 @@ EOF
     nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:gpt-3.5-turbo-0613 --tasks "$(keep "$ids")" \
       "${COMMON[@]}" --out "$OUT/repair-humaneval-gpt35-hiddenfail-$suffix"
     ;;
+  humaneval-dev)
+    ids=$(python3 - "$DATA/ldb/humaneval/seed/codellama/seed.jsonl" \
+      "$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl" <<'EOF'
+import json, sys
+report = {r["task_id"] for r in map(json.loads, open(sys.argv[2])) if not r["is_solved"]}
+ids = [r["task_id"] for r in map(json.loads, open(sys.argv[1]))
+       if not r["is_solved"] and r["task_id"] not in report]
+ids.sort(key=lambda t: int(t.split("/")[1]))
+print(",".join(ids))
+EOF
+)
+    nice -n "${NICE:-10}" "$LDB_BIN" eval --dataset humaneval --seeds ldb:codellama --tasks "$(keep "$ids")" \
+      "${COMMON[@]}" --out "$OUT/repair-humaneval-codellama-dev-$suffix"
+    ;;
   *)
-    echo "usage: $0 [refactory|refactory-dev|refactory-early|report] [BUDGET_TOKENS]" >&2
+    echo "usage: $0 [refactory|refactory-dev|refactory-early|report|humaneval-dev] [BUDGET_TOKENS]" >&2
     exit 2
     ;;
 esac
