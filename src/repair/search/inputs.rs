@@ -160,6 +160,21 @@ impl Lit {
     }
 }
 
+impl Lit {
+    /// Whether `self` and `other` could stand for the same parameter: both numbers, both
+    /// strings, both lists, both tuples or both booleans.
+    fn same_kind(&self, other: &Lit) -> bool {
+        matches!(
+            (self, other),
+            (Lit::Int(_) | Lit::Float(_), Lit::Int(_) | Lit::Float(_))
+                | (Lit::Str(_), Lit::Str(_))
+                | (Lit::List(_), Lit::List(_))
+                | (Lit::Tuple(_), Lit::Tuple(_))
+                | (Lit::Bool(_), Lit::Bool(_))
+        )
+    }
+}
+
 fn join(xs: &[Lit]) -> String {
     xs.iter().map(Lit::render).collect::<Vec<_>>().join(", ")
 }
@@ -322,11 +337,34 @@ pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Ve
             }
         }
     }
+    // Two arguments of one kind swapped: a program that reads them in one order only (the
+    // hypotenuse always last) answers the visible tests and not this. Few, and no single-argument
+    // change finds them, so they get up to a third of the inputs ahead of the shuffle.
+    let mut swaps: Vec<String> = Vec::new();
+    for site in &sites {
+        for i in 0..site.positional.len() {
+            for j in i + 1..site.positional.len() {
+                if !site.positional[i].same_kind(&site.positional[j]) {
+                    continue;
+                }
+                let mut changed = site.clone();
+                changed.positional.swap(i, j);
+                let call = changed.render(entry);
+                if !originals.contains(&call) && !found.contains(&call) && !swaps.contains(&call) {
+                    swaps.push(call);
+                }
+            }
+        }
+    }
     // A fixed shuffle, so a small `n` still mixes every argument and every visible call.
     let mut rng = fastrand::Rng::with_seed(seed);
     rng.shuffle(&mut found);
-    found.truncate(n);
-    found
+    rng.shuffle(&mut swaps);
+    swaps.truncate(n / 3);
+    let rest = n.saturating_sub(swaps.len());
+    found.truncate(rest);
+    swaps.extend(found);
+    swaps
 }
 
 /// The visible tests' calls of `entry` with one list, tuple or string argument emptied, each
@@ -397,6 +435,33 @@ mod tests {
         assert!(inputs.contains(&"g('ab\\'c', 2.5, (1,), flag=True)".to_string()));
         assert!(inputs.contains(&"g('ab\\'c', 1.5, (), flag=True)".to_string()));
         assert!(inputs.contains(&"g('ab\\'c', 1.5, (1,), flag=False)".to_string()));
+    }
+
+    #[test]
+    fn arguments_of_one_kind_are_swapped_others_not() {
+        let tests = [
+            code("assert f(3, 4, 5) == True"),
+            code("assert g([1], 2, 'a') == 0"),
+        ];
+        let f = extra_inputs(&tests, "f", 1000, 0);
+        for swapped in ["f(4, 3, 5)", "f(5, 4, 3)", "f(3, 5, 4)"] {
+            assert!(f.contains(&swapped.to_string()), "{swapped} in {f:?}");
+        }
+        let g = extra_inputs(&tests, "g", 1000, 0);
+        assert!(!g.contains(&"g(2, [1], 'a')".to_string()), "{g:?}");
+        assert!(!g.contains(&"g([1], 'a', 2)".to_string()), "{g:?}");
+        // Up to a third of a small `n` are swaps, whatever the shuffle does with the rest.
+        let few = extra_inputs(&tests[..1], "f", 6, 0);
+        let swaps = ["f(4, 3, 5)", "f(5, 4, 3)", "f(3, 5, 4)"];
+        assert_eq!(few.len(), 6);
+        assert_eq!(
+            few.iter().filter(|c| swaps.contains(&c.as_str())).count(),
+            2,
+            "{few:?}"
+        );
+        // Equal arguments swapped give the visible call back: nothing new.
+        let same = extra_inputs(&[code("assert h(2, 2) == 4")], "h", 1000, 0);
+        assert_eq!(same.iter().filter(|c| c.as_str() == "h(2, 2)").count(), 0);
     }
 
     #[test]
