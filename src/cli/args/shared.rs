@@ -39,7 +39,8 @@ pub struct SearchArgs {
     /// (0: a passing program is returned unchecked).
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub verify: usize,
-    /// Search: extra inputs made for --select (mutations of the visible tests' arguments).
+    /// Search: extra inputs made for --select (mutations of the visible tests' arguments, and
+    /// two arguments of one kind swapped).
     #[arg(long, value_name = "N", default_value_t = 12)]
     pub extra_inputs: usize,
     /// Search: sampling temperature of the proposals.

@@ -6,7 +6,8 @@
 //! right answers. The inputs come from the visible tests' own calls, found by the parser: each
 //! literal argument is changed the way a tester would (an integer ±1, zero, negated; a list
 //! emptied, shortened, reversed, one element changed; a string emptied, shortened, reversed),
-//! one argument at a time, so the inputs keep the types the task expects.
+//! one argument at a time, so the inputs keep the types the task expects; and two arguments of
+//! one kind swapped.
 
 use rustpython_parser::ast::{self, Constant, Expr, Ranged};
 
