@@ -649,9 +649,11 @@ async fn verify_replaces_a_passing_seed_that_fresh_programs_outvote() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn verify_keeps_a_passing_seed_on_a_tie() {
+async fn verify_keeps_a_passing_seed_on_a_tie_when_no_more_votes_are_drawn() {
     // One fresh program agrees with the seed, one disagrees: 2 against 1, the seed stays; and
-    // with a 1-1 tie (the other vote fails a visible test) it stays as well.
+    // with a 1-1 tie (the other vote fails a visible test) it stays as well when no tie-break
+    // votes are drawn (`tie_votes` 0; `repair::a_tied_vote_draws_one_more_before_choosing` has
+    // them).
     for (votes, groups) in [
         (
             vec![FIXED_OTHER, FIXED_POSITIVE_ONLY],
@@ -664,6 +666,7 @@ async fn verify_keeps_a_passing_seed_on_a_tie() {
         let generator = ScriptedModel::new(votes.iter().map(|p| program_reply(p)));
         let mut options = only(Proposer::Fresh, 2);
         options.verify = 2;
+        options.tie_votes = 0;
         let run = search(&task, options, None, generator, no_replies()).await;
         let report = &run.report;
         let selection = report.selection.as_ref().expect("selection ran");
