@@ -749,6 +749,26 @@ fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
     assert!(text.contains("every test fails"), "{text}");
 }
 
+/// A search with edits and fresh programs whose votes (`verify`, `vote_patience`,
+/// `tie_votes` of `search`) come from `generator`.
+fn checking_fixer(generator: Arc<ScriptedModel>, search: SearchOptions) -> Fixer {
+    Fixer {
+        generator: generator.clone(),
+        debugger: generator,
+        runner: common::runner(Duration::from_secs(10)),
+        prompts: Prompts::new().expect("templates load"),
+        options: FixOptions {
+            strategy: Strategy::Search,
+            max_iters: 6,
+            search: SearchOptions {
+                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
+                ..search
+            },
+            ..FixOptions::default()
+        },
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
     // The seed passes; fresh programs that fail the visible tests cannot vote on it.
@@ -759,23 +779,14 @@ async fn votes_stop_when_the_first_ones_all_fail_the_visible_tests() {
     let hopeless = "def sum_evens(xs: list) -> int:\n    return -1\n";
     let replies: Vec<String> = (0..4).map(|_| program_reply(hopeless)).collect();
     let generator = Arc::new(ScriptedModel::new(replies));
-    let fixer = Fixer {
-        generator: generator.clone(),
-        debugger: generator.clone(),
-        runner: common::runner(Duration::from_secs(10)),
-        prompts: Prompts::new().expect("templates load"),
-        options: FixOptions {
-            strategy: Strategy::Search,
-            max_iters: 3,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
-                verify: 4,
-                vote_patience: 2,
-                ..SearchOptions::default()
-            },
-            ..FixOptions::default()
+    let fixer = checking_fixer(
+        generator.clone(),
+        SearchOptions {
+            verify: 4,
+            vote_patience: 2,
+            ..SearchOptions::default()
         },
-    };
+    );
     let report = fixer.fix(&task, &Silent).await;
     assert_eq!(report.status, FixStatus::AlreadyPassing);
     assert_eq!(generator.requests().len(), 2, "drew past the patience");
@@ -794,23 +805,14 @@ async fn tied_run(tie_votes: usize) -> Run {
         "def sum_squares(xs):\n    total = 0\n    for x in xs:\n        total += x ** 2\n    return total\n",
     ];
     let generator = Arc::new(ScriptedModel::new(replies.iter().map(|r| program_reply(r))));
-    let fixer = Fixer {
-        generator: generator.clone(),
-        debugger: generator.clone(),
-        runner: common::runner(Duration::from_secs(10)),
-        prompts: Prompts::new().expect("templates load"),
-        options: FixOptions {
-            strategy: Strategy::Search,
-            max_iters: 6,
-            search: SearchOptions {
-                portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
-                verify: 2,
-                tie_votes,
-                ..SearchOptions::default()
-            },
-            ..FixOptions::default()
+    let fixer = checking_fixer(
+        generator.clone(),
+        SearchOptions {
+            verify: 2,
+            tie_votes,
+            ..SearchOptions::default()
         },
-    };
+    );
     let said = Said::default();
     let report = fixer.fix(&task, &said).await;
     Run {

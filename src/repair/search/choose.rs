@@ -230,19 +230,10 @@ impl Search<'_> {
         if !self.fits(cost) || self.model_proposals() >= self.options.max_candidates {
             return Ok(false);
         }
-        let inputs = extra_inputs(
-            self.tests,
-            &self.task.entry_point,
-            self.options.extra_inputs,
-            self.fixer.options.rng_seed,
-        );
-        if inputs.is_empty() {
+        let (_, calls) = self.selection_inputs();
+        if calls.is_empty() {
             return Ok(false);
         }
-        let calls: Vec<TestInput> = inputs
-            .into_iter()
-            .map(|expr| TestInput::Call { expr })
-            .collect();
         let programs: Vec<String> = self
             .passing
             .iter()
@@ -275,6 +266,21 @@ impl Search<'_> {
         Ok(true)
     }
 
+    /// The extra inputs candidates are compared on, as written and as calls to run.
+    fn selection_inputs(&self) -> (Vec<String>, Vec<TestInput>) {
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
+        let calls = inputs
+            .iter()
+            .map(|expr| TestInput::Call { expr: expr.clone() })
+            .collect();
+        (inputs, calls)
+    }
+
     fn derived(&self, id: usize) -> bool {
         self.candidates
             .get(id)
@@ -285,19 +291,10 @@ impl Search<'_> {
     pub(super) async fn select(&mut self, report: &mut FixReport) -> Result<usize, AgentError> {
         self.phase(Phase::Selecting);
         let first = self.passing[0];
-        let inputs = extra_inputs(
-            self.tests,
-            &self.task.entry_point,
-            self.options.extra_inputs,
-            self.fixer.options.rng_seed,
-        );
+        let (inputs, calls) = self.selection_inputs();
         if inputs.is_empty() {
             return Ok(first);
         }
-        let calls: Vec<TestInput> = inputs
-            .iter()
-            .map(|expr| TestInput::Call { expr: expr.clone() })
-            .collect();
         let any_derived = self.passing.iter().any(|&id| self.derived(id));
         let mut programs: Vec<String> = self
             .passing
