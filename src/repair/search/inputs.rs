@@ -29,6 +29,19 @@ enum Lit {
 }
 
 impl Lit {
+    /// Whether `self` and `other` could stand for the same parameter: both numbers, both
+    /// strings, both lists, both tuples or both booleans.
+    fn same_kind(&self, other: &Lit) -> bool {
+        matches!(
+            (self, other),
+            (Lit::Int(_) | Lit::Float(_), Lit::Int(_) | Lit::Float(_))
+                | (Lit::Str(_), Lit::Str(_))
+                | (Lit::List(_), Lit::List(_))
+                | (Lit::Tuple(_), Lit::Tuple(_))
+                | (Lit::Bool(_), Lit::Bool(_))
+        )
+    }
+
     fn from_expr(expr: &Expr, text: &str) -> Lit {
         let source = || {
             text.get(usize::from(expr.range().start())..usize::from(expr.range().end()))
@@ -158,21 +171,6 @@ impl Lit {
         }
         out.retain(|m| m != self);
         out
-    }
-}
-
-impl Lit {
-    /// Whether `self` and `other` could stand for the same parameter: both numbers, both
-    /// strings, both lists, both tuples or both booleans.
-    fn same_kind(&self, other: &Lit) -> bool {
-        matches!(
-            (self, other),
-            (Lit::Int(_) | Lit::Float(_), Lit::Int(_) | Lit::Float(_))
-                | (Lit::Str(_), Lit::Str(_))
-                | (Lit::List(_), Lit::List(_))
-                | (Lit::Tuple(_), Lit::Tuple(_))
-                | (Lit::Bool(_), Lit::Bool(_))
-        )
     }
 }
 
