@@ -32,8 +32,9 @@ pub struct SearchOptions {
     pub select: usize,
     /// When the seed already passes the visible tests, draw this many fresh programs and run
     /// them all on extra inputs; the seed is kept unless a heavier group of passing programs
-    /// behaves differently (ties keep the seed). 0 returns a passing seed unchecked. Visible
-    /// tests are few, so a seed can pass them and still be wrong.
+    /// behaves differently (a tie that `tie_votes` do not settle keeps the seed). 0 returns a
+    /// passing seed unchecked. Visible tests are few, so a seed can pass them and still be
+    /// wrong.
     pub verify: usize,
     /// Extra inputs made for the selection.
     pub extra_inputs: usize,
