@@ -33,6 +33,14 @@ impl Search<'_> {
         }
     }
 
+    /// Whether the token budget is spent.
+    pub(super) fn spent_budget(&self) -> bool {
+        self.fixer
+            .options
+            .budget_tokens
+            .is_some_and(|b| self.spent >= b)
+    }
+
     /// Whether `cost` more tokens stay within the budget.
     pub(super) fn fits(&self, cost: u64) -> bool {
         self.fixer

@@ -134,12 +134,9 @@ impl Search<'_> {
         let form = patch_form(self.options.patch_form, &*self.fixer.debugger);
         let names: Vec<String> = placeholders.iter().map(|u| u.name.clone()).collect();
         for i in 0..k {
-            let over = self
-                .fixer
-                .options
-                .budget_tokens
-                .is_some_and(|b| self.spent >= b);
-            if over || (until_pass && (self.should_stop().is_some() || self.selecting())) {
+            if self.spent_budget()
+                || (until_pass && (self.should_stop().is_some() || self.selecting()))
+            {
                 return Ok(proposed);
             }
             let mut current = program.clone();

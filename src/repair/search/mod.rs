@@ -418,12 +418,7 @@ impl Search<'_> {
                 return Some(Stop::Solved);
             }
         }
-        let over_budget = self
-            .fixer
-            .options
-            .budget_tokens
-            .is_some_and(|b| self.spent >= b);
-        if over_budget || proposed >= self.options.max_candidates {
+        if self.spent_budget() || proposed >= self.options.max_candidates {
             return Some(Stop::Budget);
         }
         None
