@@ -503,6 +503,80 @@ async fn an_edit_that_fixes_a_visible_test_but_indexes_an_empty_argument_is_edit
     assert!(!plain.final_program.contains("if not seq"));
 }
 
+/// A search that answers every visible test and falls off its end when x is the last element:
+/// its loop stops one short.
+const LAST_ELEMENT_FALLS_OFF: &str = "def search(x, seq):\n    if x < seq[0]:\n        \
+    return 0\n    if x > seq[-1]:\n        return len(seq)\n    for i in range(len(seq) - 1):\n        \
+    if seq[i] == x:\n            return i\n        if seq[i] < x < seq[i + 1]:\n            \
+    return i + 1\n";
+
+/// The given program's answer on `call`, run in the sandbox.
+fn answer(program: &str, call: &str) -> Option<String> {
+    let runner = common::runner(Duration::from_secs(10));
+    let input = ldb::run::TestInput::Call { expr: call.into() };
+    runner.run(program, &input, None).ok()?.actual
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_harden_a_passing_program_that_falls_off_its_end_on_the_last_element_is_mended() {
+    // A value taken from the end of the sequence (`search(10, [1, 5, 10])`) is an input the
+    // visible tests never pass; the empty sequence is guarded, so that is the only slip.
+    let seed = format!(
+        "def search(x, seq):\n    if not seq:\n        return 0\n{}",
+        LAST_ELEMENT_FALLS_OFF
+            .strip_prefix("def search(x, seq):\n")
+            .expect("a search")
+    );
+    let task = search_task(&seed, "assert search(10, [1, 5, 10]) == 2\n");
+    let said = Said::default();
+    let report = fix_by_edits(&task, true, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert!(
+        said.iter()
+            .any(|m| m.contains("falls off its end (None) on `search(10, ")),
+        "{said:?}"
+    );
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    // Not a `return` made up at the end: the loop's own answer, the element's index.
+    assert_eq!(
+        answer(&report.final_program, "search(10, [1, 5, 10])").as_deref(),
+        Some("2"),
+        "{}",
+        report.final_program
+    );
+    assert!(
+        report.final_program.ends_with("return i + 1\n"),
+        "{}",
+        report.final_program
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_harden_the_empty_sequence_is_mended_first_and_the_last_element_next() {
+    // Two slips the visible tests miss: `seq[0]` on an empty sequence and the last element
+    // falling through. No single edit mends both; the guard comes first, then the loop.
+    let seed = LAST_ELEMENT_FALLS_OFF;
+    let task = search_task(
+        seed,
+        "assert search(3, []) == 0\nassert search(10, [1, 5, 10]) == 2\n",
+    );
+    let said = Said::default();
+    let report = fix_by_edits(&task, true, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert!(report
+        .final_program
+        .starts_with("def search(x, seq):\n    if not seq:\n        return 0\n"));
+    for (call, want) in [("search(3, [])", "0"), ("search(10, [1, 5, 10])", "2")] {
+        assert_eq!(
+            answer(&report.final_program, call).as_deref(),
+            Some(want),
+            "{call}: {}",
+            report.final_program
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_away() {
     // It answers an index everywhere but on an empty sequence, where it answers `()`.

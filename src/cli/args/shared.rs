@@ -105,7 +105,8 @@ pub struct SearchArgs {
     pub tie_votes: usize,
     /// Search, mutate: leave a program that passes the visible tests as it is even when it
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
-    /// or string arguments is emptied. By default it is edited (single edits, or a guard
+    /// or string arguments is emptied, or a value beside a sequence is taken from its first or
+    /// last element. By default it is edited (single edits, or a guard
     /// `if not arg: return EMPTY`) until it no longer raises there and keeps its other answers;
     /// the raise is reported either way. Edits that pass the visible tests get the same check.
     #[arg(long, overrides_with = "harden")]

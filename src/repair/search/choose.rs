@@ -380,6 +380,7 @@ impl Search<'_> {
                                 let derived = Derived {
                                     calls: calls.clone(),
                                     expected: behaviours[top[0]].clone(),
+                                    no_added_return: false,
                                 };
                                 let found = self.mutate(0, Some(&derived)).await?;
                                 if let Some(&edit) = found

@@ -1,12 +1,13 @@
 //! A given program that passes the visible tests can still be wrong where they do not look. Run
 //! on the visible tests' calls with one list, tuple or string argument emptied (the input
-//! hand-written tests most often leave out), it may raise an error no correct program raises
-//! there: an index out of range on an empty list, a name bound only on some paths. Such a raise
-//! is a failing test without an expected answer. So is a `None` from falling off the end of a
-//! function that answers something else elsewhere and never returns `None` on purpose (a loop an
-//! empty argument never enters), and an answer of another type than all its answers elsewhere
-//! (`()` where it answers numbers): there it owes the empty value of its answers' type (`0`,
-//! `[]`).
+//! hand-written tests most often leave out), or with a value taken from the first or last
+//! element of a sequence beside it (where a search looks one past the end), it may raise an
+//! error no correct program raises there: an index out of range on an empty list, a name bound
+//! only on some paths. Such a raise is a failing test without an expected answer. So is a `None`
+//! from falling off the end of a function that answers something else elsewhere and never
+//! returns `None` on purpose (a loop an empty argument never enters), and on an emptied argument
+//! an answer of another type than all its answers elsewhere (`()` where it answers numbers):
+//! there it owes the empty value of its answers' type (`0`, `[]`).
 //!
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
@@ -27,7 +28,7 @@ use crate::python::edits::guard::{answers_none_only_by_falling_off, empty_like, 
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::select;
-use crate::repair::search::{emptied_inputs, extra_inputs, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
@@ -80,6 +81,8 @@ struct Suspicion {
     raising: Vec<(String, String)>,
     /// The empty value of the type the program answers with.
     empty: Option<&'static str>,
+    /// Slips on values taken from a sequence left for a second look (see `edit_away`).
+    deferred: bool,
 }
 
 impl Suspicion {
@@ -109,13 +112,26 @@ impl Search<'_> {
     /// Run candidate `id` (which passes the visible tests) on the emptied and the extra
     /// inputs. `None` when it does nothing suspicious there, or the sandbox failed (only a
     /// check of a passing program: that must not fail the task).
-    async fn suspicion(&mut self, id: usize) -> Result<Option<Suspicion>, AgentError> {
-        // Raises count only on the visible calls with one sequence emptied: elsewhere the
-        // changed inputs are often malformed (a record inside a list emptied), and a correct
-        // program raises on them too. The selection's extra inputs hold the other answers.
+    /// With `members_only`, only the values taken from a sequence are probes (a second look
+    /// once the emptied arguments are mended: what it does on them now is kept).
+    async fn suspicion(
+        &mut self,
+        id: usize,
+        members_only: bool,
+    ) -> Result<Option<Suspicion>, AgentError> {
+        // Raises count only on the probes, the visible calls with one sequence emptied or with
+        // a value taken from the ends of a sequence beside it: elsewhere the changed inputs are
+        // often malformed (a record inside a list emptied), and a correct program raises on
+        // them too. The selection's extra inputs hold the other answers.
         let mut inputs = emptied_inputs(self.tests, &self.task.entry_point);
         let emptied = inputs.len();
-        if emptied == 0 {
+        for call in member_inputs(self.tests, &self.task.entry_point) {
+            if !inputs.contains(&call) {
+                inputs.push(call);
+            }
+        }
+        let probes = inputs.len();
+        if probes == 0 {
             return Ok(None);
         }
         for call in extra_inputs(
@@ -161,9 +177,9 @@ impl Search<'_> {
                 .filter(|a| empty_like(a).is_some())
                 .collect()
         };
-        // The type the program answers with, taken where no argument was emptied (an emptied
-        // argument is where a wrong answer is suspected); one kind of answer there, or none.
-        let elsewhere = answers(emptied..runs.len());
+        // The type the program answers with, taken away from the probes (where a wrong answer
+        // is suspected); one kind of answer there, or none.
+        let elsewhere = answers(probes..runs.len());
         let kinds: std::collections::BTreeSet<&str> =
             elsewhere.iter().filter_map(|a| kind_of(a)).collect();
         let one_kind = kinds.len() == 1;
@@ -182,6 +198,7 @@ impl Search<'_> {
             Some(v) if v != "False" => format!("= {v}"),
             _ => select::SOME_ANSWER.to_string(),
         };
+        let probe = |i: usize| i < probes && (i >= emptied || !members_only);
         let mut expected = Vec::with_capacity(calls.len());
         let mut raising: Vec<(String, String)> = Vec::new();
         for (i, (call, o)) in inputs.iter().zip(&runs).enumerate() {
@@ -189,6 +206,7 @@ impl Search<'_> {
             // An answer of another type than every answer elsewhere (`()` where the others
             // are numbers): the emptied argument took a path that answers something else.
             let mistyped = i < emptied
+                && !members_only
                 && one_kind
                 && owed != select::SOME_ANSWER
                 && o.status == TestStatus::Passed
@@ -196,16 +214,26 @@ impl Search<'_> {
                     .as_deref()
                     .and_then(kind_of)
                     .is_some_and(|k| !kinds.contains(k));
-            if i >= emptied && raises {
-                // A raise elsewhere is no answer to keep, nor (see above) a bug to fix.
-                expected.push(select::ANY.to_string());
+            if !probe(i) && raises {
+                // A raise elsewhere is no answer to keep, nor (see above) a bug to fix; on an
+                // emptied argument already looked at it is what the program does there.
+                expected.push(if i < probes {
+                    select::behaviour(o)
+                } else {
+                    select::ANY.to_string()
+                });
             } else if raises {
                 let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
                 raising.push((call.clone(), format!("raises {kind}")));
                 expected.push(select::anything_but(&select::behaviour(o)));
-            } else if i < emptied && falls_off && select::behaviour(o) == "= None" {
+            } else if probe(i) && falls_off && select::behaviour(o) == "= None" {
                 raising.push((call.clone(), "falls off its end (None)".to_string()));
-                expected.push(owed.clone());
+                // On a value taken from the sequence the answer is not the empty one.
+                expected.push(if i < emptied {
+                    owed.clone()
+                } else {
+                    select::SOME_ANSWER.to_string()
+                });
             } else if mistyped {
                 let answer = o.actual.as_deref().unwrap_or("?");
                 raising.push((
@@ -216,17 +244,47 @@ impl Search<'_> {
                     ),
                 ));
                 expected.push(owed.clone());
+            } else if falls_off && select::behaviour(o) == "= None" {
+                // Falling off the end is no answer to keep either, wherever it happens.
+                expected.push(select::ANY.to_string());
             } else {
                 expected.push(select::behaviour(o));
+            }
+        }
+        // One thing at a time: single edits (or a guard) mend one slip, so while an emptied
+        // argument shows one, a value from the sequence may do anything there; `edit_away`
+        // looks again once it is mended.
+        let mut deferred = false;
+        let first_stage = raising
+            .iter()
+            .filter(|(call, _)| inputs[..emptied].contains(call))
+            .count();
+        if first_stage > 0 && first_stage < raising.len() {
+            for (i, call) in inputs.iter().enumerate().take(probes).skip(emptied) {
+                if let Some(at) = raising.iter().position(|(c, _)| c == call) {
+                    raising.remove(at);
+                    expected[i] = select::ANY.to_string();
+                    deferred = true;
+                }
             }
         }
         if raising.is_empty() {
             return Ok(None);
         }
+        // On a value from the sequence no answer is owed but some answer: a `return` added at
+        // the end makes one up (the right one comes from the path that missed it).
+        let on_members = raising
+            .iter()
+            .any(|(call, _)| inputs[emptied..probes].contains(call));
         Ok(Some(Suspicion {
-            derived: Derived { calls, expected },
+            derived: Derived {
+                calls,
+                expected,
+                no_added_return: on_members,
+            },
             raising,
             empty,
+            deferred,
         }))
     }
 
@@ -234,6 +292,34 @@ impl Search<'_> {
     /// answers: single edits, and a guard against an empty argument returning the empty value
     /// of the type the program answers with elsewhere (the fix single edits cannot make).
     async fn edit_away(
+        &mut self,
+        id: usize,
+        suspicion: &Suspicion,
+    ) -> Result<Vec<usize>, AgentError> {
+        let found = self.edit_away_once(id, suspicion).await?;
+        // A second slip shows once the first is mended (an empty sequence guarded, then the
+        // last element runs past the end): the smallest mend is checked and edited again.
+        let Some(&first) = found.iter().min_by_key(|&&f| self.node(f).diff_lines) else {
+            return Ok(found);
+        };
+        if !suspicion.deferred {
+            return Ok(found);
+        }
+        let Some(next) = self.suspicion(first, true).await? else {
+            return Ok(found);
+        };
+        let again = self.edit_away_once(first, &next).await?;
+        if again.is_empty() {
+            return Ok(found);
+        }
+        self.set_aside(first, &next);
+        // Not checked, while the new ones are known to be better.
+        self.passing.retain(|p| !found.contains(p));
+        Ok(again)
+    }
+
+    /// [`Self::edit_away`], one slip.
+    async fn edit_away_once(
         &mut self,
         id: usize,
         suspicion: &Suspicion,
@@ -257,7 +343,7 @@ impl Search<'_> {
     /// The seed passes the visible tests: look for extra inputs it raises on and say so, and
     /// with `edit` edit it there (see the module's overview).
     pub(super) async fn harden(&mut self, edit: bool) -> Result<(), AgentError> {
-        let Some(suspicion) = self.suspicion(0).await? else {
+        let Some(suspicion) = self.suspicion(0, false).await? else {
             return Ok(());
         };
         let what = suspicion.describe();
@@ -309,7 +395,7 @@ impl Search<'_> {
         let mut suspicious = Vec::new();
         let mut clean = 0;
         for &id in checked {
-            match self.suspicion(id).await? {
+            match self.suspicion(id, false).await? {
                 Some(s) => suspicious.push((id, s)),
                 None => clean += 1,
             }

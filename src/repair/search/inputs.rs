@@ -396,6 +396,79 @@ pub fn emptied_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
     found
 }
 
+/// The visible tests' calls of `entry` with a number or string argument replaced by the first or
+/// the last element of a list or tuple argument of the same call, where that element is of the
+/// same kind: the ends are where a search or a count compares past its bounds (an index one too
+/// far when the value is the last element). Only for an argument that holds values, not positions:
+/// an integer counts as a value when some visible call passes one beyond its sequence's length
+/// either way (a correct `get(xs, i)` raises on an element taken as a position).
+pub fn member_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
+    if entry.is_empty() {
+        return Vec::new();
+    }
+    let sites = call_sites(tests, entry);
+    let items = |l: &Lit| match l {
+        Lit::List(xs) | Lit::Tuple(xs) => Some(xs.clone()),
+        _ => None,
+    };
+    let scalar = |l: &Lit| matches!(l, Lit::Int(_) | Lit::Float(_) | Lit::Str(_));
+    // Argument pairs (scalar, sequence) by position, and whether the scalar holds values.
+    let mut pairs: Vec<(usize, usize, bool)> = Vec::new();
+    for site in &sites {
+        let args = &site.positional;
+        for (i, a) in args.iter().enumerate() {
+            for (j, b) in args.iter().enumerate() {
+                let (true, Some(xs)) = (scalar(a), items(b)) else {
+                    continue;
+                };
+                let value = match a {
+                    Lit::Int(n) => {
+                        let len = i128::try_from(xs.len()).unwrap_or(i128::MAX);
+                        // Past the end even as a count (`top_k(xs, len(xs))` takes all).
+                        *n > len || *n < -len
+                    }
+                    _ => true,
+                };
+                match pairs.iter_mut().find(|(pi, pj, _)| (*pi, *pj) == (i, j)) {
+                    Some(pair) => pair.2 |= value,
+                    None => pairs.push((i, j, value)),
+                }
+            }
+        }
+    }
+    let mut found: Vec<String> = Vec::new();
+    for site in &sites {
+        for &(i, j, value) in &pairs {
+            let (Some(a), Some(xs)) = (
+                site.positional.get(i),
+                site.positional.get(j).and_then(items),
+            ) else {
+                continue;
+            };
+            if !value || !scalar(a) {
+                continue;
+            }
+            for x in [xs.first(), xs.last()].into_iter().flatten() {
+                let same = matches!(
+                    (a, x),
+                    (Lit::Int(_) | Lit::Float(_), Lit::Int(_) | Lit::Float(_))
+                        | (Lit::Str(_), Lit::Str(_))
+                );
+                if !same || x == a {
+                    continue;
+                }
+                let mut changed = site.clone();
+                changed.positional[i] = x.clone();
+                let call = changed.render(entry);
+                if !found.contains(&call) {
+                    found.push(call);
+                }
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,5 +570,40 @@ mod tests {
         assert!(extra_inputs(&tests, "f", 0, 42).is_empty());
         assert!(extra_inputs(&tests, "", 5, 42).is_empty());
         assert!(extra_inputs(&[code("assert f(1 ==")], "f", 5, 42).is_empty());
+    }
+
+    #[test]
+    fn member_inputs_take_a_value_from_the_ends_of_the_sequence_beside_it() {
+        let tests = [
+            code("assert search(42, (-5, 1, 3, 10)) == 4"),
+            code("assert search(5, [1, 5, 10]) == 1"),
+        ];
+        assert_eq!(
+            member_inputs(&tests, "search"),
+            [
+                "search(-5, (-5, 1, 3, 10))",
+                "search(10, (-5, 1, 3, 10))",
+                "search(1, [1, 5, 10])",
+                "search(10, [1, 5, 10])"
+            ]
+        );
+    }
+
+    #[test]
+    fn member_inputs_leave_positions_and_other_kinds_alone() {
+        // Every integer beside a list is an index or a count of it: a position, not a value.
+        let positions = [
+            code("assert get([5, 7, 9], 2) == 9"),
+            code("assert top([5, 7], 2) == [7, 5]"),
+        ];
+        assert!(member_inputs(&positions, "get").is_empty());
+        assert!(member_inputs(&positions, "top").is_empty());
+        // A string beside a list of numbers, a number beside a list of records.
+        let kinds = [
+            code("assert f('a', [1, 2]) == 0"),
+            code("assert g(1, [('a', 1)]) == 0"),
+        ];
+        assert!(member_inputs(&kinds, "f").is_empty());
+        assert!(member_inputs(&kinds, "g").is_empty());
     }
 }

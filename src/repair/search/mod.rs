@@ -41,7 +41,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 pub use crate::repair::record::{CandidateRecord, Proposer, SelectionReport};
-pub use inputs::{emptied_inputs, extra_inputs};
+pub use inputs::{emptied_inputs, extra_inputs, member_inputs};
 pub use options::{PortfolioError, SearchOptions};
 pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
 pub use select::{behaviour, groups, SelectRule};

@@ -27,6 +27,9 @@ use crate::task::ProgramScope;
 pub(super) struct Derived {
     pub calls: Vec<TestInput>,
     pub expected: Vec<String>,
+    /// Leave out `return` statements added at the end: where any answer will do, one made up
+    /// at the end says nothing of which answer is right (`harden`'s second look).
+    pub no_added_return: bool,
 }
 
 /// One tested edit.
@@ -65,6 +68,7 @@ impl Search<'_> {
         let visible = self.tests.to_vec();
         let derived_calls: Vec<TestInput> = derived.map(|d| d.calls.clone()).unwrap_or_default();
         let expected: Vec<String> = derived.map(|d| d.expected.clone()).unwrap_or_default();
+        let no_added_return = derived.is_some_and(|d| d.no_added_return);
         let top = self.options.locate_top;
         let limit = self.options.mutate_limit;
         // How long a run of the parent took when it finished (a parent that loops tells
@@ -90,6 +94,7 @@ impl Search<'_> {
             let candidates: Vec<_> = edits(&program, &lines, limit)
                 .into_iter()
                 .chain(extra)
+                .filter(|e| !(no_added_return && e.kind == crate::python::edits::EditKind::Return))
                 .filter(|e| !seen.contains(&program_key(&e.program)))
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.
