@@ -297,14 +297,14 @@ impl Search<'_> {
         suspicion: &Suspicion,
     ) -> Result<Vec<usize>, AgentError> {
         let found = self.edit_away_once(id, suspicion).await?;
+        if !suspicion.deferred {
+            return Ok(found);
+        }
         // A second slip shows once the first is mended (an empty sequence guarded, then the
         // last element runs past the end): the smallest mend is checked and edited again.
         let Some(&first) = found.iter().min_by_key(|&&f| self.node(f).diff_lines) else {
             return Ok(found);
         };
-        if !suspicion.deferred {
-            return Ok(found);
-        }
         let Some(next) = self.suspicion(first, true).await? else {
             return Ok(found);
         };
