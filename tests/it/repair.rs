@@ -513,7 +513,7 @@ const LAST_ELEMENT_FALLS_OFF: &str = "def search(x, seq):\n    if x < seq[0]:\n 
 /// The given program's answer on `call`, run in the sandbox.
 fn answer(program: &str, call: &str) -> Option<String> {
     let runner = common::runner(Duration::from_secs(10));
-    let input = ldb::run::TestInput::Call { expr: call.into() };
+    let input = TestInput::Call { expr: call.into() };
     runner.run(program, &input, None).ok()?.actual
 }
 

@@ -407,10 +407,12 @@ pub fn member_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
         return Vec::new();
     }
     let sites = call_sites(tests, entry);
-    let items = |l: &Lit| match l {
-        Lit::List(xs) | Lit::Tuple(xs) => Some(xs.clone()),
-        _ => None,
-    };
+    fn items(l: &Lit) -> Option<&[Lit]> {
+        match l {
+            Lit::List(xs) | Lit::Tuple(xs) => Some(xs),
+            _ => None,
+        }
+    }
     let scalar = |l: &Lit| matches!(l, Lit::Int(_) | Lit::Float(_) | Lit::Str(_));
     // Argument pairs (scalar, sequence) by position, and whether the scalar holds values.
     let mut pairs: Vec<(usize, usize, bool)> = Vec::new();
@@ -449,12 +451,7 @@ pub fn member_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
                 continue;
             }
             for x in [xs.first(), xs.last()].into_iter().flatten() {
-                let same = matches!(
-                    (a, x),
-                    (Lit::Int(_) | Lit::Float(_), Lit::Int(_) | Lit::Float(_))
-                        | (Lit::Str(_), Lit::Str(_))
-                );
-                if !same || x == a {
+                if !a.same_kind(x) || x == a {
                     continue;
                 }
                 let mut changed = site.clone();
