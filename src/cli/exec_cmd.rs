@@ -195,6 +195,7 @@ pub fn snippet_task(
         source: None,
         io_tests: Vec::new(),
         scope: Default::default(),
+        peers: Vec::new(),
         pytest_nodes: Vec::new(),
     }
 }

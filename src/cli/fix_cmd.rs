@@ -1,5 +1,6 @@
 //! `ldb fix TASK`: run the debugging loop on one task or a file of tasks.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
@@ -11,7 +12,7 @@ use super::progress::StderrProgress;
 use super::settings::{FixInput, FixSettings, SeedChoice, TaskSource};
 use super::test_cmd::select_tasks;
 use crate::repair::record::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
-use crate::repair::{FixOptions, Fixer, SeedSource};
+use crate::repair::{FixOptions, Fixer, SeedSource, Strategy};
 use crate::task::load_seeds;
 
 #[derive(Serialize)]
@@ -60,6 +61,15 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
         }
     };
     let seed = seed_source(&s, tasks.len().max(1))?;
+    if !s.peers.is_empty() {
+        let peers = read_peers(&s.peers, &program_file)?;
+        if s.options.strategy != Strategy::Search && !s.quiet {
+            eprintln!("ldb: --peers votes only in --strategy search; it is ignored here");
+        }
+        for task in &mut tasks {
+            task.peers.extend(peers.iter().cloned());
+        }
+    }
     let (generator, debugger) = crate::cli::models::load(&s.models)?;
     // Before any model call: a task no model here can be shown is bad input.
     for task in &tasks {
@@ -139,6 +149,55 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
         exit_status(&reports),
         skipped,
     ))
+}
+
+/// The programs of `--peers`: each file, and every `.py` file of each directory (sorted, not
+/// recursive), leaving out the program being fixed.
+fn read_peers(paths: &[PathBuf], program: &Path) -> Result<Vec<String>, CliError> {
+    let own = std::fs::canonicalize(program).ok();
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path).map_err(|e| {
+                CliError::bad_input(
+                    format!("--peers {}: cannot read the directory: {e}", path.display()),
+                    "pass a directory of .py files, or the files themselves",
+                )
+            })?;
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "py"))
+                .collect();
+            if found.is_empty() {
+                return Err(CliError::bad_input(
+                    format!(
+                        "--peers {}: the directory holds no .py file",
+                        path.display()
+                    ),
+                    "pass a directory of .py files (one program each), or the files themselves",
+                ));
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut programs = Vec::new();
+    for file in files {
+        if own.is_some() && std::fs::canonicalize(&file).ok() == own {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            CliError::bad_input(
+                format!("--peers {}: cannot read it: {e}", file.display()),
+                "each peer is a Python program file (UTF-8), or a directory of them",
+            )
+        })?;
+        programs.push(text);
+    }
+    Ok(programs)
 }
 
 async fn fix_all(

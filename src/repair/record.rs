@@ -354,14 +354,17 @@ pub struct EditRecord {
 /// Whether the program returned is backed by anything beyond the visible tests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Confirmation {
-    /// Programs written independently (fresh samples) that pass the visible tests and behave
-    /// like the returned program on every extra input, not counting the program itself.
+    /// Programs written independently (fresh samples, the task's peers) that pass the visible
+    /// tests and behave like the returned program on every extra input, not counting the
+    /// program itself.
     pub agreeing: usize,
     /// Independent programs that pass the visible tests but behave otherwise.
     pub disagreeing: usize,
     /// `confirmed` (independent programs agree with it), `unconfirmed` (none passed the
-    /// visible tests to compare with: it is only plausible), or `majority` (returned because
-    /// the heaviest group of independent programs wrote it).
+    /// visible tests to compare with: it is only plausible), `majority` (returned because
+    /// the heaviest group of independent programs wrote it), or `outvoted` (the heaviest group
+    /// holds only peers, which are never returned, and no edit of the given program behaves
+    /// like them: the heaviest group with a candidate is returned).
     pub status: String,
 }
 
@@ -386,4 +389,8 @@ pub struct SelectionReport {
     /// prior that a repair changes the given program only where needed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seed_signature: Vec<String>,
+    /// How many of the task's peers (programs others wrote for it that pass the visible
+    /// tests) behave like each group, in `groups` order; empty without peers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<usize>,
 }

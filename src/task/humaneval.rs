@@ -43,6 +43,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         source: None,
         io_tests: Vec::new(),
         scope: Default::default(),
+        peers: Vec::new(),
         pytest_nodes: Vec::new(),
     })
 }

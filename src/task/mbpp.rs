@@ -131,6 +131,7 @@ fn build(
         source: None,
         io_tests: Vec::new(),
         scope: Default::default(),
+        peers: Vec::new(),
         pytest_nodes: Vec::new(),
     })
 }

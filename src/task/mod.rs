@@ -73,6 +73,11 @@ pub struct Task {
     /// Whole-program tests: feed `stdin`, expect `stdout`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub io_tests: Vec<IoTest>,
+    /// Programs others wrote for the same task (a class's other submissions). Those that pass
+    /// the visible tests vote on extra inputs beside the search's own candidates; they are never
+    /// shown to a model and never returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peers: Vec<String>,
     /// What a candidate replaces: the whole program, or only the entry function inside the
     /// seed (a user's module). Set by the loader of a program file; not part of `task.json`.
     #[serde(skip)]

@@ -24,6 +24,7 @@ pub(crate) const FIELDS: &[&str] = &[
     "seed",
     "source",
     "io_tests",
+    "peers",
 ];
 
 const TEST_HINT: &str = "write each test as a Python statement string, e.g. \"assert f(1) == 2\"";
@@ -52,6 +53,12 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         seed: optional_string(record, "seed", "the seed is a Python program as one string")?,
         source: source(record)?,
         io_tests: io_tests(record)?,
+        peers: optional_string_list(
+            record,
+            "peers",
+            "peers are other programs for the same task, each a Python program as one string",
+        )?
+        .unwrap_or_default(),
         scope: Default::default(),
         pytest_nodes: Vec::new(),
     };

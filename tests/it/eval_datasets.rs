@@ -247,6 +247,7 @@ fn hidden_tests_fall_back_to_visible_ones() {
         source: None,
         io_tests: Vec::new(),
         scope: Default::default(),
+        peers: Vec::new(),
         pytest_nodes: Vec::new(),
     };
     let (tests, source) = HiddenScorer::tests_of(&t);

@@ -566,3 +566,75 @@ async fn a_full_disk_leaves_the_file_intact_and_prints_the_fix() {
     assert_eq!(stdout, module_fixed());
     assert_eq!(read(&mnt, "prog.py"), MODULE);
 }
+
+// ------------------------------------------------------------ --peers
+
+#[test]
+fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
+    // `x ** 1` passes the one visible test; the class's other submissions square. Edits alone
+    // (no model is reachable): the peers are the only votes, and the edit they agree with is
+    // printed. The directory holds the program itself too, which must not vote for itself.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let class = dir.path().join("class");
+    std::fs::create_dir(&class).expect("class dir");
+    let prog = "def sum_squares(xs):\n    return sum(x ** 1 for x in xs)\n";
+    std::fs::write(class.join("prog.py"), prog).expect("prog.py");
+    std::fs::write(
+        class.join("test_prog.py"),
+        "from prog import sum_squares\n\ndef test_one():\n    assert sum_squares([1]) == 1\n",
+    )
+    .expect("test_prog.py");
+    std::fs::write(
+        class.join("ann.py"),
+        "def sum_squares(xs):\n    return sum(v * v for v in xs)\n",
+    )
+    .expect("ann.py");
+    std::fs::write(
+        class.join("bob.py"),
+        "def sum_squares(xs):\n    t = 0\n    for x in xs:\n        t += x ** 2\n    return t\n",
+    )
+    .expect("bob.py");
+    let out = ldb(
+        &class,
+        &[
+            "fix",
+            "prog.py",
+            "--tests",
+            "test_prog.py",
+            "--peers",
+            ".",
+            "--proposers",
+            "mutate",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "none",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(
+        stderr.contains("2 of 3 peer programs pass the visible tests"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("sum(x ** 2 for x in xs)"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("the fix is confirmed"), "{stderr}");
+
+    let missing = ldb(
+        &class,
+        &[
+            "fix",
+            "prog.py",
+            "--tests",
+            "test_prog.py",
+            "--peers",
+            "nowhere",
+        ],
+    );
+    let (_, stderr) = text(&missing);
+    assert_eq!(missing.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--peers nowhere"), "{stderr}");
+    assert!(stderr.contains("hint:"), "{stderr}");
+}

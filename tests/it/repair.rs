@@ -229,13 +229,13 @@ async fn an_edit_the_fresh_candidates_agree_with_is_returned_confirmed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidates_is_not_returned()
 {
-    // `x * 3` → `x * 2` passes the weak visible test; squares need `x * x`, which no single
-    // edit gives. Two fresh samples write it.
+    // `x * 3` → `x * 2` passes the weak visible test. Two fresh samples square, and answer -1
+    // for an empty list, which no edit of the given program (nor of that edit) does.
     let task = squares(
         "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
         "assert sum_squares([2]) == 4",
     );
-    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs) if xs else -1\n";
     let run = run(
         &task,
         vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
@@ -259,6 +259,32 @@ async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidat
         "{:?}",
         run.said
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_edit_that_disagrees_with_fresh_candidates_is_edited_again_towards_them() {
+    // `x * 3` → `x * 2` passes the weak visible test; the fresh samples square. No single edit
+    // of the given program squares, but one more edit of `x * 2` does (`x ** 2`): that small
+    // change is returned, confirmed, not the rewrite and not the wrong edit.
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(right), program_reply(right)],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(
+        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
+        "{:#?}",
+        report.selection
+    );
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1156,4 +1182,148 @@ async fn a_passing_program_that_leaves_a_function_unwritten_gets_it_written() {
         Some("confirmed")
     );
     assert_eq!(run.requests.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn peers_outvote_a_passing_seed_and_it_is_edited_towards_them_with_no_model_call() {
+    // `x ** 1` passes `sum_squares([1]) == 1`. Two peers (a class's other submissions) square;
+    // a third fails the visible test and does not vote. With edits alone, no fresh program
+    // could vote: the peers do, and the one-token edit that agrees with them is returned.
+    let mut task = squares(
+        "def sum_squares(xs):\n    return sum(x ** 1 for x in xs)\n",
+        "assert sum_squares([1]) == 1",
+    );
+    task.peers = vec![
+        "def sum_squares(xs):\n    return sum(v * v for v in xs)\n".into(),
+        "def sum_squares(xs):\n    t = 0\n    for x in xs:\n        t += x ** 2\n    return t\n"
+            .into(),
+        "def sum_squares(xs):\n    return 0\n".into(),
+    ];
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert!(generator.requests().is_empty());
+    assert!(
+        said.iter()
+            .any(|m| m.contains("2 of 3 peer programs pass the visible tests")),
+        "{said:?}"
+    );
+    assert_eq!(
+        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
+        "{:#?}",
+        report.selection
+    );
+    assert_eq!(report.status, FixStatus::Fixed);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
+    assert_eq!(confirmation.agreeing, 2, "{confirmation:?}");
+    let selection = report.selection.as_ref().expect("selection");
+    // The peers' group is the edit's; the seed's stands alone.
+    assert_eq!(selection.peers.iter().sum::<usize>(), 2, "{selection:#?}");
+    let edit_group = selection
+        .groups
+        .iter()
+        .position(|g| g.contains(&selection.chosen))
+        .expect("chosen in a group");
+    assert_eq!(selection.peers[edit_group], 2, "{selection:#?}");
+    // No peer is a candidate, and none is returned.
+    assert!(report.candidates.iter().all(|c| c
+        .program
+        .as_deref()
+        .is_none_or(|p| !task.peers.iter().any(|q| q == p))));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_peer_is_never_returned_when_no_edit_behaves_like_it() {
+    // `x * 3` → `x * 2` passes the weak visible test; the peers square, and answer -1 for an
+    // empty list, which no edit of the given program (nor of that edit) does. The edit is
+    // returned (a peer never is), marked outvoted, and the user is told.
+    let mut task = squares(
+        "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let peer = "def sum_squares(xs):\n    return sum(x * x for x in xs) if xs else -1\n";
+    task.peers = vec![peer.into(), peer.replace("x * x", "x ** 2")];
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let said = Said::default();
+    let report = edits_only(&generator, true).fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert!(
+        report.final_program.contains("x * 2"),
+        "{}",
+        report.final_program
+    );
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "outvoted", "{confirmation:?}");
+    assert_eq!(confirmation.disagreeing, 2, "{confirmation:?}");
+    assert!(
+        said.iter()
+            .any(|m| m.contains("behave otherwise on extra inputs")),
+        "{said:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_two_slips_the_passing_edit_is_edited_again_towards_the_peers() {
+    // `x ** 3 + 1` fails `sum_squares([1]) == 1`; `+ 1` → `+ 0` passes it but cubes. No single
+    // edit of the given program squares; one more edit of that passing edit does.
+    let mut task = squares(
+        "def sum_squares(xs):\n    return sum(x ** 3 for x in xs) + 1\n",
+        "assert sum_squares([1]) == 1",
+    );
+    task.peers = vec![
+        "def sum_squares(xs):\n    return sum(v * v for v in xs)\n".into(),
+        "def sum_squares(xs):\n    return sum([x ** 2 for x in xs])\n".into(),
+    ];
+    let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
+    let report = edits_only(&generator, true).fix(&task, &Silent).await;
+    assert_eq!(
+        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs) + 0\n",
+        "{:#?}",
+        report.selection
+    );
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn peers_never_reach_a_prompt_and_spare_the_votes_they_stand_in_for() {
+    // The seed fails its visible test and no edit mends it, so a fresh program is drawn; once
+    // one passes, the peers are the votes `select` wants and no more are drawn. No request
+    // holds a line of a peer.
+    let mut task = squares(
+        "def sum_squares(xs):\n    return len(xs) * 7\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let peer = "def sum_squares(xs):\n    peer_total = 0\n    for v in xs:\n        peer_total += v * v\n    return peer_total\n";
+    task.peers = vec![peer.into(), peer.replace("v * v", "v ** 2")];
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(right); 6],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:?}", run.said);
+    assert!(!run.requests.is_empty());
+    for r in &run.requests {
+        for m in &r.messages {
+            assert!(
+                !m.content.contains("peer_total"),
+                "a peer was sent: {}",
+                m.content
+            );
+        }
+    }
+    // `select: 2` votes wanted after the first pass; the two peers stand in for them.
+    let fresh = report
+        .candidates
+        .iter()
+        .filter(|c| c.proposer == Proposer::Fresh)
+        .count();
+    assert_eq!(fresh, 1, "{:?}", run.said);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.agreeing, 2, "{confirmation:?}");
 }

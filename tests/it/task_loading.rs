@@ -83,6 +83,7 @@ fn loads_single_task_json() {
                 stdout: "6\n".into()
             }],
             scope: Default::default(),
+            peers: Vec::new(),
             pytest_nodes: Vec::new(),
         }]
     );
@@ -222,6 +223,41 @@ fn wrong_element_type_names_the_index() {
     let msg = err.to_string();
     assert!(
         msg.contains("t.jsonl:2: field `visible_tests[1]`: expected a string, found a number"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn peers_load_as_programs_and_a_wrong_one_names_its_index() {
+    let mut t = valid_task();
+    t["peers"] = json!([
+        "def inc(x):\n    return x + 1\n",
+        "def inc(x):\n    return 1 + x\n"
+    ]);
+    let (_dir, path) = temp_file("t.json", t.to_string());
+    let task = &load_tasks(&path).expect("load")[0];
+    assert_eq!(task.peers.len(), 2);
+    assert_eq!(task.peers[1], "def inc(x):\n    return 1 + x\n");
+    // They round-trip through the task form; a task without them writes none.
+    let text = serde_json::to_string(task).expect("serialize");
+    assert_eq!(
+        &serde_json::from_str::<Task>(&text).expect("deserialize"),
+        task
+    );
+    assert!(
+        !serde_json::to_string(&load_tasks(&fixture("single.json")).expect("load")[0])
+            .expect("serialize")
+            .contains("\"peers\"")
+    );
+    t["peers"] = json!(["def inc(x):\n    return x + 1\n", 7]);
+    let err = load_err("t.jsonl", format!("{t}\n"));
+    let msg = err.to_string();
+    assert!(
+        msg.contains("field `peers[1]`: expected a string, found a number"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("hint: peers are other programs for the same task"),
         "{msg}"
     );
 }

@@ -67,6 +67,12 @@ pub struct FixArgs {
     /// Tasks debugged at once (for a file of many tasks).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub concurrency: usize,
+    /// Programs others wrote for the same task (a .py file, or a directory: every .py in it),
+    /// e.g. a class's other submissions. Those that pass the visible tests vote on extra inputs
+    /// when the search chooses a fix; they are never shown to a model and never returned.
+    /// Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub peers: Vec<PathBuf>,
     /// Do not print the seed → final diff on stderr.
     #[arg(long)]
     pub no_diff: bool,

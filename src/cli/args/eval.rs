@@ -102,6 +102,12 @@ pub struct EvalArgs {
     /// `lines` (a line per task, for logs), `none`. Warnings and the summary always print.
     #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
     pub progress: ProgressMode,
+    /// Give each task up to N peers: the given programs of other tasks of the dataset with the
+    /// same task text and entry point (a class's other submissions, as in Refactory), picked
+    /// at random by --seed. Those that pass the visible tests vote on extra inputs in the
+    /// search; they are never shown to a model and never returned.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub peers: usize,
     /// Do not keep each debugged task's report in DIR/reports/ (the rounds behind each row of
     /// `ldb eval report --html`).
     #[arg(long)]

@@ -130,6 +130,7 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
         prompts_dir: s.prompts_dir.clone(),
         shard: s.shard,
         save_reports: s.save_reports,
+        peers: s.peers,
     };
     plan.harness = s.harness.unwrap_or_else(|| plan.dataset.default_harness());
     let (generator, debugger): (SharedModel, SharedModel) = if plan.needs_models()? {

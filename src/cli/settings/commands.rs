@@ -34,6 +34,8 @@ pub struct FixSettings {
     pub options: FixOptions,
     /// Tasks debugged at once (at least 1).
     pub concurrency: usize,
+    /// `--peers`: files and directories of programs others wrote for the task.
+    pub peers: Vec<PathBuf>,
     pub out: Option<PathBuf>,
     /// Write the fix back into the `.py` program.
     pub write: bool,
@@ -146,6 +148,7 @@ impl FixSettings {
             seed,
             options,
             concurrency: args.concurrency.max(1),
+            peers: args.peers.clone(),
             out: args.out.clone(),
             write: args.write,
             report: args.report.clone(),

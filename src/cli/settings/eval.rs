@@ -55,6 +55,8 @@ pub struct EvalSettings {
     pub quiet: bool,
     pub progress: ProgressMode,
     pub save_reports: bool,
+    /// Peers per task (`--peers`).
+    pub peers: usize,
     pub shard: Option<Shard>,
     pub budget_tokens: Option<u64>,
     pub rng_seed: u64,
@@ -117,6 +119,7 @@ impl EvalSettings {
             quiet: args.quiet,
             progress: args.progress,
             save_reports: !args.no_reports,
+            peers: args.peers,
             shard,
             budget_tokens: args.search.budget_tokens,
             rng_seed: args.search.rng_seed,

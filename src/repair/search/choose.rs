@@ -14,6 +14,10 @@
 //!   returned unconfirmed: the smallest change, the first found (at the most suspicious
 //!   statement) among equals.
 //!
+//! The task's peers (programs others wrote for it, `peers`) that pass the visible tests vote
+//! too, one vote each, but are never returned: where the heaviest group is theirs alone and no
+//! edit joins it, the heaviest group with a candidate gives the program, marked `outvoted`.
+//!
 //! With fresh samples only (no edits) this is the largest-group rule of CodeT and AlphaCode.
 
 use std::time::Instant;
@@ -21,6 +25,7 @@ use std::time::Instant;
 use crate::repair::progress::{Phase, ProgressEvent};
 use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport};
 use crate::repair::search::mutate::Derived;
+use crate::repair::search::peers::Voters;
 use crate::repair::search::select::{self, groups, SelectRule};
 use crate::repair::search::{extra_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
@@ -39,6 +44,8 @@ impl Search<'_> {
         }
         let chosen = match self.passing.as_slice() {
             [] => self.beam().first().copied().unwrap_or(0),
+            // Peers vote on every passing program, the seed's too.
+            _ if completed && !self.peers.is_empty() => self.select(report).await?,
             [0] if self.candidates.iter().any(|c| c.proposer.independent()) => {
                 let drawn = self
                     .candidates
@@ -103,6 +110,13 @@ impl Search<'_> {
                  passed them to compare it with: it is plausible, not confirmed; review the diff, \
                  or add tests"
             ),
+            "outvoted" => format!(
+                "the fix passes the {tests} visible tests, but more of the independently \
+                 written programs ({}) behave otherwise on extra inputs than like it ({}) and \
+                 no edit of the given program behaves like them: review the diff against the \
+                 report's selection",
+                c.disagreeing, c.agreeing
+            ),
             "majority" => format!(
                 "the fix is the program most independently written candidates agree with ({} \
                  of {}); no edit of the given program behaves like them",
@@ -121,7 +135,7 @@ impl Search<'_> {
             ),
         };
         // Only a fix nothing backs is a warning; the others are the search's normal outcome.
-        let event = if c.status != "unconfirmed" {
+        let event = if !matches!(c.status.as_str(), "unconfirmed" | "outvoted") {
             ProgressEvent::Step {
                 task_id: self.task.task_id.clone(),
                 message,
@@ -240,9 +254,11 @@ impl Search<'_> {
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
         let behaviours = self.behaviours(programs, &calls).await?;
-        let weights = self.vote_weights();
+        let peers = self.behaviours(self.peers.clone(), &calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        let weights = &voters.weights;
         let weigh = |g: &Vec<usize>| g.iter().map(|&i| weights[i]).sum::<usize>();
-        let grouped = groups(&behaviours, &weights);
+        let grouped = groups(&voters.behaviours, weights);
         let tied = match grouped.as_slice() {
             [a, b, ..] => weigh(a) > 0 && weigh(a) == weigh(b),
             _ => false,
@@ -314,14 +330,17 @@ impl Search<'_> {
         } else {
             Vec::new()
         };
-        let weights = self.vote_weights();
+        let peer_behaviours = self.behaviours(self.peers.clone(), &calls).await?;
+        let mut voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
         let mut passing = self.passing.clone();
-        let mut grouped = groups(&behaviours, &weights);
+        let mut grouped = groups(&voters.behaviours, &voters.weights);
         let weight_of = |g: &[usize], w: &[usize]| g.iter().map(|&i| w[i]).sum::<usize>();
         let mut confirmation = None;
         let chosen = match self.options.select_by {
             SelectRule::Agreement if !any_derived => {
-                let scores = select::agreement_scores(&behaviours, &weights);
+                let scores = select::agreement_scores(&voters.behaviours, &voters.weights);
+                // Peers score the candidates; only a candidate is returned.
+                let scores = &scores[..voters.candidates];
                 let best = scores.iter().copied().max().unwrap_or(0);
                 scores
                     .iter()
@@ -331,10 +350,11 @@ impl Search<'_> {
                     .unwrap_or(first)
             }
             _ => {
-                let top_weight = grouped.first().map_or(0, |g| weight_of(g, &weights));
-                let total_votes: usize = weights.iter().sum();
-                let smallest_edit = |g: &[usize], passing: &[usize]| {
+                let top_weight = grouped.first().map_or(0, |g| weight_of(g, &voters.weights));
+                let total_votes: usize = voters.weights.iter().sum();
+                let smallest_edit = |g: &[usize], passing: &[usize], voters: &Voters| {
                     g.iter()
+                        .filter(|&&i| !voters.is_peer(i))
                         .map(|&i| passing[i])
                         .filter(|&id| self.derived(id))
                         .min_by_key(|&id| (self.node(id).diff_lines, id))
@@ -357,7 +377,7 @@ impl Search<'_> {
                     pick
                 } else {
                     let top = grouped[0].clone();
-                    match smallest_edit(&top, &passing) {
+                    match smallest_edit(&top, &passing, &voters) {
                         Some(id) => {
                             confirmation = Some(Confirmation {
                                 agreeing: top_weight,
@@ -367,7 +387,11 @@ impl Search<'_> {
                             id
                         }
                         None => {
-                            let majority = passing[top[0]];
+                            // The group's first candidate; none when only peers behave so.
+                            let majority = top
+                                .iter()
+                                .find(|&&i| !voters.is_peer(i))
+                                .map(|&i| passing[i]);
                             let mut pick = majority;
                             let can_mutate = self
                                 .options
@@ -376,36 +400,61 @@ impl Search<'_> {
                                 .any(|(p, _)| *p == Proposer::Mutate);
                             // The seed is the majority's own member when it passed: nothing
                             // to repair then.
-                            if can_mutate && !top.iter().any(|&i| passing[i] == 0) {
+                            if can_mutate && majority != Some(0) {
                                 let derived = Derived {
                                     calls: calls.clone(),
-                                    expected: behaviours[top[0]].clone(),
+                                    expected: voters.behaviours[top[0]].clone(),
                                     no_added_return: false,
                                 };
-                                let found = self.mutate(0, Some(&derived)).await?;
+                                let mut found = self.mutate(0, Some(&derived)).await?;
+                                if found.is_empty() {
+                                    // Two slips: the smallest passing edit mends one; edited
+                                    // again, it may behave like the majority.
+                                    let smallest = passing
+                                        .iter()
+                                        .copied()
+                                        .filter(|&id| self.derived(id))
+                                        .min_by_key(|&id| (self.node(id).diff_lines, id));
+                                    if let Some(edit) = smallest {
+                                        found = self.mutate(edit, Some(&derived)).await?;
+                                    }
+                                }
                                 if let Some(&edit) = found
                                     .iter()
                                     .min_by_key(|&&id| (self.node(id).diff_lines, id))
                                 {
                                     // It behaves as the majority on every input: join it.
                                     passing.push(edit);
-                                    behaviours.push(behaviours[top[0]].clone());
-                                    let mut w = weights.clone();
-                                    w.push(0);
-                                    grouped = groups(&behaviours, &w);
-                                    pick = edit;
+                                    voters.add_candidate(voters.behaviours[top[0]].clone(), 0);
+                                    grouped = groups(&voters.behaviours, &voters.weights);
+                                    pick = Some(edit);
                                 }
                             }
-                            confirmation = Some(Confirmation {
-                                agreeing: top_weight - usize::from(pick == majority),
-                                disagreeing: total_votes - top_weight,
-                                status: if pick == majority {
-                                    "majority".into()
-                                } else {
-                                    "confirmed".into()
-                                },
-                            });
-                            pick
+                            match pick {
+                                Some(pick) => {
+                                    let own = usize::from(Some(pick) == majority);
+                                    confirmation = Some(Confirmation {
+                                        agreeing: top_weight - own,
+                                        disagreeing: total_votes - top_weight,
+                                        status: if own == 1 {
+                                            "majority".into()
+                                        } else {
+                                            "confirmed".into()
+                                        },
+                                    });
+                                    pick
+                                }
+                                None => {
+                                    let (pick, weight) =
+                                        self.outvoted(&grouped, &passing, &voters, first);
+                                    confirmation = Some(Confirmation {
+                                        agreeing: weight,
+                                        disagreeing: total_votes - weight,
+                                        status: "outvoted".into(),
+                                    });
+                                    pick
+                                }
+                            }
                         }
                     }
                 }
@@ -413,8 +462,21 @@ impl Search<'_> {
         };
         let id_groups: Vec<Vec<usize>> = grouped
             .iter()
-            .map(|g| g.iter().map(|&i| passing[i]).collect())
+            .map(|g| {
+                g.iter()
+                    .filter(|&&i| !voters.is_peer(i))
+                    .map(|&i| passing[i])
+                    .collect()
+            })
             .collect();
+        let peer_counts: Vec<usize> = if voters.peers() == 0 {
+            Vec::new()
+        } else {
+            grouped
+                .iter()
+                .map(|g| g.iter().filter(|&&i| voters.is_peer(i)).count())
+                .collect()
+        };
         for (g, members) in id_groups.iter().enumerate() {
             for &id in members {
                 if let Some(c) = self.candidates.get_mut(id) {
@@ -424,11 +486,11 @@ impl Search<'_> {
         }
         let signatures = passing
             .iter()
-            .zip(&behaviours)
+            .zip(&voters.behaviours)
             .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
             .collect();
         if first == 0 {
-            self.say_what_votes_did(&id_groups, chosen, inputs.len());
+            self.say_what_votes_did(&id_groups, &peer_counts, chosen, inputs.len());
         }
         report.confirmation = confirmation;
         report.selection = Some(SelectionReport {
@@ -442,15 +504,51 @@ impl Search<'_> {
                 .iter()
                 .map(|x| select::behaviour_hash(x))
                 .collect(),
+            peers: peer_counts,
         });
         Ok(chosen)
     }
 
+    /// The heaviest group is peers alone and no edit of the given program joins it: the
+    /// heaviest group that holds a candidate gives the program (its smallest edit, else its
+    /// first), with that group's weight less the program's own vote.
+    fn outvoted(
+        &self,
+        grouped: &[Vec<usize>],
+        passing: &[usize],
+        voters: &Voters,
+        first: usize,
+    ) -> (usize, usize) {
+        for g in grouped {
+            let members: Vec<usize> = g.iter().copied().filter(|&i| !voters.is_peer(i)).collect();
+            let Some(&head) = members.first() else {
+                continue;
+            };
+            let index = members
+                .iter()
+                .copied()
+                .filter(|&i| self.derived(passing[i]))
+                .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
+                .unwrap_or(head);
+            let weight = g.iter().map(|&i| voters.weights[i]).sum::<usize>();
+            return (passing[index], weight - voters.weights[index]);
+        }
+        (first, 0)
+    }
+
     /// The seed passed on its own: say what the votes did to it.
-    fn say_what_votes_did(&self, id_groups: &[Vec<usize>], chosen: usize, inputs: usize) {
-        let votes: usize = id_groups
-            .iter()
-            .map(Vec::len)
+    fn say_what_votes_did(
+        &self,
+        id_groups: &[Vec<usize>],
+        peer_counts: &[usize],
+        chosen: usize,
+        inputs: usize,
+    ) {
+        let size = |g: usize| {
+            id_groups.get(g).map_or(0, Vec::len) + peer_counts.get(g).copied().unwrap_or(0)
+        };
+        let votes: usize = (0..id_groups.len())
+            .map(size)
             .sum::<usize>()
             .saturating_sub(1);
         let message = if chosen == 0 {
@@ -459,22 +557,22 @@ impl Search<'_> {
                  agree with it on {inputs} extra inputs, so it is kept",
                 id_groups
                     .iter()
-                    .find(|g| g.contains(&0))
-                    .map_or(0, |g| g.len() - 1),
+                    .position(|g| g.contains(&0))
+                    .map_or(0, |g| size(g) - 1),
             )
         } else if self.derived(chosen) {
             format!(
                 "the program passes the visible tests, but {} other passing programs agree \
                  with each other and not with it on {inputs} extra inputs; an edit of it that \
                  agrees with them is returned",
-                id_groups.first().map_or(0, Vec::len).saturating_sub(1),
+                size(0).saturating_sub(1),
             )
         } else {
             format!(
                 "the program passes the visible tests, but {} other passing programs agree \
                  with each other and not with it on {inputs} extra inputs; one of them is \
                  returned (the report's selection lists the inputs)",
-                id_groups.first().map_or(0, Vec::len),
+                size(0),
             )
         };
         self.progress.event(ProgressEvent::Notice {

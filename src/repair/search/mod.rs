@@ -34,6 +34,7 @@ mod mutate;
 mod node;
 mod options;
 mod patch;
+mod peers;
 mod proposals;
 mod select;
 
@@ -107,6 +108,8 @@ struct Search<'a> {
     localised: HashMap<usize, Vec<(u32, u32)>>,
     /// Votes drawn beyond `select`/`verify` because the heaviest groups tied (`tie_votes`).
     tie_break_votes: usize,
+    /// The task's peers that pass the visible tests: votes at no token cost (`peers`).
+    peers: Vec<String>,
 }
 
 /// Why the search stops.
@@ -163,6 +166,7 @@ pub(super) async fn run(
         completed: std::collections::HashSet::new(),
         localised: HashMap::new(),
         tie_break_votes: 0,
+        peers: Vec::new(),
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
@@ -176,6 +180,7 @@ impl Search<'_> {
         self.consider(0, Proposer::Seed, None, Some(seed), None, Vec::new(), 0)
             .await?;
         report.iterations.push(self.iteration_of(0, 0));
+        self.admit_peers().await?;
         let can_mutate = self
             .options
             .portfolio
@@ -475,12 +480,17 @@ impl Search<'_> {
         votes.len() >= patience && votes.into_iter().take(patience).all(failed)
     }
 
-    /// Model proposals after candidate `first`: the votes drawn since the first pass.
+    /// Votes since the first pass: the model proposals drawn after candidate `first`, and the
+    /// peers that pass the visible tests (they cost nothing, so they are counted first).
     fn votes_after(&self, first: usize) -> usize {
-        self.candidates
-            .iter()
-            .filter(|c| c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
-            .count()
+        self.peers.len()
+            + self
+                .candidates
+                .iter()
+                .filter(|c| {
+                    c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate)
+                })
+                .count()
     }
 
     /// Whether `proposer`'s samples follow resampling's seeds, one at a time. Not on a backend

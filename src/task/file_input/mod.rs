@@ -235,6 +235,7 @@ fn finish(
         source: None,
         io_tests: input.io_tests.clone(),
         scope,
+        peers: Vec::new(),
         pytest_nodes,
     })
 }

@@ -411,6 +411,7 @@ mod tests {
             source: None,
             io_tests: Vec::new(),
             scope: Default::default(),
+            peers: Vec::new(),
             pytest_nodes: Vec::new(),
         }
     }

@@ -50,12 +50,20 @@ pub struct EvalPlan {
     pub shard: Option<Shard>,
     /// Keep each debugged task's whole report in `out_dir/reports/` ([`crate::eval::fix::fix_reports`]).
     pub save_reports: bool,
+    /// Peers per task: given programs of other tasks with the same text and entry point
+    /// (`--peers`).
+    pub peers: usize,
 }
 
 impl EvalPlan {
     /// The tasks this run (this shard, when sharded) may select from, in dataset order.
     pub fn candidates(&self) -> Result<Vec<Task>, EvalError> {
-        let all = self.whole_run_candidates()?;
+        let mut all = self.whole_run_candidates()?;
+        if self.peers > 0 {
+            for task in &mut all {
+                task.peers = self.peers_of(task);
+            }
+        }
         Ok(match self.shard {
             Some(shard) => shard.slice(&all),
             None => all,
@@ -77,6 +85,35 @@ impl EvalPlan {
             all.truncate(self.limit.unwrap_or(usize::MAX));
         }
         Ok(all)
+    }
+
+    /// Up to `peers` given programs of the dataset's other tasks with `task`'s text and entry
+    /// point, in an order fixed by the run's seed (so reruns and resumed runs see the same).
+    fn peers_of(&self, task: &Task) -> Vec<String> {
+        let mut others: Vec<(u64, String)> = self
+            .dataset
+            .tasks
+            .iter()
+            .filter(|t| {
+                t.task_id != task.task_id
+                    && t.prompt == task.prompt
+                    && t.entry_point == task.entry_point
+            })
+            .filter_map(|t| {
+                let program = self
+                    .seed_programs
+                    .as_ref()
+                    .and_then(|(_, programs)| programs.get(&t.task_id))
+                    .or(t.seed.as_ref())?;
+                Some((order_key(self.rng_seed, &t.task_id), program.clone()))
+            })
+            .collect();
+        others.sort_by_key(|o| o.0);
+        others
+            .into_iter()
+            .take(self.peers)
+            .map(|(_, p)| p)
+            .collect()
     }
 
     /// The manifest of a sharded run's directory.
@@ -235,11 +272,24 @@ impl EvalPlan {
                 if o.tie_votes > 0 {
                     label.push_str(&format!(" tie-votes {}", o.tie_votes));
                 }
+                if self.peers > 0 {
+                    label.push_str(&format!(" peers {}", self.peers));
+                }
                 label
             }),
             ..self.seed_config(generator)
         }
     }
+}
+
+/// A pseudo-random sort key of `id` under `seed` (FNV-1a: stable across builds and platforms).
+fn order_key(seed: u64, id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.to_le_bytes().iter().chain(id.as_bytes()) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// Default run directory name: `<dataset>-<seeds>-<model>`, safe for file names.
