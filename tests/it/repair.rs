@@ -229,13 +229,13 @@ async fn an_edit_the_fresh_candidates_agree_with_is_returned_confirmed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidates_is_not_returned()
 {
-    // `x * 3` → `x * 2` passes the weak visible test. Two fresh samples square, and answer -1
-    // for an empty list, which no edit of the given program (nor of that edit) does.
+    // `x * 3` → `x * 2` passes the weak visible test; squares need `x * x`, which no single
+    // edit gives. Two fresh samples write it.
     let task = squares(
         "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
         "assert sum_squares([2]) == 4",
     );
-    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs) if xs else -1\n";
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
     let run = run(
         &task,
         vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
@@ -259,32 +259,6 @@ async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidat
         "{:?}",
         run.said
     );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_passing_edit_that_disagrees_with_fresh_candidates_is_edited_again_towards_them() {
-    // `x * 3` → `x * 2` passes the weak visible test; the fresh samples square. No single edit
-    // of the given program squares, but one more edit of `x * 2` does (`x ** 2`): that small
-    // change is returned, confirmed, not the rewrite and not the wrong edit.
-    let task = squares(
-        "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
-        "assert sum_squares([2]) == 4",
-    );
-    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
-    let run = run(
-        &task,
-        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
-        vec![program_reply(right), program_reply(right)],
-    )
-    .await;
-    let report = &run.report;
-    assert_eq!(
-        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
-        "{:#?}",
-        report.selection
-    );
-    let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
