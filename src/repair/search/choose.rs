@@ -186,6 +186,20 @@ impl Search<'_> {
         Ok(behaviours)
     }
 
+    /// The peers' behaviours on `calls` (the selection's extra inputs, the same for the whole
+    /// task): run once, then kept, since both a tie check and the selection ask for them.
+    async fn peer_behaviours(
+        &mut self,
+        calls: &[TestInput],
+    ) -> Result<Vec<Vec<String>>, AgentError> {
+        if let Some(kept) = &self.peer_behaviours {
+            return Ok(kept.clone());
+        }
+        let run = self.behaviours(self.peers.clone(), calls).await?;
+        self.peer_behaviours = Some(run.clone());
+        Ok(run)
+    }
+
     /// The votes of passing candidate `id`: one if it was written independently (or is the
     /// seed), plus one per independent sample that wrote the same program again.
     fn votes(&self, id: usize) -> usize {
@@ -254,7 +268,7 @@ impl Search<'_> {
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
         let behaviours = self.behaviours(programs, &calls).await?;
-        let peers = self.behaviours(self.peers.clone(), &calls).await?;
+        let peers = self.peer_behaviours(&calls).await?;
         let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
         let weights = &voters.weights;
         let weigh = |g: &Vec<usize>| g.iter().map(|&i| weights[i]).sum::<usize>();
@@ -330,7 +344,7 @@ impl Search<'_> {
         } else {
             Vec::new()
         };
-        let peer_behaviours = self.behaviours(self.peers.clone(), &calls).await?;
+        let peer_behaviours = self.peer_behaviours(&calls).await?;
         let mut voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
         let mut passing = self.passing.clone();
         let mut grouped = groups(&voters.behaviours, &voters.weights);

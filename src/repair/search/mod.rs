@@ -110,6 +110,8 @@ struct Search<'a> {
     tie_break_votes: usize,
     /// The task's peers that pass the visible tests: votes at no token cost (`peers`).
     peers: Vec<String>,
+    /// The peers' behaviours on the selection's extra inputs (fixed for the task), once run.
+    peer_behaviours: Option<Vec<Vec<String>>>,
 }
 
 /// Why the search stops.
@@ -167,6 +169,7 @@ pub(super) async fn run(
         localised: HashMap::new(),
         tie_break_votes: 0,
         peers: Vec::new(),
+        peer_behaviours: None,
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
