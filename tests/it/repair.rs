@@ -1301,3 +1301,41 @@ async fn peers_never_reach_a_prompt_and_spare_the_votes_they_stand_in_for() {
     let confirmation = report.confirmation.as_ref().expect("confirmation");
     assert_eq!(confirmation.agreeing, 2, "{confirmation:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn peers_show_a_slip_in_a_function_no_visible_test_calls() {
+    // Regression: extra inputs called only the entry point, so a task of three functions had
+    // the one its visible tests never call (`contains_unique_day`) checked by nothing. Its
+    // calls now borrow `unique_month`'s arguments by parameter name; the peers answer them
+    // otherwise than the given program, and the one-token edit that agrees is returned.
+    let contains = |cond: &str| {
+        format!(
+            "{DAY_AND_MONTH}def contains_unique_day(month, dates):\n    for m, d in dates:\n        \
+             if {cond} and unique_day(d, dates):\n            return True\n    return False\n"
+        )
+    };
+    let mut task = dates_task(&contains("m != month"));
+    task.peers = vec![
+        contains("m == month"),
+        format!(
+            "{DAY_AND_MONTH}def contains_unique_day(month, dates):\n    \
+             return any(unique_day(d, dates) for m, d in dates if m == month)\n"
+        ),
+    ];
+    let said = Said::default();
+    let report = fix_by_edits(&task, true, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert_eq!(report.final_program, contains("m == month"), "{said:?}");
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
+    let selection = report.selection.as_ref().expect("selection");
+    assert!(
+        selection
+            .inputs
+            .iter()
+            .any(|c| c.starts_with("contains_unique_day('May', ")),
+        "{:?}",
+        selection.inputs
+    );
+}
