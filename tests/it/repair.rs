@@ -1339,33 +1339,3 @@ async fn peers_show_a_slip_in_a_function_no_visible_test_calls() {
         selection.inputs
     );
 }
-
-#[tokio::test(flavor = "multi_thread")]
-async fn peers_that_each_slip_somewhere_still_agree_input_by_input() {
-    // Every peer slips on one extra input of its own, so no two behave alike on all of them
-    // and the groups tie at one vote each. Input by input most of them agree, and the given
-    // program is the one off on `sum_squares([2])`: it is edited towards that consensus.
-    let mut task = squares(
-        "def sum_squares(xs):\n    return sum(x ** 1 for x in xs)\n",
-        "assert sum_squares([1]) == 1",
-    );
-    task.peers = vec![
-        // -1 for an empty list.
-        "def sum_squares(xs):\n    return sum(x * x for x in xs) if xs else -1\n".into(),
-        // Keeps the sign.
-        "def sum_squares(xs):\n    return sum(abs(x) * x for x in xs)\n".into(),
-        // Counts a repeated number once.
-        "def sum_squares(xs):\n    return sum(x * x for x in set(xs))\n".into(),
-    ];
-    let said = Said::default();
-    let report = fix_by_edits(&task, true, &said).await;
-    let said = said.0.into_inner().expect("lock");
-    assert_eq!(
-        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
-        "{said:?} {:#?}",
-        report.selection
-    );
-    assert_eq!(report.status, FixStatus::Fixed);
-    let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
-}

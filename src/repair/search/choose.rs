@@ -25,15 +25,11 @@ use std::time::Instant;
 use crate::repair::progress::{Phase, ProgressEvent};
 use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport};
 use crate::repair::search::mutate::Derived;
-use crate::repair::search::peers::{consensus, follows, Voters};
+use crate::repair::search::peers::Voters;
 use crate::repair::search::select::{self, groups, SelectRule};
 use crate::repair::search::{Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
-
-/// The share of the votes (peers' and independent candidates') an answer needs on an extra
-/// input to be the consensus there (`peers::consensus`).
-const CONSENSUS_SHARE: f64 = 0.5;
 
 impl Search<'_> {
     /// Choose the program to return and fill the report's final fields.
@@ -349,141 +345,126 @@ impl Search<'_> {
         let mut grouped = groups(&voters.behaviours, &voters.weights);
         let weight_of = |g: &[usize], w: &[usize]| g.iter().map(|&i| w[i]).sum::<usize>();
         let mut confirmation = None;
-        // Where peers vote, their answer input by input comes first (see `peers::consensus`).
-        let followed = if voters.peers() > 0 {
-            self.follow_consensus(&calls, &mut voters, &mut passing)
-                .await?
-        } else {
-            None
-        };
-        if followed.is_some() {
-            grouped = groups(&voters.behaviours, &voters.weights);
-        }
-        let chosen = if let Some((pick, followed)) = followed {
-            confirmation = Some(followed);
-            pick
-        } else {
-            match self.options.select_by {
-                SelectRule::Agreement if !any_derived => {
-                    let scores = select::agreement_scores(&voters.behaviours, &voters.weights);
-                    // Peers score the candidates; only a candidate is returned.
-                    let scores = &scores[..voters.candidates];
-                    let best = scores.iter().copied().max().unwrap_or(0);
-                    scores
-                        .iter()
-                        .position(|&s| s == best)
-                        .and_then(|i| passing.get(i))
-                        .copied()
-                        .unwrap_or(first)
-                }
-                _ => {
-                    let top_weight = grouped.first().map_or(0, |g| weight_of(g, &voters.weights));
-                    let total_votes: usize = voters.weights.iter().sum();
-                    let smallest_edit = |g: &[usize], passing: &[usize], voters: &Voters| {
-                        g.iter()
-                            .filter(|&&i| !voters.is_peer(i))
-                            .map(|&i| passing[i])
-                            .filter(|&id| self.derived(id))
-                            .min_by_key(|&id| (self.node(id).diff_lines, id))
-                    };
-                    if top_weight == 0 {
-                        // Nothing independent to compare with: the smallest edit, the first found
-                        // (at the most suspicious statement) among equals. On the development runs
-                        // this was right more often than the edit that changes the given program's
-                        // behaviour least (benchmarks/RESULTS.md, "Choosing an unconfirmed edit").
-                        let pick = (0..passing.len())
-                            .filter(|&i| self.derived(passing[i]))
-                            .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
-                            .map(|i| passing[i])
-                            .unwrap_or(first);
-                        confirmation = Some(Confirmation {
-                            agreeing: 0,
-                            disagreeing: 0,
-                            status: "unconfirmed".into(),
-                        });
-                        pick
-                    } else {
-                        let top = grouped[0].clone();
-                        match smallest_edit(&top, &passing, &voters) {
-                            Some(id) => {
-                                confirmation = Some(Confirmation {
-                                    agreeing: top_weight,
-                                    disagreeing: total_votes - top_weight,
-                                    status: "confirmed".into(),
-                                });
-                                id
-                            }
-                            None => {
-                                // The group's first candidate; none when only peers behave so.
-                                let majority = top
-                                    .iter()
-                                    .find(|&&i| !voters.is_peer(i))
-                                    .map(|&i| passing[i]);
-                                let mut pick = majority;
-                                let can_mutate = self
-                                    .options
-                                    .portfolio
-                                    .iter()
-                                    .any(|(p, _)| *p == Proposer::Mutate);
-                                // The seed is the majority's own member when it passed: nothing
-                                // to repair then.
-                                if can_mutate && majority != Some(0) {
-                                    let derived = Derived {
-                                        calls: calls.clone(),
-                                        expected: voters.behaviours[top[0]].clone(),
-                                        no_added_return: false,
-                                    };
-                                    let mut found = self.mutate(0, Some(&derived)).await?;
-                                    // Two slips: the smallest passing edit mends one; edited
-                                    // again, it may behave like the majority. Only where peers vote,
-                                    // where it was measured (benchmarks/RESULTS.md, "Other programs
-                                    // for the same task"); with fresh votes alone their program
-                                    // stays the choice.
-                                    if found.is_empty() && top.iter().any(|&i| voters.is_peer(i)) {
-                                        let smallest = passing
-                                            .iter()
-                                            .copied()
-                                            .filter(|&id| self.derived(id))
-                                            .min_by_key(|&id| (self.node(id).diff_lines, id));
-                                        if let Some(edit) = smallest {
-                                            found = self.mutate(edit, Some(&derived)).await?;
-                                        }
-                                    }
-                                    if let Some(&edit) = found
+        let chosen = match self.options.select_by {
+            SelectRule::Agreement if !any_derived => {
+                let scores = select::agreement_scores(&voters.behaviours, &voters.weights);
+                // Peers score the candidates; only a candidate is returned.
+                let scores = &scores[..voters.candidates];
+                let best = scores.iter().copied().max().unwrap_or(0);
+                scores
+                    .iter()
+                    .position(|&s| s == best)
+                    .and_then(|i| passing.get(i))
+                    .copied()
+                    .unwrap_or(first)
+            }
+            _ => {
+                let top_weight = grouped.first().map_or(0, |g| weight_of(g, &voters.weights));
+                let total_votes: usize = voters.weights.iter().sum();
+                let smallest_edit = |g: &[usize], passing: &[usize], voters: &Voters| {
+                    g.iter()
+                        .filter(|&&i| !voters.is_peer(i))
+                        .map(|&i| passing[i])
+                        .filter(|&id| self.derived(id))
+                        .min_by_key(|&id| (self.node(id).diff_lines, id))
+                };
+                if top_weight == 0 {
+                    // Nothing independent to compare with: the smallest edit, the first found
+                    // (at the most suspicious statement) among equals. On the development runs
+                    // this was right more often than the edit that changes the given program's
+                    // behaviour least (benchmarks/RESULTS.md, "Choosing an unconfirmed edit").
+                    let pick = (0..passing.len())
+                        .filter(|&i| self.derived(passing[i]))
+                        .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
+                        .map(|i| passing[i])
+                        .unwrap_or(first);
+                    confirmation = Some(Confirmation {
+                        agreeing: 0,
+                        disagreeing: 0,
+                        status: "unconfirmed".into(),
+                    });
+                    pick
+                } else {
+                    let top = grouped[0].clone();
+                    match smallest_edit(&top, &passing, &voters) {
+                        Some(id) => {
+                            confirmation = Some(Confirmation {
+                                agreeing: top_weight,
+                                disagreeing: total_votes - top_weight,
+                                status: "confirmed".into(),
+                            });
+                            id
+                        }
+                        None => {
+                            // The group's first candidate; none when only peers behave so.
+                            let majority = top
+                                .iter()
+                                .find(|&&i| !voters.is_peer(i))
+                                .map(|&i| passing[i]);
+                            let mut pick = majority;
+                            let can_mutate = self
+                                .options
+                                .portfolio
+                                .iter()
+                                .any(|(p, _)| *p == Proposer::Mutate);
+                            // The seed is the majority's own member when it passed: nothing
+                            // to repair then.
+                            if can_mutate && majority != Some(0) {
+                                let derived = Derived {
+                                    calls: calls.clone(),
+                                    expected: voters.behaviours[top[0]].clone(),
+                                    no_added_return: false,
+                                };
+                                let mut found = self.mutate(0, Some(&derived)).await?;
+                                // Two slips: the smallest passing edit mends one; edited
+                                // again, it may behave like the majority. Only where peers vote,
+                                // where it was measured (benchmarks/RESULTS.md, "Other programs
+                                // for the same task"); with fresh votes alone their program
+                                // stays the choice.
+                                if found.is_empty() && top.iter().any(|&i| voters.is_peer(i)) {
+                                    let smallest = passing
                                         .iter()
-                                        .min_by_key(|&&id| (self.node(id).diff_lines, id))
-                                    {
-                                        // It behaves as the majority on every input: join it.
-                                        passing.push(edit);
-                                        voters.add_candidate(voters.behaviours[top[0]].clone(), 0);
-                                        grouped = groups(&voters.behaviours, &voters.weights);
-                                        pick = Some(edit);
+                                        .copied()
+                                        .filter(|&id| self.derived(id))
+                                        .min_by_key(|&id| (self.node(id).diff_lines, id));
+                                    if let Some(edit) = smallest {
+                                        found = self.mutate(edit, Some(&derived)).await?;
                                     }
                                 }
-                                match pick {
-                                    Some(pick) => {
-                                        let own = usize::from(Some(pick) == majority);
-                                        confirmation = Some(Confirmation {
-                                            agreeing: top_weight - own,
-                                            disagreeing: total_votes - top_weight,
-                                            status: if own == 1 {
-                                                "majority".into()
-                                            } else {
-                                                "confirmed".into()
-                                            },
-                                        });
-                                        pick
-                                    }
-                                    None => {
-                                        let (pick, weight) =
-                                            self.outvoted(&grouped, &passing, &voters, first);
-                                        confirmation = Some(Confirmation {
-                                            agreeing: weight,
-                                            disagreeing: total_votes - weight,
-                                            status: "outvoted".into(),
-                                        });
-                                        pick
-                                    }
+                                if let Some(&edit) = found
+                                    .iter()
+                                    .min_by_key(|&&id| (self.node(id).diff_lines, id))
+                                {
+                                    // It behaves as the majority on every input: join it.
+                                    passing.push(edit);
+                                    voters.add_candidate(voters.behaviours[top[0]].clone(), 0);
+                                    grouped = groups(&voters.behaviours, &voters.weights);
+                                    pick = Some(edit);
+                                }
+                            }
+                            match pick {
+                                Some(pick) => {
+                                    let own = usize::from(Some(pick) == majority);
+                                    confirmation = Some(Confirmation {
+                                        agreeing: top_weight - own,
+                                        disagreeing: total_votes - top_weight,
+                                        status: if own == 1 {
+                                            "majority".into()
+                                        } else {
+                                            "confirmed".into()
+                                        },
+                                    });
+                                    pick
+                                }
+                                None => {
+                                    let (pick, weight) =
+                                        self.outvoted(&grouped, &passing, &voters, first);
+                                    confirmation = Some(Confirmation {
+                                        agreeing: weight,
+                                        disagreeing: total_votes - weight,
+                                        status: "outvoted".into(),
+                                    });
+                                    pick
                                 }
                             }
                         }
@@ -538,82 +519,6 @@ impl Search<'_> {
             peers: peer_counts,
         });
         Ok(chosen)
-    }
-
-    /// Where peers vote: the program that follows their consensus input by input (the answer
-    /// most of them give on each extra input, `peers::consensus`). The given program when it
-    /// passed and follows it; else the smallest passing edit that does; else the given program
-    /// edited towards it (once, then the smallest passing edit once more: two slips); else an
-    /// independent candidate that follows it. `None` when the consensus decides no input or
-    /// nothing follows it: the groups choose then.
-    async fn follow_consensus(
-        &mut self,
-        calls: &[TestInput],
-        voters: &mut Voters,
-        passing: &mut Vec<usize>,
-    ) -> Result<Option<(usize, Confirmation)>, AgentError> {
-        let wanted = consensus(&voters.behaviours, &voters.weights, CONSENSUS_SHARE);
-        if wanted.iter().all(|w| w == select::ANY) {
-            return Ok(None);
-        }
-        let total: usize = voters.weights.iter().sum();
-        let agreeing: usize = voters
-            .behaviours
-            .iter()
-            .zip(&voters.weights)
-            .filter(|(b, _)| follows(&wanted, b))
-            .map(|(_, &w)| w)
-            .sum();
-        let backed = |status: &str, own: usize| Confirmation {
-            agreeing: agreeing.saturating_sub(own),
-            disagreeing: total - agreeing,
-            status: status.into(),
-        };
-        let following: Vec<usize> = (0..voters.candidates)
-            .filter(|&i| follows(&wanted, &voters.behaviours[i]))
-            .collect();
-        if let Some(&i) = following.iter().find(|&&i| passing[i] == 0) {
-            return Ok(Some((0, backed("majority", voters.weights[i]))));
-        }
-        let smallest = |ids: &mut dyn Iterator<Item = usize>, search: &Self| {
-            ids.filter(|&id| search.derived(id))
-                .min_by_key(|&id| (search.node(id).diff_lines, id))
-        };
-        if let Some(id) = smallest(&mut following.iter().map(|&i| passing[i]), self) {
-            return Ok(Some((id, backed("confirmed", 0))));
-        }
-        let can_mutate = self
-            .options
-            .portfolio
-            .iter()
-            .any(|(p, _)| *p == Proposer::Mutate);
-        if can_mutate {
-            let derived = Derived {
-                calls: calls.to_vec(),
-                expected: wanted.clone(),
-                no_added_return: false,
-            };
-            let mut found = self.mutate(0, Some(&derived)).await?;
-            if found.is_empty() {
-                if let Some(edit) = smallest(&mut passing.iter().copied(), self) {
-                    found = self.mutate(edit, Some(&derived)).await?;
-                }
-            }
-            if let Some(edit) = smallest(&mut found.iter().copied(), self) {
-                let program = self.node(edit).tested.program.clone();
-                let behaviour = self
-                    .behaviours(vec![program], calls)
-                    .await?
-                    .pop()
-                    .unwrap_or_default();
-                passing.push(edit);
-                voters.add_candidate(behaviour, 0);
-                return Ok(Some((edit, backed("confirmed", 0))));
-            }
-        }
-        Ok(following
-            .first()
-            .map(|&i| (passing[i], backed("majority", voters.weights[i]))))
     }
 
     /// The heaviest group is peers alone and no edit of the given program joins it: the

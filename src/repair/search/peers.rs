@@ -11,7 +11,6 @@
 use std::time::Instant;
 
 use crate::repair::progress::ProgressEvent;
-use crate::repair::search::select::{agrees, ANY};
 use crate::repair::search::Search;
 use crate::repair::{ms, AgentError};
 
@@ -85,83 +84,5 @@ impl Voters {
 
     pub fn peers(&self) -> usize {
         self.behaviours.len() - self.candidates
-    }
-}
-
-/// Per extra input, the behaviour that more than `share` of the votes give there (peers and
-/// independent candidates, by weight); [`ANY`] where none does.
-///
-/// Whole behaviours split a class's programs into many small groups: each program slips on an
-/// input or two of its own, so the largest group of programs that agree on every input is
-/// small and often wrong. Input by input, most of them agree (on Refactory's question 2 the
-/// submissions that pass the visible tests answer 16 of the 17 instructor's calls the right way
-/// by plurality), so the consensus is an expected answer where the task gives none.
-pub(super) fn consensus(behaviours: &[Vec<String>], weights: &[usize], share: f64) -> Vec<String> {
-    let inputs = behaviours.iter().map(Vec::len).max().unwrap_or(0);
-    (0..inputs)
-        .map(|j| {
-            let mut counts: Vec<(&str, usize)> = Vec::new();
-            let mut total = 0;
-            for (b, &w) in behaviours.iter().zip(weights) {
-                let Some(got) = b.get(j) else { continue };
-                total += w;
-                match counts.iter_mut().find(|(s, _)| *s == got.as_str()) {
-                    Some(c) => c.1 += w,
-                    None => counts.push((got.as_str(), w)),
-                }
-            }
-            match counts.iter().max_by_key(|c| c.1) {
-                Some(&(top, n)) if total > 0 && n as f64 > share * total as f64 => top.to_string(),
-                _ => ANY.to_string(),
-            }
-        })
-        .collect()
-}
-
-/// Whether `behaviour` agrees with `consensus` on every input it decides.
-pub(super) fn follows(consensus: &[String], behaviour: &[String]) -> bool {
-    consensus
-        .iter()
-        .zip(behaviour)
-        .all(|(want, got)| agrees(want, got))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn b(xs: &[&str]) -> Vec<String> {
-        xs.iter().map(|x| x.to_string()).collect()
-    }
-
-    #[test]
-    fn consensus_takes_each_input_s_majority_and_leaves_split_inputs_open() {
-        // Three programs, each with a slip of its own: no two agree on every input, but each
-        // input has a majority.
-        let votes = [
-            b(&["= 1", "= 2", "= 3"]),
-            b(&["= 0", "= 2", "= 3"]),
-            b(&["= 1", "raise IndexError", "= 3"]),
-            b(&["= 1", "= 2", "= 4"]),
-        ];
-        assert_eq!(
-            consensus(&votes, &[1, 1, 1, 1], 0.5),
-            b(&["= 1", "= 2", "= 3"])
-        );
-        // Split evenly: open.
-        let split = [b(&["= True"]), b(&["= False"])];
-        assert_eq!(consensus(&split, &[1, 1], 0.5), b(&[ANY]));
-        // Weights count; a weight of 0 (an edit of the given program) does not.
-        assert_eq!(consensus(&split, &[2, 1], 0.5), b(&["= True"]));
-        assert_eq!(consensus(&split, &[0, 1], 0.5), b(&["= False"]));
-        // A higher share leaves more open.
-        assert_eq!(consensus(&votes, &[1, 1, 1, 1], 0.75), b(&[ANY, ANY, ANY]));
-    }
-
-    #[test]
-    fn a_program_follows_the_consensus_where_it_decides() {
-        let c = b(&["= 1", ANY, "= 3"]);
-        assert!(follows(&c, &b(&["= 1", "= 9", "= 3"])));
-        assert!(!follows(&c, &b(&["= 1", "= 2", "= 4"])));
     }
 }
