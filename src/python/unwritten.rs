@@ -31,47 +31,6 @@ pub fn unwritten(program: &str) -> Vec<Unwritten> {
     out
 }
 
-/// A top-level function a task's text declares without writing it: its name and its positional
-/// parameters, in order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
-    pub name: String,
-    pub params: Vec<String>,
-}
-
-/// The top-level functions of `text` (a task's prompt) whose body is at most a docstring and a
-/// placeholder: the functions the task asks for. A text that does not parse declares none.
-pub fn declared(text: &str) -> Vec<Declared> {
-    let src = SourceFile::new(text.to_string());
-    let Ok(suite) = parse_module(&src) else {
-        return Vec::new();
-    };
-    suite
-        .iter()
-        .filter_map(|stmt| match stmt {
-            Stmt::FunctionDef(f) => Some((&f.name, &f.args, &f.body)),
-            Stmt::AsyncFunctionDef(f) => Some((&f.name, &f.args, &f.body)),
-            _ => None,
-        })
-        .filter(|(_, _, body)| {
-            let rest = match body.first() {
-                Some(first) if docstring(first) => &body[1..],
-                _ => &body[..],
-            };
-            rest.iter().all(empty)
-        })
-        .map(|(name, args, _)| Declared {
-            name: name.to_string(),
-            params: args
-                .posonlyargs
-                .iter()
-                .chain(&args.args)
-                .map(|a| a.def.arg.to_string())
-                .collect(),
-        })
-        .collect()
-}
-
 fn collect(body: &[Stmt], src: &SourceFile, out: &mut Vec<Unwritten>) {
     for stmt in body {
         match stmt {
@@ -154,27 +113,6 @@ mod tests {
         assert!(names("def a(:\n    pass\n").is_empty());
         // A function inside a function is the outer one's business.
         assert!(names("def a():\n    def b():\n        pass\n    return b\n").is_empty());
-    }
-
-    #[test]
-    fn declared_functions_are_those_with_no_body_of_their_own() {
-        let prompt = "\"\"\"Task.\"\"\"\n\ndef a(day, dates):\n    \"\"\"Doc.\"\"\"\n\n\
-                      def b(month, dates=()):\n    pass\n\ndef helper(x):\n    return x + 1\n";
-        let found = declared(prompt);
-        assert_eq!(
-            found,
-            vec![
-                Declared {
-                    name: "a".into(),
-                    params: vec!["day".into(), "dates".into()]
-                },
-                Declared {
-                    name: "b".into(),
-                    params: vec!["month".into(), "dates".into()]
-                },
-            ]
-        );
-        assert!(declared("def a(:\n").is_empty());
     }
 
     #[test]

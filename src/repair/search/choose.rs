@@ -27,7 +27,7 @@ use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport}
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::peers::Voters;
 use crate::repair::search::select::{self, groups, SelectRule};
-use crate::repair::search::{Proposer, Search};
+use crate::repair::search::{extra_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
 
@@ -298,7 +298,12 @@ impl Search<'_> {
 
     /// The extra inputs candidates are compared on, as written and as calls to run.
     fn selection_inputs(&self) -> (Vec<String>, Vec<TestInput>) {
-        let inputs = self.extra_calls();
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
         let calls = inputs
             .iter()
             .map(|expr| TestInput::Call { expr: expr.clone() })

@@ -28,7 +28,7 @@ use crate::python::edits::guard::{answers_none_only_by_falling_off, empty_like, 
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::select;
-use crate::repair::search::{emptied_inputs, member_inputs, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
@@ -134,7 +134,12 @@ impl Search<'_> {
         if probes == 0 {
             return Ok(None);
         }
-        for call in self.extra_calls() {
+        for call in extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        ) {
             if !inputs.contains(&call) {
                 inputs.push(call);
             }

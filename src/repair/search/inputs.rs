@@ -1,5 +1,5 @@
 //! Extra inputs for choosing among candidates: type-aware mutations of the arguments the visible
-//! tests pass to the entry point (and to every other function the task asks for).
+//! tests pass to the entry point.
 //!
 //! Visible tests are few (HumanEval 2-3, MBPP 1), so passing them says little. Calling every
 //! candidate on more inputs and comparing the outputs tells programs apart without knowing the
@@ -12,9 +12,7 @@
 use rustpython_parser::ast::{self, Constant, Expr, Ranged};
 
 use crate::python::source::{parse_module, SourceFile};
-use crate::python::unwritten::{declared, Declared};
 use crate::run::TestInput;
-use crate::task::{ProgramScope, Task};
 
 /// A literal argument, as far as we can change it.
 #[derive(Debug, Clone, PartialEq)]
@@ -314,105 +312,7 @@ pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Ve
     if entry.is_empty() || n == 0 {
         return Vec::new();
     }
-    changed_calls(&call_sites(tests, entry), entry, n, seed)
-}
-
-/// Extra inputs for every function a task asks for: the entry point's (`extra_inputs`, the
-/// same list), then up to `n` for each other function the task's text declares without
-/// writing (`declared`). A task of several functions (`unique_day`, `unique_month`,
-/// `contains_unique_day`) has each checked, not only the one its first test calls. A function
-/// the visible tests never call borrows the arguments of the calls they make of the task's
-/// other functions, matched by parameter name (`contains_unique_day(month, dates)` from
-/// `unique_month(month, dates)`): those calls come first, then their changes.
-pub fn task_extra_inputs(
-    tests: &[TestInput],
-    entry: &str,
-    declared: &[Declared],
-    n: usize,
-    seed: u64,
-) -> Vec<String> {
-    let mut out = extra_inputs(tests, entry, n, seed);
-    if n == 0 {
-        return out;
-    }
-    let visible: Vec<(&Declared, Vec<CallSite>)> = declared
-        .iter()
-        .map(|d| (d, call_sites(tests, &d.name)))
-        .collect();
-    for (d, own) in &visible {
-        if d.name == entry {
-            continue;
-        }
-        let mut calls = Vec::new();
-        let sites = if own.is_empty() {
-            let borrowed = borrowed_sites(d, &visible);
-            for site in &borrowed {
-                let call = site.render(&d.name);
-                if !calls.contains(&call) {
-                    calls.push(call);
-                }
-            }
-            borrowed
-        } else {
-            own.clone()
-        };
-        calls.extend(changed_calls(&sites, &d.name, n, seed));
-        calls.truncate(n);
-        for call in calls {
-            if !out.contains(&call) {
-                out.push(call);
-            }
-        }
-    }
-    out
-}
-
-/// The extra inputs a task's candidates are compared on: calls of every function the task asks
-/// for when a candidate is the whole program (`task_extra_inputs`); of the entry alone in a
-/// user's module, whose other functions are the user's and stay as they are.
-pub fn candidate_inputs(tests: &[TestInput], task: &Task, n: usize, seed: u64) -> Vec<String> {
-    let declared = match task.scope {
-        ProgramScope::Whole => declared(&task.prompt),
-        ProgramScope::Function => Vec::new(),
-    };
-    task_extra_inputs(tests, &task.entry_point, &declared, n, seed)
-}
-
-/// Calls of `d` made from the visible calls of the task's other declared functions: each
-/// parameter of `d` takes the argument passed to a parameter of the same name. A call that
-/// leaves a parameter of `d` without one gives nothing.
-fn borrowed_sites(d: &Declared, visible: &[(&Declared, Vec<CallSite>)]) -> Vec<CallSite> {
-    let mut out = Vec::new();
-    for (other, sites) in visible {
-        if other.name == d.name {
-            continue;
-        }
-        for site in sites {
-            let by_name = |p: &String| -> Option<Lit> {
-                match other.params.iter().position(|q| q == p) {
-                    Some(i) if i < site.positional.len() => Some(site.positional[i].clone()),
-                    _ => site
-                        .keywords
-                        .iter()
-                        .find(|(k, _)| k == p)
-                        .map(|(_, v)| v.clone()),
-                }
-            };
-            let args: Option<Vec<Lit>> = d.params.iter().map(by_name).collect();
-            if let Some(positional) = args.filter(|a| !a.is_empty()) {
-                out.push(CallSite {
-                    positional,
-                    keywords: Vec::new(),
-                });
-            }
-        }
-    }
-    out
-}
-
-/// Up to `n` calls of `name` made by changing one argument of one of `sites` (or swapping two
-/// of one kind), in an order fixed by `seed`; the sites' own calls are left out.
-fn changed_calls(sites: &[CallSite], entry: &str, n: usize, seed: u64) -> Vec<String> {
+    let sites = call_sites(tests, entry);
     let originals: Vec<String> = sites.iter().map(|s| s.render(entry)).collect();
     let mut found: Vec<String> = Vec::new();
     let mut push = |call: String| {
@@ -420,7 +320,7 @@ fn changed_calls(sites: &[CallSite], entry: &str, n: usize, seed: u64) -> Vec<St
             found.push(call);
         }
     };
-    for site in sites {
+    for site in &sites {
         for i in 0..site.positional.len() {
             for m in site.positional[i].mutations() {
                 let mut changed = site.clone();
@@ -440,7 +340,7 @@ fn changed_calls(sites: &[CallSite], entry: &str, n: usize, seed: u64) -> Vec<St
     // hypotenuse always last) answers the visible tests and not this. Few, and no single-argument
     // change finds them, so they get up to a third of the inputs ahead of the shuffle.
     let mut swaps: Vec<String> = Vec::new();
-    for site in sites {
+    for site in &sites {
         for i in 0..site.positional.len() {
             for j in i + 1..site.positional.len() {
                 if !site.positional[i].same_kind(&site.positional[j]) {
@@ -643,93 +543,6 @@ mod tests {
         assert!(
             inputs.contains(&"f(helper(3), 5)".to_string()),
             "{inputs:?}"
-        );
-    }
-
-    #[test]
-    fn every_declared_function_is_called_and_an_untested_one_borrows_arguments_by_name() {
-        let tests = [
-            code("assert unique_day('1', (('Jan', '1'), ('Feb', '1'))) == False"),
-            code("assert unique_month('Jan', (('Jan', '1'), ('Jan', '2'))) == False"),
-        ];
-        let declared = crate::python::unwritten::declared(
-            "def unique_day(day, dates):\n    '''Doc.'''\n\n\
-             def unique_month(month, dates):\n    '''Doc.'''\n\n\
-             def contains_unique_day(month, dates):\n    '''Doc.'''\n",
-        );
-        let inputs = task_extra_inputs(&tests, "unique_day", &declared, 6, 0);
-        // The entry point's inputs first, as they were.
-        assert_eq!(inputs[..6], extra_inputs(&tests, "unique_day", 6, 0));
-        let of = |name: &str| {
-            inputs
-                .iter()
-                .filter(|c| c.starts_with(&format!("{name}(")))
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        let visible_month = "unique_month('Jan', (('Jan', '1'), ('Jan', '2')))";
-        assert_eq!(of("unique_month").len(), 6, "{inputs:?}");
-        assert!(!of("unique_month").contains(&visible_month.to_string()));
-        let contains = of("contains_unique_day");
-        assert_eq!(contains.len(), 6, "{inputs:?}");
-        // Never tested: its first call takes `unique_month`'s arguments (both parameters match
-        // by name; `unique_day` has no `month`), then changes of that call.
-        assert_eq!(
-            contains[0],
-            "contains_unique_day('Jan', (('Jan', '1'), ('Jan', '2')))"
-        );
-        for c in &contains[1..] {
-            assert!(
-                c.starts_with("contains_unique_day('Jan', ")
-                    || c.ends_with(", (('Jan', '1'), ('Jan', '2')))"),
-                "one argument changed: {c}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_task_of_one_function_or_a_text_without_code_gets_the_entry_inputs_alone() {
-        let tests = [code("assert f([1, 2, 3], 2) == 5")];
-        let alone = extra_inputs(&tests, "f", 12, 3);
-        let one = crate::python::unwritten::declared("def f(xs, k):\n    \"\"\"Doc.\"\"\"\n");
-        assert_eq!(task_extra_inputs(&tests, "f", &one, 12, 3), alone);
-        assert_eq!(task_extra_inputs(&tests, "f", &[], 12, 3), alone);
-        // A helper the task's text writes out is given, not a function to check.
-        let helper = crate::python::unwritten::declared(
-            "def g(xs, k):\n    return k\n\ndef f(xs, k):\n    \"\"\"Doc.\"\"\"\n",
-        );
-        assert_eq!(task_extra_inputs(&tests, "f", &helper, 12, 3), alone);
-    }
-
-    #[test]
-    fn candidate_inputs_call_every_asked_function_but_in_a_module_the_entry_alone() {
-        let tests = [code("assert search(42, [1, 5, 10]) == 3")];
-        let mut task = Task {
-            task_id: "t".into(),
-            prompt: "def search(x, seq):\n    \"\"\"Doc.\"\"\"\n\n\
-                     def count(x, seq):\n    \"\"\"Doc.\"\"\"\n"
-                .into(),
-            entry_point: "search".into(),
-            visible_tests: Vec::new(),
-            hidden_tests: None,
-            seed: None,
-            source: None,
-            io_tests: Vec::new(),
-            peers: Vec::new(),
-            scope: ProgramScope::Whole,
-            pytest_nodes: Vec::new(),
-        };
-        let whole = candidate_inputs(&tests, &task, 12, 0);
-        assert_eq!(whole[..12], extra_inputs(&tests, "search", 12, 0));
-        assert!(
-            whole.contains(&"count(42, [1, 5, 10])".to_string()),
-            "{whole:?}"
-        );
-        // In a user's module only the function under test is probed.
-        task.scope = ProgramScope::Function;
-        assert_eq!(
-            candidate_inputs(&tests, &task, 12, 0),
-            extra_inputs(&tests, "search", 12, 0)
         );
     }
 

@@ -42,9 +42,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 pub use crate::repair::record::{CandidateRecord, Proposer, SelectionReport};
-pub use inputs::{
-    candidate_inputs, emptied_inputs, extra_inputs, member_inputs, task_extra_inputs,
-};
+pub use inputs::{emptied_inputs, extra_inputs, member_inputs};
 pub use options::{PortfolioError, SearchOptions};
 pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
 pub use select::{behaviour, groups, SelectRule};
@@ -696,16 +694,6 @@ impl Search<'_> {
             .take(self.options.beam.max(1))
             .map(|n| n.id)
             .collect()
-    }
-
-    /// The extra inputs candidates are compared on ([`candidate_inputs`]).
-    fn extra_calls(&self) -> Vec<String> {
-        candidate_inputs(
-            self.tests,
-            self.task,
-            self.options.extra_inputs,
-            self.fixer.options.rng_seed,
-        )
     }
 
     fn node(&self, id: usize) -> &Node {
