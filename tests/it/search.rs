@@ -677,6 +677,50 @@ async fn verify_keeps_a_passing_seed_on_a_tie_when_no_more_votes_are_drawn() {
     }
 }
 
+/// FIXED, but crashing (an index out of range inside it) on a list whose first element is
+/// larger than its last, which no visible test has: `[4, 3, 2, 1]`, a visible list reversed.
+const CRASHES_ON_DESCENDING: &str = "def sum_evens(xs: list) -> int:\n    if xs and xs[0] > xs[-1]:\n        xs = xs[len(xs):][0]\n    return sum(x for x in xs if x % 2 == 0)\n";
+/// CRASHES_ON_DESCENDING written differently: the same crash, the same answers elsewhere.
+const CRASHES_ON_DESCENDING_OTHER: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    if xs and xs[0] > xs[-1]:\n        total += xs[len(xs)]\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_replaces_a_passing_seed_whose_votes_crash_where_another_program_answers() {
+    // HumanEval/70's given program and a fresh one crashed on lists of odd length where a
+    // third program answered, and agreed with it everywhere else: 2 votes against 1 kept the
+    // given program. A crash is no answer, so the pair votes for the program that answers.
+    let mut task = task();
+    task.seed = Some(CRASHES_ON_DESCENDING.to_string());
+    let generator = ScriptedModel::new([
+        program_reply(CRASHES_ON_DESCENDING_OTHER),
+        program_reply(FIXED_OTHER),
+    ]);
+    let mut options = only(Proposer::Fresh, 2);
+    options.verify = 2;
+    options.tie_votes = 0;
+    let run = search(&task, options, None, generator, no_replies()).await;
+    let report = &run.report;
+    let selection = report.selection.as_ref().expect("selection ran");
+    assert_eq!(
+        selection.groups,
+        vec![vec![2], vec![0, 1]],
+        "{selection:#?}"
+    );
+    assert_eq!(selection.chosen, 2);
+    assert_eq!(report.final_program, FIXED_OTHER);
+    assert_eq!(report.status, FixStatus::Fixed);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(
+        (confirmation.agreeing, confirmation.status.as_str()),
+        (2, "majority"),
+        "the pair's votes count for it"
+    );
+    assert!(
+        selection.inputs.iter().any(|i| i.contains("[4, 3, 2, 1]")),
+        "the reversed list is among the extra inputs: {:?}",
+        selection.inputs
+    );
+}
+
 /// With `fresh_as_resample` the search's fresh samples are resampling's: the same requests
 /// (prompt, temperature, seed) in the same order, so the search sees every program
 /// `--strategy resample` would.

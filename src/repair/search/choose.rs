@@ -4,7 +4,9 @@
 //! passing candidate runs on extra inputs, and candidates that behave alike on all of them form
 //! a group. Only programs the model wrote whole (fresh samples, repairs from the tests or the
 //! trace, and the seed itself when it passed) are votes: edits that keep the given program
-//! resemble it and each other, so they vote nothing. Then:
+//! resemble it and each other, so they vote nothing. A program that crashed on an input where a
+//! group answers, and behaves like that group everywhere else, votes for it (`select::support`:
+//! a crash is no answer). Then:
 //! - the heaviest group with votes wins; if it holds an edit of the given program, the edit
 //!   with the smallest change is returned (confirmed: independent programs agree with it);
 //! - if it holds none, the given program is edited again towards that group (`mutate` with the
@@ -24,9 +26,10 @@ use std::time::Instant;
 
 use crate::repair::progress::{Phase, ProgressEvent};
 use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport};
+use crate::repair::search::harden::crashes;
 use crate::repair::search::mutate::Derived;
-use crate::repair::search::peers::Voters;
-use crate::repair::search::select::{self, groups, SelectRule};
+use crate::repair::search::peers::{Runs, Voters};
+use crate::repair::search::select::{self, SelectRule};
 use crate::repair::search::{extra_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
@@ -149,12 +152,12 @@ impl Search<'_> {
         self.progress.event(event);
     }
 
-    /// Behaviours of `programs` on `calls`, program by program.
+    /// Behaviours of `programs` on `calls`, program by program, and which were crashes.
     async fn behaviours(
         &mut self,
         programs: Vec<String>,
         calls: &[TestInput],
-    ) -> Result<Vec<Vec<String>>, AgentError> {
+    ) -> Result<Runs, AgentError> {
         let runner = self.fixer.runner.clone();
         let calls_owned = calls.to_vec();
         let n_inputs = calls.len();
@@ -168,30 +171,31 @@ impl Search<'_> {
             in_parallel(&pairs, jobs, |&(p, c)| {
                 runner
                     .run(&programs[p], &calls_owned[c], None)
-                    .map(|o| select::behaviour(&o))
+                    .map(|o| (select::behaviour(&o), crashes(&o, &programs[p])))
             })
         })
         .await
         .map_err(|e| AgentError::Internal(format!("selection worker thread: {e}")))?;
         self.round_tests_ms += ms(t.elapsed());
-        let mut behaviours: Vec<Vec<String>> = vec![Vec::with_capacity(n_inputs); n_programs];
+        let mut runs = Runs {
+            behaviours: vec![Vec::with_capacity(n_inputs); n_programs],
+            crashed: vec![Vec::with_capacity(n_inputs); n_programs],
+        };
         for (i, r) in results.into_iter().enumerate() {
-            let b = match r {
+            let (b, crashed) = match r {
                 Some(Ok(b)) => b,
                 Some(Err(e)) => return Err(e.into()),
-                None => "not run".into(),
+                None => ("not run".into(), false),
             };
-            behaviours[i / n_inputs.max(1)].push(b);
+            runs.behaviours[i / n_inputs.max(1)].push(b);
+            runs.crashed[i / n_inputs.max(1)].push(crashed);
         }
-        Ok(behaviours)
+        Ok(runs)
     }
 
     /// The peers' behaviours on `calls` (the selection's extra inputs, the same for the whole
     /// task): run once, then kept, since both a tie check and the selection ask for them.
-    async fn peer_behaviours(
-        &mut self,
-        calls: &[TestInput],
-    ) -> Result<Vec<Vec<String>>, AgentError> {
+    async fn peer_behaviours(&mut self, calls: &[TestInput]) -> Result<Runs, AgentError> {
         if let Some(kept) = &self.peer_behaviours {
             return Ok(kept.clone());
         }
@@ -270,19 +274,17 @@ impl Search<'_> {
         let behaviours = self.behaviours(programs, &calls).await?;
         let peers = self.peer_behaviours(&calls).await?;
         let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
-        let weights = &voters.weights;
-        let weigh = |g: &Vec<usize>| g.iter().map(|&i| weights[i]).sum::<usize>();
-        let grouped = groups(&voters.behaviours, weights);
-        let tied = match grouped.as_slice() {
-            [a, b, ..] => weigh(a) > 0 && weigh(a) == weigh(b),
+        let (_, support) = voters.ranked();
+        let tied = match support.as_slice() {
+            [a, b, ..] => *a > 0 && a == b,
             _ => false,
         };
         if !tied {
             return Ok(false);
         }
         self.tie_break_votes += 1;
-        let heaviest = weigh(&grouped[0]);
-        let level = grouped.iter().filter(|g| weigh(g) == heaviest).count();
+        let heaviest = support[0];
+        let level = support.iter().filter(|&&s| s == heaviest).count();
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
@@ -338,17 +340,19 @@ impl Search<'_> {
         }
         let mut behaviours = self.behaviours(programs, &calls).await?;
         let seed_behaviour: Vec<String> = if any_derived && !seed_listed {
-            behaviours.pop().unwrap_or_default()
+            behaviours.crashed.pop();
+            behaviours.behaviours.pop().unwrap_or_default()
         } else if seed_listed {
-            behaviours.first().cloned().unwrap_or_default()
+            behaviours.behaviours.first().cloned().unwrap_or_default()
         } else {
             Vec::new()
         };
         let peer_behaviours = self.peer_behaviours(&calls).await?;
         let mut voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
         let mut passing = self.passing.clone();
-        let mut grouped = groups(&voters.behaviours, &voters.weights);
-        let weight_of = |g: &[usize], w: &[usize]| g.iter().map(|&i| w[i]).sum::<usize>();
+        // Groups in order of support: a program that crashed where another answers, and
+        // agrees with it elsewhere, votes for it (`select::support`).
+        let (mut grouped, support) = voters.ranked();
         let mut confirmation = None;
         let chosen = match self.options.select_by {
             SelectRule::Agreement if !any_derived => {
@@ -364,7 +368,7 @@ impl Search<'_> {
                     .unwrap_or(first)
             }
             _ => {
-                let top_weight = grouped.first().map_or(0, |g| weight_of(g, &voters.weights));
+                let top_weight = support.first().copied().unwrap_or(0);
                 let total_votes: usize = voters.weights.iter().sum();
                 let smallest_edit = |g: &[usize], passing: &[usize], voters: &Voters| {
                     g.iter()
@@ -395,7 +399,7 @@ impl Search<'_> {
                         Some(id) => {
                             confirmation = Some(Confirmation {
                                 agreeing: top_weight,
-                                disagreeing: total_votes - top_weight,
+                                disagreeing: total_votes.saturating_sub(top_weight),
                                 status: "confirmed".into(),
                             });
                             id
@@ -420,6 +424,7 @@ impl Search<'_> {
                                     expected: voters.behaviours[top[0]].clone(),
                                     no_added_return: false,
                                 };
+                                let top_crashed = voters.crashed[top[0]].clone();
                                 let mut found = self.mutate(0, Some(&derived)).await?;
                                 // Two slips: the smallest passing edit mends one; edited
                                 // again, it may behave like the majority. Only where peers vote,
@@ -442,8 +447,12 @@ impl Search<'_> {
                                 {
                                     // It behaves as the majority on every input: join it.
                                     passing.push(edit);
-                                    voters.add_candidate(voters.behaviours[top[0]].clone(), 0);
-                                    grouped = groups(&voters.behaviours, &voters.weights);
+                                    voters.add_candidate(
+                                        voters.behaviours[top[0]].clone(),
+                                        top_crashed,
+                                        0,
+                                    );
+                                    grouped = voters.ranked().0;
                                     pick = Some(edit);
                                 }
                             }
@@ -452,7 +461,7 @@ impl Search<'_> {
                                     let own = usize::from(Some(pick) == majority);
                                     confirmation = Some(Confirmation {
                                         agreeing: top_weight - own,
-                                        disagreeing: total_votes - top_weight,
+                                        disagreeing: total_votes.saturating_sub(top_weight),
                                         status: if own == 1 {
                                             "majority".into()
                                         } else {
@@ -507,7 +516,28 @@ impl Search<'_> {
             .map(|(&id, b)| (id, b.iter().map(|x| select::behaviour_hash(x)).collect()))
             .collect();
         if first == 0 {
-            self.say_what_votes_did(&id_groups, &peer_counts, chosen, inputs.len());
+            // Where the given program crashed and the returned one answers: why it lost.
+            let crashed_where_chosen_answers = passing
+                .iter()
+                .position(|&id| id == chosen)
+                .filter(|_| chosen != 0)
+                .map_or(0, |c| {
+                    (0..inputs.len())
+                        .filter(|&i| {
+                            voters.crashed[0].get(i) == Some(&true)
+                                && voters.behaviours[c]
+                                    .get(i)
+                                    .is_some_and(|b| select::answers(b))
+                        })
+                        .count()
+                });
+            self.say_what_votes_did(
+                &id_groups,
+                &peer_counts,
+                chosen,
+                inputs.len(),
+                crashed_where_chosen_answers,
+            );
         }
         report.confirmation = confirmation;
         report.selection = Some(SelectionReport {
@@ -560,6 +590,7 @@ impl Search<'_> {
         peer_counts: &[usize],
         chosen: usize,
         inputs: usize,
+        crashed: usize,
     ) {
         let size = |g: usize| {
             id_groups.get(g).map_or(0, Vec::len) + peer_counts.get(g).copied().unwrap_or(0)
@@ -576,6 +607,17 @@ impl Search<'_> {
                     .iter()
                     .position(|g| g.contains(&0))
                     .map_or(0, |g| size(g) - 1),
+            )
+        } else if crashed > 0 {
+            format!(
+                "the program passes the visible tests, but crashes on {crashed} of {inputs} extra \
+                 inputs where other passing programs answer (and agree with it elsewhere); {} \
+                 returned",
+                if self.derived(chosen) {
+                    "an edit of it that answers there is"
+                } else {
+                    "one of them is"
+                }
             )
         } else if self.derived(chosen) {
             format!(

@@ -51,6 +51,23 @@ pub(super) fn raises_unexpectedly(outcome: &TestOutcome, program: &str) -> bool 
     !raises_on_purpose(text)
 }
 
+/// Whether `outcome` is a crash: a raise of any kind inside `program` that none of its own
+/// `raise` or `assert` statements meant (a `ValueError` from `list.remove` as much as an index
+/// out of range). Not a raise from calling the program wrongly (no program line).
+pub(super) fn crashes(outcome: &TestOutcome, program: &str) -> bool {
+    let Some(line) = outcome.exception.as_ref().and_then(|e| e.program_line) else {
+        return false;
+    };
+    if outcome.status != TestStatus::Error {
+        return false;
+    }
+    let text = program
+        .lines()
+        .nth((line as usize).saturating_sub(1))
+        .unwrap_or("");
+    !raises_on_purpose(text)
+}
+
 /// Whether a source line is a `raise` or `assert` statement (not `raised = ...`).
 fn raises_on_purpose(line: &str) -> bool {
     let text = line.trim_start();

@@ -111,7 +111,7 @@ struct Search<'a> {
     /// The task's peers that pass the visible tests: votes at no token cost (`peers`).
     peers: Vec<String>,
     /// The peers' behaviours on the selection's extra inputs (fixed for the task), once run.
-    peer_behaviours: Option<Vec<Vec<String>>>,
+    peer_behaviours: Option<peers::Runs>,
 }
 
 /// Why the search stops.

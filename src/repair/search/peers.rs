@@ -47,27 +47,39 @@ impl Search<'_> {
     }
 }
 
+/// What programs did on the selection's extra inputs, program by program: each behaviour as
+/// compared, and whether it was a crash (`harden::crashes`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Runs {
+    pub behaviours: Vec<Vec<String>>,
+    pub crashed: Vec<Vec<bool>>,
+}
+
 /// Candidates' and peers' behaviours side by side, for grouping: indices below `candidates`
 /// are passing candidates (in `passing` order), the rest peers, one vote each.
 pub(super) struct Voters {
     pub candidates: usize,
     pub behaviours: Vec<Vec<String>>,
+    pub crashed: Vec<Vec<bool>>,
     pub weights: Vec<usize>,
 }
 
 impl Voters {
-    pub fn new(behaviours: Vec<Vec<String>>, weights: Vec<usize>) -> Self {
+    pub fn new(runs: Runs, weights: Vec<usize>) -> Self {
         Voters {
-            candidates: behaviours.len(),
-            behaviours,
+            candidates: runs.behaviours.len(),
+            behaviours: runs.behaviours,
+            crashed: runs.crashed,
             weights,
         }
     }
 
     /// Peers' behaviours join, one vote each.
-    pub fn with_peers(mut self, peers: Vec<Vec<String>>) -> Self {
-        self.weights.extend(std::iter::repeat_n(1, peers.len()));
-        self.behaviours.extend(peers);
+    pub fn with_peers(mut self, peers: Runs) -> Self {
+        self.weights
+            .extend(std::iter::repeat_n(1, peers.behaviours.len()));
+        self.behaviours.extend(peers.behaviours);
+        self.crashed.extend(peers.crashed);
         self
     }
 
@@ -76,13 +88,20 @@ impl Voters {
     }
 
     /// A candidate joins (before the peers, so candidate indices stay `passing` order).
-    pub fn add_candidate(&mut self, behaviour: Vec<String>, weight: usize) {
+    pub fn add_candidate(&mut self, behaviour: Vec<String>, crashed: Vec<bool>, weight: usize) {
         self.behaviours.insert(self.candidates, behaviour);
+        self.crashed.insert(self.candidates, crashed);
         self.weights.insert(self.candidates, weight);
         self.candidates += 1;
     }
 
     pub fn peers(&self) -> usize {
         self.behaviours.len() - self.candidates
+    }
+
+    /// The groups of agreeing voters, most supported first, with their support
+    /// (`select::ranked_groups`).
+    pub fn ranked(&self) -> (Vec<Vec<usize>>, Vec<usize>) {
+        crate::repair::search::select::ranked_groups(&self.behaviours, &self.crashed, &self.weights)
     }
 }

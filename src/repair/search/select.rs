@@ -35,12 +35,12 @@ pub fn agrees(want: &str, got: &str) -> bool {
         return true;
     }
     if want == SOME_ANSWER {
-        return got.starts_with("= ") && got != "= None";
+        return answers(got);
     }
     match want.strip_prefix("not ") {
         Some(excluded) => {
             got != excluded
-                && ((got.starts_with("= ") && got != "= None")
+                && (answers(got)
                     || got
                         .strip_prefix("raise ")
                         .is_some_and(|kind| !UNBOUND.contains(&kind)))
@@ -89,6 +89,81 @@ pub fn groups(behaviours: &[Vec<String>], weights: &[usize]) -> Vec<Vec<usize>> 
     // Stable: equal weights keep the order of their first members.
     groups.sort_by_key(|g| std::cmp::Reverse(weight(g)));
     groups
+}
+
+/// Whether on an input behaviour `b` is an answer (not `None`, which a function that fell off
+/// its end gives, nor a raise or a timeout).
+pub fn answers(b: &str) -> bool {
+    b.starts_with("= ") && b != "= None"
+}
+
+/// Each group's support: its own votes, plus the votes of every other group whose programs do
+/// what it does wherever they answer, and crashed (see `harden::crashes`) on some input where
+/// it answers. A crash is no answer: the program that crashed abstains there and agrees with
+/// the group everywhere else (a `list.remove` of a value already removed, on inputs of odd
+/// length, is otherwise the same program). Only a group with votes of its own takes others'
+/// (an edit of a program that crashed is no vote of that program's). `behaviours` and
+/// `crashed` are indexed by voter, `groups` by [`groups`]' order; the members of a group share
+/// one behaviour, and its first member's crashes stand for the group's.
+pub fn support(
+    grouped: &[Vec<usize>],
+    behaviours: &[Vec<String>],
+    crashed: &[Vec<bool>],
+    weights: &[usize],
+) -> Vec<usize> {
+    let weight = |g: &Vec<usize>| -> usize {
+        g.iter()
+            .map(|&i| weights.get(i).copied().unwrap_or(1))
+            .sum()
+    };
+    let row = |g: &Vec<usize>| g.first().map(|&i| (&behaviours[i], crashed.get(i)));
+    let covers = |mine: &Vec<usize>, theirs: &Vec<usize>| -> bool {
+        let (Some((b, _)), Some((other, Some(other_crashed)))) = (row(mine), row(theirs)) else {
+            return false;
+        };
+        let mut abstained = false;
+        for (i, (x, y)) in b.iter().zip(other.iter()).enumerate() {
+            if x == y {
+                continue;
+            }
+            if other_crashed.get(i).copied().unwrap_or(false) && answers(x) {
+                abstained = true;
+            } else {
+                return false;
+            }
+        }
+        abstained && b.len() == other.len()
+    };
+    grouped
+        .iter()
+        .enumerate()
+        .map(|(g, mine)| {
+            let own = weight(mine);
+            if own == 0 {
+                return 0;
+            }
+            own + grouped
+                .iter()
+                .enumerate()
+                .filter(|&(h, theirs)| h != g && covers(mine, theirs))
+                .map(|(_, theirs)| weight(theirs))
+                .sum::<usize>()
+        })
+        .collect()
+}
+
+/// [`groups`], ordered by [`support`] (most first; ties keep the groups' order), with each
+/// group's support.
+pub fn ranked_groups(
+    behaviours: &[Vec<String>],
+    crashed: &[Vec<bool>],
+    weights: &[usize],
+) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let grouped = groups(behaviours, weights);
+    let support = support(&grouped, behaviours, crashed, weights);
+    let mut ranked: Vec<(Vec<usize>, usize)> = grouped.into_iter().zip(support).collect();
+    ranked.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+    ranked.into_iter().unzip()
 }
 
 /// How the program is chosen among candidates that pass the visible tests.
@@ -209,6 +284,68 @@ mod tests {
         assert_eq!(agreement_scores(&b, &[]), vec![5, 6, 4]);
         // A program written three times outvotes the pair.
         assert_eq!(agreement_scores(&b, &[1, 1, 3]), vec![5, 8, 10]);
+    }
+
+    fn no_crash(rows: usize, inputs: usize) -> Vec<Vec<bool>> {
+        vec![vec![false; inputs]; rows]
+    }
+
+    #[test]
+    fn a_program_that_crashed_where_another_answers_votes_for_it() {
+        // HumanEval/70's given program and a fresh one remove the smallest and the largest
+        // value twice when one is left (ValueError on lists of odd length); a third program
+        // answers there and agrees everywhere else. The pair's two votes go to it.
+        let b = [
+            sig(&["= [1, 4, 2, 3]", "raise ValueError", "= []"]),
+            sig(&["= [1, 4, 2, 3]", "raise ValueError", "= []"]),
+            sig(&["= [1, 4, 2, 3]", "= [1, 3, 2]", "= []"]),
+        ];
+        let mut crashed = no_crash(3, 3);
+        crashed[0][1] = true;
+        crashed[1][1] = true;
+        let (grouped, support) = ranked_groups(&b, &crashed, &[1, 1, 1]);
+        assert_eq!(grouped, vec![vec![2], vec![0, 1]]);
+        assert_eq!(support, vec![3, 2]);
+        // Unranked by crashes, the pair wins.
+        assert_eq!(groups(&b, &[1, 1, 1])[0], vec![0, 1]);
+    }
+
+    #[test]
+    fn a_raise_the_program_means_or_a_different_answer_is_no_abstention() {
+        // The raise is the program's own (`raise ValueError`): a different behaviour, not a
+        // missing answer.
+        let b = [
+            sig(&["= 1", "raise ValueError"]),
+            sig(&["= 1", "raise ValueError"]),
+            sig(&["= 1", "= 0"]),
+        ];
+        let (grouped, support) = ranked_groups(&b, &no_crash(3, 2), &[1, 1, 1]);
+        assert_eq!((grouped[0].clone(), support), (vec![0, 1], vec![2, 1]));
+        // A crash, but the pair also answers otherwise elsewhere: no group covers the other.
+        let b = [
+            sig(&["= 2", "raise IndexError"]),
+            sig(&["= 2", "raise IndexError"]),
+            sig(&["= 1", "= 0"]),
+        ];
+        let mut crashed = no_crash(3, 2);
+        crashed[0][1] = true;
+        crashed[1][1] = true;
+        let (grouped, support) = ranked_groups(&b, &crashed, &[1, 1, 1]);
+        assert_eq!((grouped[0].clone(), support), (vec![0, 1], vec![2, 1]));
+        // `None` (fallen off the end) where the crash was is no answer to take votes with.
+        let b = [sig(&["raise IndexError"]), sig(&["= None"])];
+        let mut crashed = no_crash(2, 1);
+        crashed[0][0] = true;
+        assert_eq!(ranked_groups(&b, &crashed, &[1, 1]).1, vec![1, 1]);
+    }
+
+    #[test]
+    fn an_edit_without_votes_takes_none_from_the_program_it_mended() {
+        let b = [sig(&["raise IndexError", "= 1"]), sig(&["= 0", "= 1"])];
+        let mut crashed = no_crash(2, 2);
+        crashed[0][0] = true;
+        let (grouped, support) = ranked_groups(&b, &crashed, &[1, 0]);
+        assert_eq!((grouped, support), (vec![vec![0], vec![1]], vec![1, 0]));
     }
 
     #[test]
