@@ -32,23 +32,14 @@ use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Search}
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
-/// Whether `outcome` is an unexpected raise inside `program` (not one of its own `raise` or
-/// `assert` statements).
+/// Whether `outcome` is an unexpected raise inside `program`: a crash (see [`crashes`]) of a
+/// kind a correct program does not raise on its inputs.
 pub(super) fn raises_unexpectedly(outcome: &TestOutcome, program: &str) -> bool {
-    let Some(e) = outcome.exception.as_ref() else {
-        return false;
-    };
-    if outcome.status != TestStatus::Error || !UNEXPECTED.contains(&e.kind.as_str()) {
-        return false;
-    }
-    let Some(line) = e.program_line else {
-        return false;
-    };
-    let text = program
-        .lines()
-        .nth((line as usize).saturating_sub(1))
-        .unwrap_or("");
-    !raises_on_purpose(text)
+    crashes(outcome, program)
+        && outcome
+            .exception
+            .as_ref()
+            .is_some_and(|e| UNEXPECTED.contains(&e.kind.as_str()))
 }
 
 /// Whether `outcome` is a crash: a raise of any kind inside `program` that none of its own
