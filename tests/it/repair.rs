@@ -289,6 +289,61 @@ async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it()
     );
 }
 
+/// `median` with the even case divided by 3: one constant from right.
+const MEDIAN_BY_THREE: &str = "def median(xs):\n    s = sorted(xs)\n    n = len(s)\n    \
+    mid = n // 2\n    if n % 2 == 1:\n        return s[mid]\n    return (s[mid - 1] + s[mid]) / 3\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_set_aside_for_raising_on_an_empty_list_is_returned_when_the_votes_raise_there_too()
+{
+    // The edit 3 -> 2 raises IndexError on `median([])`, so `harden` set it aside for an edit
+    // that guards the empty list; but the docstring says "non-empty", both fresh programs raise
+    // there too and agree with the edit everywhere else. The one-line edit was lost to a
+    // rewrite; it must be returned, confirmed.
+    let mut task = example();
+    task.task_id = "median".into();
+    task.prompt = "def median(xs):\n    \"\"\"Median of a non-empty list.\"\"\"\n".into();
+    task.entry_point = "median".into();
+    task.visible_tests = vec![
+        "assert median([3, 1, 2]) == 2".into(),
+        "assert median([1, 2, 3, 4]) == 2.5".into(),
+    ];
+    task.hidden_tests =
+        Some("assert median([1, 3]) == 2\nassert median([4, 1, 3, 2]) == 2.5\n".into());
+    task.seed = Some(MEDIAN_BY_THREE.into());
+    let fresh = "def median(xs):\n    ordered = sorted(xs)\n    half = len(ordered) // 2\n    \
+                 if len(ordered) % 2:\n        return ordered[half]\n    \
+                 return (ordered[half - 1] + ordered[half]) / 2\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(fresh), program_reply(fresh)],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(
+        report.final_program,
+        MEDIAN_BY_THREE.replace("/ 3", "/ 2"),
+        "{:?}",
+        run.said
+    );
+    assert_eq!(report.status, FixStatus::Fixed);
+    assert_eq!(
+        report.confirmation.as_ref().map(|c| c.status.as_str()),
+        Some("confirmed"),
+        "{:?}",
+        run.said
+    );
+    assert!(
+        run.said
+            .iter()
+            .any(|m| m.contains("raises IndexError on `median([])`")
+                && m.contains("it is taken back")),
+        "the user is told why the set-aside edit came back: {:?}",
+        run.said
+    );
+}
+
 /// A search with model-free edits only (`harden` on or off); the model is never asked.
 fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
     Fixer {

@@ -9,9 +9,11 @@
 //! a crash is no answer). Then:
 //! - the heaviest group with votes wins; if it holds an edit of the given program, the edit
 //!   with the smallest change is returned (confirmed: independent programs agree with it);
-//! - if it holds none, the given program is edited again towards that group (`mutate` with the
-//!   group's behaviour on the extra inputs as tests); an edit that now agrees is returned,
-//!   else the group's first program (the majority's);
+//! - if it holds none, a program set aside before the votes (`harden`: it raised on an emptied
+//!   argument) that behaves as the group does everywhere is taken back: the group raises there
+//!   too, so the raise was no fault. Else the given program is edited again towards that group
+//!   (`mutate` with the group's behaviour on the extra inputs as tests); an edit that now
+//!   agrees is returned, else the group's first program (the majority's);
 //! - with no votes at all (no independent program passed the visible tests) an edit is
 //!   returned unconfirmed: the smallest change, the first found (at the most suspicious
 //!   statement) among equals.
@@ -416,9 +418,26 @@ impl Search<'_> {
                                 .portfolio
                                 .iter()
                                 .any(|(p, _)| *p == Proposer::Mutate);
-                            // The seed is the majority's own member when it passed: nothing
-                            // to repair then.
-                            if can_mutate && majority != Some(0) {
+                            // An edit (or the given program) set aside before the votes may
+                            // behave as the group does: it comes first, being tested already.
+                            let rejoined = if majority == Some(0) {
+                                None
+                            } else {
+                                let expected = voters.behaviours[top[0]].clone();
+                                self.rejoin(&expected, &calls, top_weight).await?
+                            };
+                            if let Some(id) = rejoined {
+                                passing.push(id);
+                                voters.add_candidate(
+                                    voters.behaviours[top[0]].clone(),
+                                    voters.crashed[top[0]].clone(),
+                                    0,
+                                );
+                                grouped = voters.ranked().0;
+                                pick = Some(id);
+                            } else if can_mutate && majority != Some(0) {
+                                // The seed is the majority's own member when it passed:
+                                // nothing to repair then.
                                 let derived = Derived {
                                     calls: calls.clone(),
                                     expected: voters.behaviours[top[0]].clone(),
@@ -554,6 +573,64 @@ impl Search<'_> {
             peers: peer_counts,
         });
         Ok(chosen)
+    }
+
+    /// Passing programs set aside before the votes (`harden`: one raised on an argument
+    /// emptied, or an edit did not keep the answers expected then) that behave exactly as the
+    /// heaviest group does on every extra input: the independent programs do the same, so what
+    /// set them aside was no fault (a docstring's "non-empty list" and an `IndexError` on
+    /// `[]`). The given program first, then the smallest change; `None` when none does.
+    async fn rejoin(
+        &mut self,
+        expected: &[String],
+        calls: &[TestInput],
+        votes: usize,
+    ) -> Result<Option<usize>, AgentError> {
+        // Each runs every extra input; the smallest changes are the ones worth returning.
+        const CHECKED: usize = 32;
+        let total = self.tests.len();
+        let mut aside: Vec<usize> = self
+            .candidates
+            .iter()
+            .filter(|c| {
+                c.problem.is_some()
+                    && c.visible_passed == Some(total)
+                    && (c.proposer.derived() || c.proposer == Proposer::Seed)
+                    && !self.passing.contains(&c.id)
+                    && self.nodes.iter().any(|n| n.id == c.id)
+            })
+            .map(|c| c.id)
+            .collect();
+        aside.sort_by_key(|&id| (self.node(id).diff_lines, id));
+        aside.truncate(CHECKED);
+        if aside.is_empty() {
+            return Ok(None);
+        }
+        let programs = aside
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let runs = self.behaviours(programs, calls).await?;
+        let Some(index) = runs.behaviours.iter().position(|b| {
+            b.len() == expected.len() && expected.iter().zip(b).all(|(w, g)| select::agrees(w, g))
+        }) else {
+            return Ok(None);
+        };
+        let id = aside[index];
+        let why = self
+            .candidates
+            .get_mut(id)
+            .and_then(|c| c.problem.take())
+            .unwrap_or_default();
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "candidate {id} was set aside ({why}), but the {votes} independent vote(s) of \
+                 the heaviest group behave as it does on all {} extra inputs: it is taken back",
+                calls.len()
+            ),
+        });
+        Ok(Some(id))
     }
 
     /// The heaviest group is peers alone and no edit of the given program joins it: the
