@@ -186,7 +186,7 @@ fn load_plain(
             )));
         }
     }
-    let input = FileInput {
+    let mut input = FileInput {
         program_path: program.to_path_buf(),
         program: text,
         tests: args.test.clone(),
@@ -195,7 +195,56 @@ fn load_plain(
         entry: function.or_else(|| args.entry.clone()),
         task_text: args.task_text.clone(),
     };
-    let built = match file_input::build(&input) {
+    let mut built = file_input::build(&input);
+    if let Err(e) = &built {
+        if let Some(several) = &e.several {
+            // The function under test is the one the failing tests call.
+            let runner = match file_input::module_name(program) {
+                Some(name) => runner.clone().with_module(name),
+                None => runner.clone(),
+            };
+            let failed = several
+                .tests
+                .iter()
+                .map(|t| {
+                    let test = TestInput::Code { source: t.clone() };
+                    runner.run(&input.program, &test, None).map(|o| !o.passed())
+                })
+                .collect::<Result<Vec<bool>, _>>()
+                .map_err(CliError::from)?;
+            let functions = several.functions.join(", ");
+            let (entry, why) = match file_input::entry_of_failing(several, &failed) {
+                Ok(entry) => {
+                    let why = format!("the failing ones call only `{entry}`, so it");
+                    (entry, why)
+                }
+                // Nothing fails: any will do for a check; the first, as a task's first test.
+                Err(called) if called.is_empty() => {
+                    let first = several.functions.first().cloned().unwrap_or_default();
+                    let why = format!("every test passes; `{first}`, called first,");
+                    (first, why)
+                }
+                Err(called) => {
+                    let mut cli = file_error(e.clone());
+                    cli.hint = Some(format!(
+                        "the failing tests call {}; say which one is under test with \
+                         --entry NAME",
+                        called.join(", ")
+                    ));
+                    return Err(Plain::Error(cli));
+                }
+            };
+            if !quiet {
+                eprintln!(
+                    "ldb: the tests call {functions}; {why} is the function under test \
+                     (--entry NAME names another)"
+                );
+            }
+            input.entry = Some(entry);
+            built = file_input::build(&input);
+        }
+    }
+    let built = match built {
         Ok(built) => built,
         Err(e) if e.needs_pytest => {
             let reason = Reason(format!("{} uses what only pytest runs", e.file.display()));

@@ -136,6 +136,60 @@ fn inline_tests_and_stdin_programs() {
 }
 
 #[test]
+fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() {
+    // A module's test file calls each of its functions: the one whose tests fail is the one to
+    // debug, not a question for the user.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stats = "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef median(xs):\n    \
+                 s = sorted(xs)\n    m = len(s) // 2\n    \
+                 return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 3\n";
+    std::fs::write(dir.path().join("stats.py"), stats).expect("stats.py");
+    std::fs::write(
+        dir.path().join("test_stats.py"),
+        "from stats import mean, median\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n\n\
+         def test_median():\n    assert median([1, 2, 3, 4]) == 2.5\n",
+    )
+    .expect("test_stats.py");
+    let out = ldb(
+        dir.path(),
+        &["test", "stats.py", "--tests", "test_stats.py"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
+    assert!(
+        stderr.contains("the tests call mean, median; the failing ones call only `median`"),
+        "{stderr}"
+    );
+    // Every test passing: the first one called, said so.
+    std::fs::write(dir.path().join("stats.py"), stats.replace("/ 3", "/ 2")).expect("stats.py");
+    let out = ldb(
+        dir.path(),
+        &["test", "stats.py", "--tests", "test_stats.py"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("every test passes; `mean`"), "{stderr}");
+    // A failing test that calls both: the user says which.
+    std::fs::write(
+        dir.path().join("test_stats.py"),
+        "from stats import mean, median\n\ndef test_both():\n    \
+         assert mean([1, 2]) == median([1, 2]) == 1\n",
+    )
+    .expect("test_stats.py");
+    let out = ldb(
+        dir.path(),
+        &["test", "stats.py", "--tests", "test_stats.py"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("hint: the failing tests call mean, median; say which one"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn importing_a_missing_module_is_a_clear_error() {
     let dir = project("import no_such_module_xyz\nfrom prog import running_max\n\nassert running_max([1]) == [1]\n");
     let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);

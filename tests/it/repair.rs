@@ -344,6 +344,43 @@ async fn an_edit_set_aside_for_raising_on_an_empty_list_is_returned_when_the_vot
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_that_crashes_where_the_votes_raise_on_purpose_is_taken_back() {
+    // The edit 1 -> 0 divides by zero on `mean([])`; the fresh programs raise ValueError there
+    // on purpose. Neither answers: the edit behaves as they do, and is returned.
+    let mut task = example();
+    task.task_id = "mean".into();
+    task.prompt = "def mean(xs):\n    \"\"\"Mean of a non-empty list.\"\"\"\n".into();
+    task.entry_point = "mean".into();
+    task.visible_tests = vec![
+        "assert mean([1, 2, 3]) == 2".into(),
+        "assert mean([2, 4]) == 3".into(),
+    ];
+    task.hidden_tests = Some("assert mean([5]) == 5\n".into());
+    let seed = "def mean(xs):\n    total = 1\n    for x in xs:\n        total += x\n    \
+                return total / len(xs)\n";
+    task.seed = Some(seed.into());
+    let fresh = "def mean(xs):\n    if not xs:\n        raise ValueError(\"empty\")\n    \
+                 return sum(xs) / len(xs)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(fresh), program_reply(fresh)],
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(
+        report.final_program,
+        seed.replace("total = 1", "total = 0"),
+        "{:?}",
+        run.said
+    );
+    assert_eq!(
+        report.confirmation.as_ref().map(|c| c.status.as_str()),
+        Some("confirmed")
+    );
+}
+
 /// A search with model-free edits only (`harden` on or off); the model is never asked.
 fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
     Fixer {

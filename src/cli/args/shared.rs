@@ -270,7 +270,7 @@ pub struct FileTaskArgs {
     #[arg(long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]
     pub io_test: Vec<String>,
     /// The function under test, when the tests call several of the program's functions
-    /// (also written `prog.py::NAME`).
+    /// (default: the one the failing tests call) (also written `prog.py::NAME`).
     #[arg(long, value_name = "NAME")]
     pub entry: Option<String>,
     /// Only the pytest tests whose names match EXPR (pytest's -k).

@@ -576,10 +576,11 @@ impl Search<'_> {
     }
 
     /// Passing programs set aside before the votes (`harden`: one raised on an argument
-    /// emptied, or an edit did not keep the answers expected then) that behave exactly as the
-    /// heaviest group does on every extra input: the independent programs do the same, so what
-    /// set them aside was no fault (a docstring's "non-empty list" and an `IndexError` on
-    /// `[]`). The given program first, then the smallest change; `None` when none does.
+    /// emptied, or an edit did not keep the answers expected then) that behave as the heaviest
+    /// group does on every extra input (or crash where it answers nothing either): the
+    /// independent programs do the same, so what set them aside was no fault (a docstring's
+    /// "non-empty list" and an `IndexError` on `[]`). The given program first, then the
+    /// smallest change; `None` when none does.
     async fn rejoin(
         &mut self,
         expected: &[String],
@@ -611,9 +612,18 @@ impl Search<'_> {
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
         let runs = self.behaviours(programs, calls).await?;
-        let Some(index) = runs.behaviours.iter().position(|b| {
-            b.len() == expected.len() && expected.iter().zip(b).all(|(w, g)| select::agrees(w, g))
-        }) else {
+        // Where the group gives no answer either (it raises, on purpose or not), a crash is
+        // as good: `ZeroDivisionError` beside `raise ValueError("empty")` on `mean([])`.
+        let alike = |b: &[String], crashed: &[bool]| {
+            b.len() == expected.len()
+                && (0..b.len()).all(|i| {
+                    select::agrees(&expected[i], &b[i])
+                        || (crashed.get(i) == Some(&true) && !select::answers(&expected[i]))
+                })
+        };
+        let Some(index) =
+            (0..runs.behaviours.len()).find(|&i| alike(&runs.behaviours[i], &runs.crashed[i]))
+        else {
             return Ok(None);
         };
         let id = aside[index];
@@ -626,7 +636,8 @@ impl Search<'_> {
             task_id: self.task.task_id.clone(),
             message: format!(
                 "candidate {id} was set aside ({why}), but the {votes} independent vote(s) of \
-                 the heaviest group behave as it does on all {} extra inputs: it is taken back",
+                 the heaviest group behave as it does on the {} extra inputs (or answer nothing \
+                 either where it crashes): it is taken back",
                 calls.len()
             ),
         });

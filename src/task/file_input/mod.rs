@@ -49,6 +49,41 @@ pub struct FileInputError {
     /// The test file uses what only pytest runs (fixtures, parametrize, relative imports,
     /// async tests): pytest would run it as it is.
     pub needs_pytest: bool,
+    /// The tests call several of the program's functions and none was named: a caller that
+    /// can run the tests may name the one the failing tests call ([`entry_of_failing`]).
+    pub several: Option<SeveralEntries>,
+}
+
+/// The functions the tests call, and the tests, when they call several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeveralEntries {
+    pub functions: Vec<String>,
+    pub tests: Vec<String>,
+}
+
+/// The one function of `several` that the failing tests call (`failed[i]` for
+/// `several.tests[i]`): the function under test when nothing else says. `Err` with the
+/// functions the failing tests call when that is not exactly one (none when none failed).
+pub fn entry_of_failing(several: &SeveralEntries, failed: &[bool]) -> Result<String, Vec<String>> {
+    let mut called: Vec<String> = Vec::new();
+    for (test, _) in several.tests.iter().zip(failed).filter(|(_, &f)| f) {
+        for name in crate::task::called_names(test) {
+            if several.functions.contains(&name) && !called.contains(&name) {
+                called.push(name);
+            }
+        }
+    }
+    match called.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(called),
+    }
+}
+
+/// The name a program is importable under (its file's stem), when that is a Python identifier.
+pub fn module_name(path: &Path) -> Option<String> {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| crate::task::is_python_identifier(s))
 }
 
 impl FileInputError {
@@ -59,6 +94,7 @@ impl FileInputError {
             message: message.into(),
             hint: hint.into(),
             needs_pytest: false,
+            several: None,
         }
     }
 
@@ -110,10 +146,7 @@ pub struct FileTask {
 /// point that is not in the program, several candidate entry points.
 pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
     let path = &input.program_path;
-    let module = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| crate::task::is_python_identifier(s));
+    let module = module_name(path);
     let program = ProgramFacts::read(&input.program);
     let mut notes = Vec::new();
 
@@ -358,6 +391,33 @@ mod tests {
         let t = build(&i).expect("task");
         assert_eq!(t.task.prompt, "Add one.");
         assert!(t.notes.is_empty());
+    }
+
+    #[test]
+    fn with_several_functions_called_the_failing_tests_name_the_entry() {
+        let i = FileInput {
+            program_path: PathBuf::from("prog.py"),
+            program: "def mean(xs):\n    return 0\n\ndef median(xs):\n    return 0\n".into(),
+            tests: vec![
+                "assert mean([1, 3]) == 2".into(),
+                "assert median([1, 3]) == 2".into(),
+                "assert median([2]) == mean([2])".into(),
+            ],
+            ..Default::default()
+        };
+        let several = build(&i).unwrap_err().several.expect("several entries");
+        assert_eq!(several.functions, ["mean", "median"]);
+        assert_eq!(several.tests.len(), 3);
+        assert_eq!(
+            entry_of_failing(&several, &[false, true, false]),
+            Ok("median".to_string())
+        );
+        // A failing test that calls both leaves it open; nothing failing names none.
+        assert_eq!(
+            entry_of_failing(&several, &[false, true, true]),
+            Err(vec!["median".to_string(), "mean".to_string()])
+        );
+        assert_eq!(entry_of_failing(&several, &[false; 3]), Err(Vec::new()));
     }
 
     #[test]

@@ -150,22 +150,31 @@ pub(super) fn choose_entry(
             "defines no function for the tests to call",
             "for a program that reads stdin and prints, use --io-test INPUT EXPECTED_OUTPUT",
         )),
-        (several, _) => Err(FileInputError::new(
-            path,
-            format!(
-                "the tests call several of its functions ({})",
-                if several.is_empty() {
-                    program.functions.join(", ")
-                } else {
-                    several
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            ),
-            "say which one is under test with --entry NAME",
-        )),
+        (several, _) => {
+            let mut e = FileInputError::new(
+                path,
+                format!(
+                    "the tests call several of its functions ({})",
+                    if several.is_empty() {
+                        program.functions.join(", ")
+                    } else {
+                        several
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+                "say which one is under test with --entry NAME",
+            );
+            if !several.is_empty() {
+                e.several = Some(super::SeveralEntries {
+                    functions: several.iter().map(|s| s.to_string()).collect(),
+                    tests: tests.to_vec(),
+                });
+            }
+            Err(e)
+        }
     }
 }
 
