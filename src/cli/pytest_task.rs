@@ -13,7 +13,7 @@ use super::output::CliError;
 use crate::run::pytest::PytestProject;
 use crate::run::sandbox::pytest::{CollectError, PytestReport};
 use crate::run::sandbox::ProjectMount;
-use crate::run::Runner;
+use crate::run::{Runner, TestInput};
 use crate::task::file_input::project::{self, EnvSource, PythonEnv};
 use crate::task::file_input::{self, FileInput};
 use crate::task::{PytestNode, Task};
@@ -208,14 +208,37 @@ pub fn load(
             ));
         }
     }
-    let input = FileInput {
+    let mut input = FileInput {
         program_path: program.to_path_buf(),
         program: text,
         entry: function.or_else(|| args.entry.map(str::to_string)),
         task_text: args.task_text.map(str::to_string),
         ..Default::default()
     };
-    let built = file_input::build_pytest(&input, nodes).map_err(|e| {
+    let mut built = file_input::build_pytest(&input, nodes.clone());
+    if let Err(e) = &built {
+        if let Some(several) = &e.several {
+            // Node sources are the tests `several` holds, in order.
+            let tests: Vec<TestInput> = nodes
+                .iter()
+                .map(|n| TestInput::Pytest {
+                    node_id: n.node_id.clone(),
+                    source: n.source.clone(),
+                })
+                .collect();
+            let entry = super::file_task::entry_under_test(
+                e,
+                several,
+                &runner,
+                &input.program,
+                &tests,
+                quiet,
+            )?;
+            input.entry = Some(entry);
+            built = file_input::build_pytest(&input, nodes);
+        }
+    }
+    let built = built.map_err(|e| {
         let several = e.hint.contains("--entry");
         let mut cli = file_error(e);
         if several {

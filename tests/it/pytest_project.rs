@@ -57,6 +57,27 @@ fn ldb_test_lists_every_node_with_its_outcome() {
 }
 
 #[test]
+fn without_a_function_named_the_one_the_failing_nodes_call_is_under_test() {
+    // The suite tests `mean` and `second_largest`; only nodes calling `second_largest` fail
+    // (the xfail of `mean([])` is expected), so that is the function under test.
+    let (_dir, root) = project();
+    let out = ldb(
+        &root,
+        &["test", "src/ranking/stats.py", "--tests", "tests/"],
+        &[],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "the tests call second_largest, mean; the failing ones call only `second_largest`"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("4 failed"), "{stdout}");
+}
+
+#[test]
 fn k_selects_nodes_and_json_carries_each_node() {
     let (_dir, root) = project();
     let out = ldb(

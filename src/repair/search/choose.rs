@@ -32,7 +32,7 @@ use crate::repair::search::harden::crashes;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::peers::{Runs, Voters};
 use crate::repair::search::select::{self, SelectRule};
-use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
 
@@ -424,7 +424,17 @@ impl Search<'_> {
                                 None
                             } else {
                                 let expected = voters.behaviours[top[0]].clone();
-                                self.rejoin(&expected, &calls, top_weight).await?
+                                let members: Vec<String> = top
+                                    .iter()
+                                    .map(|&i| {
+                                        if voters.is_peer(i) {
+                                            self.peers[i - voters.candidates].clone()
+                                        } else {
+                                            self.node(passing[i]).tested.program.clone()
+                                        }
+                                    })
+                                    .collect();
+                                self.rejoin(&expected, members, &calls, top_weight).await?
                             };
                             if let Some(id) = rejoined {
                                 passing.push(id);
@@ -577,13 +587,16 @@ impl Search<'_> {
 
     /// Passing programs set aside before the votes (`harden`: one raised on an argument
     /// emptied, or an edit did not keep the answers expected then) that behave as the heaviest
-    /// group does on every extra input (or crash where it answers nothing either): the
-    /// independent programs do the same, so what set them aside was no fault (a docstring's
-    /// "non-empty list" and an `IndexError` on `[]`). The given program first, then the
-    /// smallest change; `None` when none does.
+    /// group does on every extra input (`expected`) and as each of its `members` does on
+    /// harden's probes (the visible calls with an argument emptied or a value taken from a
+    /// sequence), or crash where they answer nothing either: the independent programs do the
+    /// same, so what set them aside was no fault (a docstring's "non-empty list" and an
+    /// `IndexError` on `[]`). The given program first, then the smallest change; `None` when
+    /// none does.
     async fn rejoin(
         &mut self,
         expected: &[String],
+        members: Vec<String>,
         calls: &[TestInput],
         votes: usize,
     ) -> Result<Option<usize>, AgentError> {
@@ -607,18 +620,38 @@ impl Search<'_> {
         if aside.is_empty() {
             return Ok(None);
         }
+        // The probes that set them aside: the extra inputs may not hold them (`f([])`), and
+        // there the group must answer nothing either.
+        let entry = &self.task.entry_point;
+        let mut probes: Vec<TestInput> = Vec::new();
+        for expr in emptied_inputs(self.tests, entry)
+            .into_iter()
+            .chain(member_inputs(self.tests, entry))
+        {
+            let call = TestInput::Call { expr };
+            if !calls.contains(&call) && !probes.contains(&call) {
+                probes.push(call);
+            }
+        }
+        let on_probes = self.behaviours(members, &probes).await?;
+        let all_calls: Vec<TestInput> = calls.iter().chain(&probes).cloned().collect();
         let programs = aside
             .iter()
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
-        let runs = self.behaviours(programs, calls).await?;
+        let runs = self.behaviours(programs, &all_calls).await?;
         // Where the group gives no answer either (it raises, on purpose or not), a crash is
         // as good: `ZeroDivisionError` beside `raise ValueError("empty")` on `mean([])`.
+        let like = |want: &str, got: &str, crashed: bool| {
+            select::agrees(want, got) || (crashed && !select::answers(want))
+        };
+        let n = calls.len();
         let alike = |b: &[String], crashed: &[bool]| {
-            b.len() == expected.len()
-                && (0..b.len()).all(|i| {
-                    select::agrees(&expected[i], &b[i])
-                        || (crashed.get(i) == Some(&true) && !select::answers(&expected[i]))
+            b.len() == all_calls.len()
+                && (0..n).all(|i| like(&expected[i], &b[i], crashed[i]))
+                && on_probes.behaviours.iter().all(|member| {
+                    member.len() == probes.len()
+                        && (0..probes.len()).all(|j| like(&member[j], &b[n + j], crashed[n + j]))
                 })
         };
         let Some(index) =
@@ -636,9 +669,9 @@ impl Search<'_> {
             task_id: self.task.task_id.clone(),
             message: format!(
                 "candidate {id} was set aside ({why}), but the {votes} independent vote(s) of \
-                 the heaviest group behave as it does on the {} extra inputs (or answer nothing \
-                 either where it crashes): it is taken back",
-                calls.len()
+                 the heaviest group behave as it does on the {} extra inputs and the probes (or \
+                 answer nothing either where it crashes): it is taken back",
+                all_calls.len()
             ),
         });
         Ok(Some(id))
