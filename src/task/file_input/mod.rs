@@ -51,7 +51,7 @@ pub struct FileInputError {
     pub needs_pytest: bool,
     /// The tests call several of the program's functions and none was named: a caller that
     /// can run the tests may name the one the failing tests call ([`entry_of_failing`]).
-    pub several: Option<SeveralEntries>,
+    pub several: Option<Box<SeveralEntries>>,
 }
 
 /// The functions the tests call, and the tests, when they call several.

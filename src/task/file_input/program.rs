@@ -168,10 +168,10 @@ pub(super) fn choose_entry(
                 "say which one is under test with --entry NAME",
             );
             if !several.is_empty() {
-                e.several = Some(super::SeveralEntries {
+                e.several = Some(Box::new(super::SeveralEntries {
                     functions: several.iter().map(|s| s.to_string()).collect(),
                     tests: tests.to_vec(),
-                });
+                }));
             }
             Err(e)
         }
