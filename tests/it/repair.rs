@@ -1332,8 +1332,9 @@ async fn a_peer_is_never_returned_when_no_edit_behaves_like_it() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_two_slips_the_passing_edit_is_edited_again_towards_the_peers() {
-    // `x ** 3 + 1` fails `sum_squares([1]) == 1`; `+ 1` → `+ 0` passes it but cubes. No single
-    // edit of the given program squares; one more edit of that passing edit does.
+    // `x ** 3 + 1` fails `sum_squares([1]) == 1`; `+ 1` → `+ 0` (written without the term)
+    // passes it but cubes. No single edit of the given program squares; one more edit of that
+    // passing edit does.
     let mut task = squares(
         "def sum_squares(xs):\n    return sum(x ** 3 for x in xs) + 1\n",
         "assert sum_squares([1]) == 1",
@@ -1345,7 +1346,7 @@ async fn with_two_slips_the_passing_edit_is_edited_again_towards_the_peers() {
     let generator = Arc::new(ScriptedModel::new(Vec::<String>::new()));
     let report = edits_only(&generator, true).fix(&task, &Silent).await;
     assert_eq!(
-        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs) + 0\n",
+        report.final_program, "def sum_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
         "{:#?}",
         report.selection
     );

@@ -71,8 +71,21 @@ pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>) -> Vec<Candidate> {
     for e in &all {
         comparison(e, ctx, &mut out);
     }
+    // The sums and differences whose right operand is a constant: `x - 1` with the 1 made 0
+    // is written as a person writes it, `x` (the program is the same as the term dropped).
+    let sums: Vec<&ast::ExprBinOp> = all
+        .iter()
+        .filter_map(|e| match e {
+            Expr::BinOp(b) if matches!(b.op, Operator::Add | Operator::Sub) => Some(b),
+            _ => None,
+        })
+        .collect();
     for e in &all {
-        constant(e, ctx, &mut out);
+        let sum = sums
+            .iter()
+            .find(|b| span(b.right.as_ref()) == span(*e))
+            .copied();
+        constant(e, sum, ctx, &mut out);
     }
     for e in &all {
         off_by_one(e, ctx, &mut out);
@@ -175,7 +188,7 @@ fn comparison(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
     }
 }
 
-fn constant(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+fn constant(e: &Expr, sum: Option<&ast::ExprBinOp>, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
     let Expr::Constant(c) = e else { return };
     let (s, t) = span(e);
     let old = text_of(ctx.text, e);
@@ -195,6 +208,22 @@ fn constant(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
                 return;
             };
             for new in [n + 1, n - 1] {
+                if let (0, Some(b)) = (new, sum) {
+                    let (s, t) = (usize::from(b.range.start()), usize::from(b.range.end()));
+                    let left = operand(ctx.text, &b.left);
+                    out.push(one(
+                        EditKind::Constant,
+                        s,
+                        t,
+                        left,
+                        format!(
+                            "{} → {}",
+                            ctx.text.get(s..t).unwrap_or(""),
+                            text_of(ctx.text, b.left.as_ref())
+                        ),
+                    ));
+                    continue;
+                }
                 // `-1` in place of `0` inside `x - 0` reads `x - -1`: valid, and a real option.
                 let text = new.to_string();
                 out.push(one(

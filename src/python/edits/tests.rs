@@ -144,3 +144,21 @@ fn a_program_that_does_not_parse_has_no_edits() {
     assert!(all("def f(:\n    return 1\n").is_empty());
     assert!(all("").is_empty());
 }
+
+#[test]
+fn a_term_of_one_made_zero_is_written_without_the_term() {
+    // `len(xs) - 1` with the 1 made 0: the edit a person makes is `len(xs)`, not `len(xs) - 0`;
+    // it comes where the constant's edits come, described as what it changes.
+    let p = "def chunks(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs) - 1, n)]\n";
+    let e = all(p);
+    assert!(e.iter().all(|x| !x.program.contains("- 0")), "`- 0` listed");
+    assert!(e.iter().all(|x| !x.program.contains("+ 0")), "`+ 0` listed");
+    let first = e
+        .iter()
+        .position(|x| x.program == p.replace("len(xs) - 1", "len(xs)"))
+        .expect("the term dropped");
+    assert_eq!(e[first].kind, EditKind::Constant);
+    assert_eq!(e[first].description, "len(xs) - 1 → len(xs)");
+    // The other way, 1 → 2, stays a constant edit.
+    assert!(has(&e, &p.replace("len(xs) - 1", "len(xs) - 2")));
+}
