@@ -300,17 +300,23 @@ pub(super) fn entry_under_test(
             (entry, why)
         }
         // Nothing fails: any will do for a check; the first, as a task's first test.
-        Err(called) if called.is_empty() => {
+        Err(called) if called.is_empty() && !failed.contains(&true) => {
             let first = several.functions.first().cloned().unwrap_or_default();
             let why = format!("every test passes; `{first}`, called first,");
             (first, why)
         }
         Err(called) => {
             let mut cli = file_error(e.clone());
-            cli.hint = Some(format!(
-                "the failing tests call {}; say which one is under test with --entry NAME",
-                called.join(", ")
-            ));
+            cli.hint = Some(if called.is_empty() {
+                "the failing tests call none of them themselves; say which one is under test \
+                 with --entry NAME"
+                    .to_string()
+            } else {
+                format!(
+                    "the failing tests call {}; say which one is under test with --entry NAME",
+                    called.join(", ")
+                )
+            });
             return Err(cli);
         }
     };

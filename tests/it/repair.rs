@@ -379,6 +379,50 @@ async fn an_edit_that_crashes_where_the_votes_raise_on_purpose_is_taken_back() {
         report.confirmation.as_ref().map(|c| c.status.as_str()),
         Some("confirmed")
     );
+    assert!(
+        run.said.iter().any(|m| m.contains("it is taken back")),
+        "the edit came back, not through another path: {:?}",
+        run.said
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_that_crashes_where_the_votes_return_none_is_not_taken_back() {
+    // `longest([])` owes `None`. The edit `1 → 0` raises IndexError there, and its guarded edit
+    // answers `''`: both set aside or kept apart, the fresh programs return `None`. A crash is
+    // no `None`: the crashing edit must not come back as confirmed.
+    let mut task = example();
+    task.task_id = "longest".into();
+    task.prompt = "def longest(strings):\n    \"\"\"The longest string, the first of equals; None for no strings.\"\"\"\n".into();
+    task.entry_point = "longest".into();
+    task.visible_tests = vec![
+        "assert longest(['ab', 'cd']) == 'ab'".into(),
+        "assert longest(['a', 'bb', 'c']) == 'bb'".into(),
+    ];
+    task.hidden_tests = Some("assert longest([]) is None\n".into());
+    let seed = "def longest(strings):\n    best = strings[1]\n    for s in strings:\n        \
+                if len(s) > len(best):\n            best = s\n    return best\n";
+    task.seed = Some(seed.into());
+    let fresh = "def longest(strings):\n    if not strings:\n        return None\n    \
+                 return max(strings, key=len)\n";
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        vec![program_reply(fresh), program_reply(fresh)],
+    )
+    .await;
+    let report = &run.report;
+    assert!(
+        !run.said.iter().any(|m| m.contains("it is taken back")),
+        "{:?}",
+        run.said
+    );
+    assert_ne!(
+        report.final_program,
+        seed.replace("strings[1]", "strings[0]"),
+        "the crashing edit was returned: {:?}",
+        run.said
+    );
 }
 
 /// A search with model-free edits only (`harden` on or off); the model is never asked.

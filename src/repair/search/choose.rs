@@ -436,13 +436,11 @@ impl Search<'_> {
                                     .collect();
                                 self.rejoin(&expected, members, &calls, top_weight).await?
                             };
-                            if let Some(id) = rejoined {
+                            if let Some((id, behaviour, crashed)) = rejoined {
                                 passing.push(id);
-                                voters.add_candidate(
-                                    voters.behaviours[top[0]].clone(),
-                                    voters.crashed[top[0]].clone(),
-                                    0,
-                                );
+                                // Its own runs: it joins the group only where it crashed
+                                // beside a raise, and the report shows what it did.
+                                voters.add_candidate(behaviour, crashed, 0);
                                 grouped = voters.ranked().0;
                                 pick = Some(id);
                             } else if can_mutate && majority != Some(0) {
@@ -589,7 +587,7 @@ impl Search<'_> {
     /// emptied, or an edit did not keep the answers expected then) that behave as the heaviest
     /// group does on every extra input (`expected`) and as each of its `members` does on
     /// harden's probes (the visible calls with an argument emptied or a value taken from a
-    /// sequence), or crash where they answer nothing either: the independent programs do the
+    /// sequence), or crash where they raise too: the independent programs do the
     /// same, so what set them aside was no fault (a docstring's "non-empty list" and an
     /// `IndexError` on `[]`). The given program first, then the smallest change; `None` when
     /// none does.
@@ -599,7 +597,7 @@ impl Search<'_> {
         members: Vec<String>,
         calls: &[TestInput],
         votes: usize,
-    ) -> Result<Option<usize>, AgentError> {
+    ) -> Result<Option<(usize, Vec<String>, Vec<bool>)>, AgentError> {
         // Each runs every extra input; the smallest changes are the ones worth returning.
         const CHECKED: usize = 32;
         let total = self.tests.len();
@@ -621,7 +619,7 @@ impl Search<'_> {
             return Ok(None);
         }
         // The probes that set them aside: the extra inputs may not hold them (`f([])`), and
-        // there the group must answer nothing either.
+        // there the group must do the same, or raise where they crash.
         let entry = &self.task.entry_point;
         let mut probes: Vec<TestInput> = Vec::new();
         for expr in emptied_inputs(self.tests, entry)
@@ -640,10 +638,11 @@ impl Search<'_> {
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
         let runs = self.behaviours(programs, &all_calls).await?;
-        // Where the group gives no answer either (it raises, on purpose or not), a crash is
-        // as good: `ZeroDivisionError` beside `raise ValueError("empty")` on `mean([])`.
+        // Where the group raises too (on purpose or not), a crash is as good:
+        // `ZeroDivisionError` beside `raise ValueError("empty")` on `mean([])`. Not where it
+        // returns `None`: that may be the answer owed (`longest([])`).
         let like = |want: &str, got: &str, crashed: bool| {
-            select::agrees(want, got) || (crashed && !select::answers(want))
+            select::agrees(want, got) || (crashed && want.starts_with("raise "))
         };
         let n = calls.len();
         let alike = |b: &[String], crashed: &[bool]| {
@@ -660,6 +659,10 @@ impl Search<'_> {
             return Ok(None);
         };
         let id = aside[index];
+        let own = (
+            runs.behaviours[index][..n].to_vec(),
+            runs.crashed[index][..n].to_vec(),
+        );
         let why = self
             .candidates
             .get_mut(id)
@@ -669,12 +672,16 @@ impl Search<'_> {
             task_id: self.task.task_id.clone(),
             message: format!(
                 "candidate {id} was set aside ({why}), but the {votes} independent vote(s) of \
-                 the heaviest group behave as it does on the {} extra inputs and the probes (or \
-                 answer nothing either where it crashes): it is taken back",
-                all_calls.len()
+                 the heaviest group behave as it does on the {} extra inputs{} (or raise too \
+                 where it crashes): it is taken back",
+                calls.len(),
+                match probes.len() {
+                    0 => String::new(),
+                    p => format!(" and {p} probe(s)"),
+                }
             ),
         });
-        Ok(Some(id))
+        Ok(Some((id, own.0, own.1)))
     }
 
     /// The heaviest group is peers alone and no edit of the given program joins it: the
