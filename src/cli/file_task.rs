@@ -207,8 +207,9 @@ fn load_plain(
                 .iter()
                 .map(|t| TestInput::Code { source: t.clone() })
                 .collect();
-            let entry = entry_under_test(e, several, &runner, &input.program, &tests, quiet)
-                .map_err(Plain::Error)?;
+            let entry =
+                pytest_task::entry_under_test(e, several, &runner, &input.program, &tests, quiet)
+                    .map_err(Plain::Error)?;
             input.entry = Some(entry);
             built = file_input::build(&input);
         }
@@ -275,60 +276,6 @@ fn load_plain(
     Ok((built.task, runner))
 }
 
-/// The tests call several of the program's functions and none was named: the one the failing
-/// tests call is under test (said on stderr), the first called when every test passes; a
-/// failing test that calls two leaves it to `--entry`. `tests` are `several.tests` as run.
-pub(super) fn entry_under_test(
-    e: &FileInputError,
-    several: &file_input::SeveralEntries,
-    runner: &Runner,
-    program: &str,
-    tests: &[TestInput],
-    quiet: bool,
-) -> Result<String, CliError> {
-    let outcomes = runner
-        .run_in_order(program, tests)
-        .map_err(CliError::from)?;
-    // A test after one that timed out did not run: it names nothing.
-    let failed: Vec<bool> = (0..tests.len())
-        .map(|i| outcomes.get(i).is_some_and(|o| !o.passed()))
-        .collect();
-    let functions = several.functions.join(", ");
-    let (entry, why) = match file_input::entry_of_failing(several, &failed) {
-        Ok(entry) => {
-            let why = format!("the failing ones call only `{entry}`, so it");
-            (entry, why)
-        }
-        // Nothing fails: any will do for a check; the first, as a task's first test.
-        Err(called) if called.is_empty() && !failed.contains(&true) => {
-            let first = several.functions.first().cloned().unwrap_or_default();
-            let why = format!("every test passes; `{first}`, called first,");
-            (first, why)
-        }
-        Err(called) => {
-            let mut cli = file_error(e.clone());
-            cli.hint = Some(if called.is_empty() {
-                "the failing tests call none of them themselves; say which one is under test \
-                 with --entry NAME"
-                    .to_string()
-            } else {
-                format!(
-                    "the failing tests call {}; say which one is under test with --entry NAME",
-                    called.join(", ")
-                )
-            });
-            return Err(cli);
-        }
-    };
-    if !quiet {
-        eprintln!(
-            "ldb: the tests call {functions}; {why} is the function under test (--entry NAME \
-             names another)"
-        );
-    }
-    Ok(entry)
-}
-
 /// A module the test file imports that is a module or package of the program's project
 /// (beside the program or the tests, or under `src/`): pytest's import path finds it.
 fn project_import(program: &Path, tests: &Path, missing: &[String]) -> Option<Reason> {
@@ -352,7 +299,7 @@ fn with_newline(input: &str) -> String {
     }
 }
 
-pub(super) fn file_error(e: FileInputError) -> CliError {
+fn file_error(e: FileInputError) -> CliError {
     CliError::bad_input(e.to_string(), e.hint)
 }
 

@@ -226,14 +226,7 @@ pub fn load(
                     source: n.source.clone(),
                 })
                 .collect();
-            let entry = super::file_task::entry_under_test(
-                e,
-                several,
-                &runner,
-                &input.program,
-                &tests,
-                quiet,
-            )?;
+            let entry = entry_under_test(e, several, &runner, &input.program, &tests, quiet)?;
             input.entry = Some(entry);
             built = file_input::build_pytest(&input, nodes);
         }
@@ -283,6 +276,60 @@ pub fn load(
         }
     }
     Ok((built.task, runner))
+}
+
+/// The tests call several of the program's functions and none was named: the one the failing
+/// tests call is under test (said on stderr), the first called when every test passes; a
+/// failing test that calls two leaves it to `--entry`. `tests` are `several.tests` as run.
+pub(super) fn entry_under_test(
+    e: &file_input::FileInputError,
+    several: &file_input::SeveralEntries,
+    runner: &Runner,
+    program: &str,
+    tests: &[TestInput],
+    quiet: bool,
+) -> Result<String, CliError> {
+    let outcomes = runner
+        .run_in_order(program, tests)
+        .map_err(CliError::from)?;
+    // A test after one that timed out did not run: it names nothing.
+    let failed: Vec<bool> = (0..tests.len())
+        .map(|i| outcomes.get(i).is_some_and(|o| !o.passed()))
+        .collect();
+    let functions = several.functions.join(", ");
+    let (entry, why) = match file_input::entry_of_failing(several, &failed) {
+        Ok(entry) => {
+            let why = format!("the failing ones call only `{entry}`, so it");
+            (entry, why)
+        }
+        // Nothing fails: any will do for a check; the first, as a task's first test.
+        Err(called) if called.is_empty() && !failed.contains(&true) => {
+            let first = several.functions.first().cloned().unwrap_or_default();
+            let why = format!("every test passes; `{first}`, called first,");
+            (first, why)
+        }
+        Err(called) => {
+            let mut cli = file_error(e.clone());
+            cli.hint = Some(if called.is_empty() {
+                "the failing tests call none of them themselves; say which one is under test \
+                 with --entry NAME"
+                    .to_string()
+            } else {
+                format!(
+                    "the failing tests call {}; say which one is under test with --entry NAME",
+                    called.join(", ")
+                )
+            });
+            return Err(cli);
+        }
+    };
+    if !quiet {
+        eprintln!(
+            "ldb: the tests call {functions}; {why} is the function under test (--entry NAME \
+             names another)"
+        );
+    }
+    Ok(entry)
 }
 
 fn file_error(e: file_input::FileInputError) -> CliError {
