@@ -289,6 +289,25 @@ async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it()
     );
 }
 
+/// A task of one function `entry(arg)`, its docstring `doc`, with these tests and seed.
+fn one_function(
+    entry: &str,
+    arg: &str,
+    doc: &str,
+    visible: &[&str],
+    hidden: &str,
+    seed: &str,
+) -> Task {
+    let mut task = example();
+    task.task_id = entry.into();
+    task.prompt = format!("def {entry}({arg}):\n    \"\"\"{doc}\"\"\"\n");
+    task.entry_point = entry.into();
+    task.visible_tests = visible.iter().map(|t| t.to_string()).collect();
+    task.hidden_tests = Some(hidden.into());
+    task.seed = Some(seed.into());
+    task
+}
+
 /// `median` with the even case divided by 3: one constant from right.
 const MEDIAN_BY_THREE: &str = "def median(xs):\n    s = sorted(xs)\n    n = len(s)\n    \
     mid = n // 2\n    if n % 2 == 1:\n        return s[mid]\n    return (s[mid - 1] + s[mid]) / 3\n";
@@ -300,17 +319,17 @@ async fn an_edit_set_aside_for_raising_on_an_empty_list_is_returned_when_the_vot
     // that guards the empty list; but the docstring says "non-empty", both fresh programs raise
     // there too and agree with the edit everywhere else. The one-line edit was lost to a
     // rewrite; it must be returned, confirmed.
-    let mut task = example();
-    task.task_id = "median".into();
-    task.prompt = "def median(xs):\n    \"\"\"Median of a non-empty list.\"\"\"\n".into();
-    task.entry_point = "median".into();
-    task.visible_tests = vec![
-        "assert median([3, 1, 2]) == 2".into(),
-        "assert median([1, 2, 3, 4]) == 2.5".into(),
-    ];
-    task.hidden_tests =
-        Some("assert median([1, 3]) == 2\nassert median([4, 1, 3, 2]) == 2.5\n".into());
-    task.seed = Some(MEDIAN_BY_THREE.into());
+    let task = one_function(
+        "median",
+        "xs",
+        "Median of a non-empty list.",
+        &[
+            "assert median([3, 1, 2]) == 2",
+            "assert median([1, 2, 3, 4]) == 2.5",
+        ],
+        "assert median([1, 3]) == 2\nassert median([4, 1, 3, 2]) == 2.5\n",
+        MEDIAN_BY_THREE,
+    );
     let fresh = "def median(xs):\n    ordered = sorted(xs)\n    half = len(ordered) // 2\n    \
                  if len(ordered) % 2:\n        return ordered[half]\n    \
                  return (ordered[half - 1] + ordered[half]) / 2\n";
@@ -348,18 +367,16 @@ async fn an_edit_set_aside_for_raising_on_an_empty_list_is_returned_when_the_vot
 async fn an_edit_that_crashes_where_the_votes_raise_on_purpose_is_taken_back() {
     // The edit 1 -> 0 divides by zero on `mean([])`; the fresh programs raise ValueError there
     // on purpose. Neither answers: the edit behaves as they do, and is returned.
-    let mut task = example();
-    task.task_id = "mean".into();
-    task.prompt = "def mean(xs):\n    \"\"\"Mean of a non-empty list.\"\"\"\n".into();
-    task.entry_point = "mean".into();
-    task.visible_tests = vec![
-        "assert mean([1, 2, 3]) == 2".into(),
-        "assert mean([2, 4]) == 3".into(),
-    ];
-    task.hidden_tests = Some("assert mean([5]) == 5\n".into());
     let seed = "def mean(xs):\n    total = 1\n    for x in xs:\n        total += x\n    \
                 return total / len(xs)\n";
-    task.seed = Some(seed.into());
+    let task = one_function(
+        "mean",
+        "xs",
+        "Mean of a non-empty list.",
+        &["assert mean([1, 2, 3]) == 2", "assert mean([2, 4]) == 3"],
+        "assert mean([5]) == 5\n",
+        seed,
+    );
     let fresh = "def mean(xs):\n    if not xs:\n        raise ValueError(\"empty\")\n    \
                  return sum(xs) / len(xs)\n";
     let run = run(
@@ -391,18 +408,19 @@ async fn an_edit_that_crashes_where_the_votes_return_none_is_not_taken_back() {
     // `longest([])` owes `None`. The edit `1 → 0` raises IndexError there, and its guarded edit
     // answers `''`: both set aside or kept apart, the fresh programs return `None`. A crash is
     // no `None`: the crashing edit must not come back as confirmed.
-    let mut task = example();
-    task.task_id = "longest".into();
-    task.prompt = "def longest(strings):\n    \"\"\"The longest string, the first of equals; None for no strings.\"\"\"\n".into();
-    task.entry_point = "longest".into();
-    task.visible_tests = vec![
-        "assert longest(['ab', 'cd']) == 'ab'".into(),
-        "assert longest(['a', 'bb', 'c']) == 'bb'".into(),
-    ];
-    task.hidden_tests = Some("assert longest([]) is None\n".into());
     let seed = "def longest(strings):\n    best = strings[1]\n    for s in strings:\n        \
                 if len(s) > len(best):\n            best = s\n    return best\n";
-    task.seed = Some(seed.into());
+    let task = one_function(
+        "longest",
+        "strings",
+        "The longest string, the first of equals; None for no strings.",
+        &[
+            "assert longest(['ab', 'cd']) == 'ab'",
+            "assert longest(['a', 'bb', 'c']) == 'bb'",
+        ],
+        "assert longest([]) is None\n",
+        seed,
+    );
     let fresh = "def longest(strings):\n    if not strings:\n        return None\n    \
                  return max(strings, key=len)\n";
     let run = run(
