@@ -227,7 +227,8 @@ fn the_work_dir_is_empty_at_start_and_gone_afterwards() {
 #[test]
 fn stdin_is_closed_unless_the_test_provides_it() {
     let prog = "import sys\ndef f():\n    return sys.stdin.read()\n";
-    assert_eq!(run(prog, "assert f() == ''").status, TestStatus::Passed);
+    let closed = run(prog, "assert f() == ''");
+    assert_eq!(closed.status, TestStatus::Passed, "{closed:?}");
     let script = "n = int(input())\nprint(sum(int(x) for x in input().split()[:n]))\n";
     let r = runner(Duration::from_secs(10));
     let ok = r
