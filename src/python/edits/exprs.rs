@@ -208,9 +208,10 @@ fn constant(e: &Expr, sum: Option<&ast::ExprBinOp>, ctx: &Context<'_>, out: &mut
                 return;
             };
             for new in [n + 1, n - 1] {
-                if let (0, Some(b)) = (new, sum) {
+                // A truth value plus 0 is an int; the left operand alone would be a bool.
+                if let (0, Some(b)) = (new, sum.filter(|b| !is_truth_value(&b.left))) {
                     let (s, t) = (usize::from(b.range.start()), usize::from(b.range.end()));
-                    let left = operand(ctx.text, &b.left);
+                    let left = sum_operand(ctx.text, &b.left);
                     out.push(one(
                         EditKind::Constant,
                         s,
@@ -405,14 +406,14 @@ fn arithmetic(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
             ));
         }
     }
-    if matches!(b.op, Operator::Add | Operator::Sub) {
+    if matches!(b.op, Operator::Add | Operator::Sub) && !is_truth_value(&b.left) {
         // `len(xs) - 1` → `len(xs)`: a term too many.
         let (s, t) = span(e);
         out.push(one(
             EditKind::Arithmetic,
             s,
             t,
-            operand(ctx.text, &b.left),
+            sum_operand(ctx.text, &b.left),
             format!(
                 "{} → {}",
                 text_of(ctx.text, e),
@@ -680,6 +681,47 @@ fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
 }
 
 /// An operand of `and`/`or`, parenthesised only where precedence needs it.
+/// Whether `e` evaluates to a bool by its form (a comparison, `not`; `and`/`or` give an
+/// operand back).
+fn is_truth_value(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Compare(_)
+            | Expr::UnaryOp(ast::ExprUnaryOp {
+                op: ast::UnaryOp::Not,
+                ..
+            })
+    )
+}
+
+/// The left operand of a `+`/`-` written in the sum's place: as it stands when it binds at
+/// least as tightly as the sum did (`x - y` for `x - y - 1`), parenthesised when the source had
+/// to (`(x or y) - 1` becomes `(x or y)`, which may stand inside a comparison).
+fn sum_operand(text: &str, e: &Expr) -> String {
+    let tight = match e {
+        Expr::BinOp(b) => matches!(
+            b.op,
+            Operator::Add
+                | Operator::Sub
+                | Operator::Mult
+                | Operator::MatMult
+                | Operator::Div
+                | Operator::Mod
+                | Operator::FloorDiv
+                | Operator::Pow
+        ),
+        Expr::UnaryOp(u) => !matches!(u.op, ast::UnaryOp::Not),
+        Expr::Await(_) => true,
+        other => !super::needs_parens(other),
+    };
+    let t = text_of(text, e);
+    if tight {
+        t.to_string()
+    } else {
+        format!("({t})")
+    }
+}
+
 fn bool_operand(text: &str, e: &Expr) -> String {
     let t = text_of(text, e);
     if matches!(

@@ -162,3 +162,24 @@ fn a_term_of_one_made_zero_is_written_without_the_term() {
     // The other way, 1 → 2, stays a constant edit.
     assert!(has(&e, &p.replace("len(xs) - 1", "len(xs) - 2")));
 }
+
+#[test]
+fn a_dropped_term_leaves_its_left_operand_parenthesised_only_where_needed() {
+    // `x - y - 1` made `x - y`: the left operand is itself a sum, no parentheses.
+    let p = "def f(x, y):\n    return x - y - 1\n";
+    assert!(has(&all(p), &p.replace("x - y - 1", "x - y")));
+    assert!(all(p).iter().all(|x| !x.program.contains("(x - y)")));
+    // `(a or b) - 1` inside a comparison keeps the parentheses it needs.
+    let p = "def f(a, b, n):\n    return n < (a or b) - 1\n";
+    assert!(has(&all(p), &p.replace("(a or b) - 1", "(a or b)")));
+    assert!(all(p).iter().all(|x| !x.program.contains("n < a or b\n")));
+}
+
+#[test]
+fn a_truth_value_plus_one_made_zero_stays_an_int() {
+    // `(a > b) + 1` made `(a > b)` would return a bool where an int was; `+ 0` keeps the int.
+    let p = "def f(a, b):\n    return (a > b) + 1\n";
+    let e = all(p);
+    assert!(has(&e, &p.replace("+ 1", "+ 0")));
+    assert!(!has(&e, &p.replace("(a > b) + 1", "(a > b)")));
+}
