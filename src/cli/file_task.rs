@@ -202,6 +202,13 @@ fn load_plain(
                 Some(name) => runner.clone().with_module(name),
                 None => runner.clone(),
             };
+            // A test file importing what does not exist fails every test: that error first.
+            let missing = missing_modules(&runner, &several.imports).map_err(CliError::from)?;
+            if let Some(e) =
+                missing_module_error(program, &input, file_input::module_name(program), &missing)
+            {
+                return Err(e);
+            }
             let tests: Vec<TestInput> = several
                 .tests
                 .iter()
@@ -228,39 +235,8 @@ fn load_plain(
         None => runner,
     };
     let missing = missing_modules(&runner, &built.imports).map_err(CliError::from)?;
-    if let (Some(first), Some((test_path, _))) = (missing.first(), &input.test_file) {
-        if let Some(reason) = project_import(program, test_path, &missing) {
-            let e = CliError::bad_input(
-                format!(
-                    "{}: imports `{first}` from its project",
-                    test_path.display()
-                ),
-                "install pytest: ldb runs such tests with it",
-            );
-            return Err(Plain::NeedsPytest(reason, e));
-        }
-        let module_hint = match &built.module {
-            Some(m) => format!(
-                "if `{first}` means the program under test, import it by the program's file \
-                 name: `from {m} import ...` or `import {m}`; otherwise install it for the \
-                 Python ldb runs (python3 -m pip install {first})"
-            ),
-            None => format!("install it for the Python ldb runs (python3 -m pip install {first})"),
-        };
-        return Err(Plain::Error(CliError::bad_input(
-            format!(
-                "{}: imports `{first}`, which is neither the program under test ({}) nor a \
-                 module the sandbox's Python can import{}",
-                test_path.display(),
-                program.display(),
-                if missing.len() > 1 {
-                    format!(" (also missing: {})", missing[1..].join(", "))
-                } else {
-                    String::new()
-                }
-            ),
-            module_hint,
-        )));
+    if let Some(e) = missing_module_error(program, &input, built.module.clone(), &missing) {
+        return Err(e);
     }
     if !quiet {
         if let Some((test_path, _)) = &input.test_file {
@@ -274,6 +250,49 @@ fn load_plain(
         }
     }
     Ok((built.task, runner))
+}
+
+/// The error for a test file importing `missing` (none missing: `None`): a module of the
+/// project (pytest finds it), or one that neither the program nor the sandbox's Python has.
+fn missing_module_error(
+    program: &Path,
+    input: &FileInput,
+    module: Option<String>,
+    missing: &[String],
+) -> Option<Plain> {
+    let (first, (test_path, _)) = (missing.first()?, input.test_file.as_ref()?);
+    if let Some(reason) = project_import(program, test_path, missing) {
+        let e = CliError::bad_input(
+            format!(
+                "{}: imports `{first}` from its project",
+                test_path.display()
+            ),
+            "install pytest: ldb runs such tests with it",
+        );
+        return Some(Plain::NeedsPytest(reason, e));
+    }
+    let module_hint = match &module {
+        Some(m) => format!(
+            "if `{first}` means the program under test, import it by the program's file \
+             name: `from {m} import ...` or `import {m}`; otherwise install it for the \
+             Python ldb runs (python3 -m pip install {first})"
+        ),
+        None => format!("install it for the Python ldb runs (python3 -m pip install {first})"),
+    };
+    Some(Plain::Error(CliError::bad_input(
+        format!(
+            "{}: imports `{first}`, which is neither the program under test ({}) nor a \
+             module the sandbox's Python can import{}",
+            test_path.display(),
+            program.display(),
+            if missing.len() > 1 {
+                format!(" (also missing: {})", missing[1..].join(", "))
+            } else {
+                String::new()
+            }
+        ),
+        module_hint,
+    )))
 }
 
 /// A module the test file imports that is a module or package of the program's project

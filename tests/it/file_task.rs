@@ -190,6 +190,36 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
 }
 
 #[test]
+fn a_missing_module_is_named_before_asking_which_function_is_under_test() {
+    // Every test of a file that imports what does not exist fails, so the failing tests call
+    // every function: the missing module is the error to show, not a question about --entry.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("stats.py"),
+        "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef median(xs):\n    return sorted(xs)[len(xs) // 2]\n",
+    )
+    .expect("stats.py");
+    std::fs::write(
+        dir.path().join("test_stats.py"),
+        "import no_such_module_xyz as data\nfrom stats import mean, median\n\n\
+         def test_mean():\n    assert mean(data.xs) == 2\n\n\
+         def test_median():\n    assert median(data.xs) == 2\n",
+    )
+    .expect("test_stats.py");
+    let out = ldb(
+        dir.path(),
+        &["test", "stats.py", "--tests", "test_stats.py"],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("error: test_stats.py: imports `no_such_module_xyz`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--entry"), "{stderr}");
+}
+
+#[test]
 fn importing_a_missing_module_is_a_clear_error() {
     let dir = project("import no_such_module_xyz\nfrom prog import running_max\n\nassert running_max([1]) == [1]\n");
     let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);

@@ -59,6 +59,9 @@ pub struct FileInputError {
 pub struct SeveralEntries {
     pub functions: Vec<String>,
     pub tests: Vec<String>,
+    /// The test file's imports besides the program (as [`FileTask::imports`]): a missing one
+    /// fails every test, which then names no function under test.
+    pub imports: Vec<String>,
 }
 
 /// The one function of `several` that the failing tests call (`failed[i]` for
@@ -171,7 +174,12 @@ pub fn build(input: &FileInput) -> Result<FileTask, FileInputError> {
         ));
     }
 
-    let task = finish(input, &program, visible, Vec::new(), &mut notes)?;
+    let task = finish(input, &program, visible, Vec::new(), &mut notes).map_err(|mut e| {
+        if let Some(several) = e.several.as_mut() {
+            several.imports = imports.clone();
+        }
+        e
+    })?;
     if let Err(problems) = task.validate() {
         if let Some(p) = problems.into_iter().next() {
             return Err(FileInputError::new(path, p.to_string(), "check the flags"));

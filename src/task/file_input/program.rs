@@ -171,6 +171,7 @@ pub(super) fn choose_entry(
                 e.several = Some(Box::new(super::SeveralEntries {
                     functions: several.iter().map(|s| s.to_string()).collect(),
                     tests: tests.to_vec(),
+                    imports: Vec::new(),
                 }));
             }
             Err(e)
