@@ -227,3 +227,52 @@ fn a_killed_ldb_leaves_no_run_dir_behind() {
         "left behind: {left:?} (stale before: {stale:?})"
     );
 }
+
+/// A host whose `/dev/null` is a regular file (something removed the device and wrote to the
+/// path) handed its contents to every program's stdin. Made here in this test process's own
+/// mount namespace (a file bound over `/dev/null`), so the host stays as it is.
+#[test]
+fn a_regular_file_in_place_of_dev_null_reaches_no_program() {
+    if !root() {
+        eprintln!("skipped: a mount namespace of its own takes root");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = tmp.path().join("null");
+    std::fs::write(&fake, "written by another process\n").expect("fake /dev/null");
+    let c = |s: &str| std::ffi::CString::new(s).expect("path");
+    let (fake_c, null_c, root_c) = (
+        c(fake.to_str().expect("utf-8 path")),
+        c("/dev/null"),
+        c("/"),
+    );
+    // SAFETY: unshare and mount with NUL-terminated paths; only this process's view changes.
+    unsafe {
+        assert_eq!(libc::unshare(libc::CLONE_NEWNS), 0, "unshare");
+        let private = libc::MS_REC | libc::MS_PRIVATE;
+        let none = std::ptr::null();
+        assert_eq!(
+            libc::mount(none, root_c.as_ptr(), none, private, std::ptr::null()),
+            0
+        );
+        assert_eq!(
+            libc::mount(
+                fake_c.as_ptr(),
+                null_c.as_ptr(),
+                none,
+                libc::MS_BIND,
+                std::ptr::null()
+            ),
+            0,
+            "bind over /dev/null"
+        );
+    }
+    let seen = std::fs::read_to_string("/dev/null").expect("read the fake");
+    assert!(seen.contains("another process"), "the fake is not in place");
+    let runner = Runner::new(sandbox(Limits::default()));
+    let prog = "import sys\ndef f():\n    return sys.stdin.read()\n\ndef g():\n    return open('/dev/null').read()\n";
+    let out = run(&runner, prog, "assert f() == ''");
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+    let out = run(&runner, prog, "assert 'another process' not in g()");
+    assert_ne!(out.status, TestStatus::Failed, "{out:?}");
+}

@@ -416,13 +416,11 @@ impl Sandbox {
         pool: &Arc<warm::Pool>,
         with_stdin: bool,
     ) -> Result<Option<Launched>, SandboxError> {
-        let (stdin_read, stdin_write) = if with_stdin {
-            let (r, w) = pipe()?;
-            (r, Some(w))
-        } else {
-            let null = std::fs::File::open("/dev/null").map_err(SandboxError::Pipe)?;
-            (OwnedFd::from(null), None)
-        };
+        // Without stdin, a pipe whose writing end closes at once: end of file, whatever the
+        // host's `/dev/null` is (a regular file where it was replaced would hand its contents
+        // to the program).
+        let (stdin_read, stdin_write) = pipe()?;
+        let stdin_write = with_stdin.then_some(stdin_write);
         let (out_read, out_write) = pipe()?;
         let (err_read, err_write) = pipe()?;
         let (req_read, req_write) = pipe()?;
@@ -464,11 +462,9 @@ impl Sandbox {
             .env("HOME", workdir)
             .env("TMPDIR", workdir)
             .current_dir(workdir)
-            .stdin(if with_stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
+            // Without stdin the pipe's writing end is dropped below: end of file (see
+            // `launch_warm`).
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
@@ -494,6 +490,7 @@ impl Sandbox {
         let stdin = child
             .stdin
             .take()
+            .filter(|_| with_stdin)
             .map(|s| Box::new(s) as Box<dyn Write + Send>);
         let (wait_tx, wait_rx) = mpsc::channel();
         thread::spawn(move || {

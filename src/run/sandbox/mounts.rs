@@ -366,7 +366,10 @@ fn devices(root: &Path) -> Result<(), std::io::Error> {
     )?;
     for name in DEVICES {
         let host = Path::new("/dev").join(name);
-        if !host.exists() {
+        // Only the device itself: a regular file left in its place holds what others wrote.
+        let is_device = std::fs::metadata(&host)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_char_device(&m.file_type()));
+        if !is_device {
             continue;
         }
         let node = dev.join(name);
