@@ -680,7 +680,6 @@ fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
     }
 }
 
-/// An operand of `and`/`or`, parenthesised only where precedence needs it.
 /// Whether `e` evaluates to a bool by its form (a comparison, `not`; `and`/`or` give an
 /// operand back).
 fn is_truth_value(e: &Expr) -> bool {
@@ -722,6 +721,7 @@ fn sum_operand(text: &str, e: &Expr) -> String {
     }
 }
 
+/// An operand of `and`/`or`, parenthesised only where precedence needs it.
 fn bool_operand(text: &str, e: &Expr) -> String {
     let t = text_of(text, e);
     if matches!(
