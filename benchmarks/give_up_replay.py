@@ -12,7 +12,8 @@ search: the choice among the programs passing the visible tests is taken as reco
 task whose first passing program came before K keeps its recorded outcome (a later program
 could still have been needed to confirm or outvote; see "kept, votes after K").
 
-Prints one row per K: fixed, tokens per fixed task, and the tasks the rule would lose.
+Prints where the tokens went (fixed tasks before and after their first visible pass, the tasks
+not fixed), then one row per K: fixed, tokens per fixed task, and the tasks the rule would lose.
 """
 
 import sys
@@ -53,6 +54,17 @@ def main(argv):
     spent = sum(cost(r) for r in rs)
     print(f"{len(rs)} tasks with candidate logs; {len(fixed)} fixed; "
           f"{spent:,} tokens, {spent / max(len(fixed), 1):,.0f} a fixed task (as recorded)")
+    # Where the tokens went: fixed tasks before and after their first visible pass, the rest.
+    before = after = rest = 0
+    for r in rs:
+        c, first = cost(r), first_visible_pass(r)
+        if r in fixed and first is not None:
+            before += min(c, first)
+            after += max(c - first, 0)
+        else:
+            rest += c
+    print(f"spent on fixed tasks before their first visible pass {before:,}, after it {after:,}; "
+          f"on the tasks not fixed {rest:,}")
     print()
     print("| give up at K tokens without a visible pass | fixed | tokens | tokens/fixed | lost | kept, votes after K |")
     print("|---:|---:|---:|---:|---:|---:|")
@@ -76,4 +88,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except BrokenPipeError:
+        # A reader that stopped early (`| head`): nothing more to say.
+        sys.stderr.close()
+        sys.exit(0)
