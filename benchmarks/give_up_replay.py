@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from repair_analysis import cost, load  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
