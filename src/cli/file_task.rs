@@ -196,6 +196,8 @@ fn load_plain(
         task_text: args.task_text.clone(),
     };
     let mut built = file_input::build(&input);
+    // The test file's imports checked already, with the module name they were checked under.
+    let mut checked = None;
     if let Err(e) = &built {
         if let Some(several) = &e.several {
             let runner = match file_input::module_name(program) {
@@ -209,6 +211,7 @@ fn load_plain(
             {
                 return Err(e);
             }
+            checked = Some((file_input::module_name(program), several.imports.clone()));
             let tests: Vec<TestInput> = several
                 .tests
                 .iter()
@@ -234,9 +237,12 @@ fn load_plain(
         Some(name) => runner.with_module(name.clone()),
         None => runner,
     };
-    let missing = missing_modules(&runner, &built.imports).map_err(CliError::from)?;
-    if let Some(e) = missing_module_error(program, &input, built.module.clone(), &missing) {
-        return Err(e);
+    // One sandbox run per set of imports: when choosing the function checked them, it is done.
+    if checked != Some((built.module.clone(), built.imports.clone())) {
+        let missing = missing_modules(&runner, &built.imports).map_err(CliError::from)?;
+        if let Some(e) = missing_module_error(program, &input, built.module.clone(), &missing) {
+            return Err(e);
+        }
     }
     if !quiet {
         if let Some((test_path, _)) = &input.test_file {

@@ -135,25 +135,34 @@ fn inline_tests_and_stdin_programs() {
     assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
 }
 
+/// A project of two functions, `stats.py`, and the test file `test_stats.py` calling them.
+fn stats_project(stats: &str, tests: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("stats.py"), stats).expect("stats.py");
+    std::fs::write(dir.path().join("test_stats.py"), tests).expect("test_stats.py");
+    dir
+}
+
+fn test_stats(dir: &tempfile::TempDir) -> Output {
+    ldb(
+        dir.path(),
+        &["test", "stats.py", "--tests", "test_stats.py"],
+    )
+}
+
 #[test]
 fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() {
     // A module's test file calls each of its functions: the one whose tests fail is the one to
     // debug, not a question for the user.
-    let dir = tempfile::tempdir().expect("tempdir");
     let stats = "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef median(xs):\n    \
                  s = sorted(xs)\n    m = len(s) // 2\n    \
                  return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 3\n";
-    std::fs::write(dir.path().join("stats.py"), stats).expect("stats.py");
-    std::fs::write(
-        dir.path().join("test_stats.py"),
+    let dir = stats_project(
+        stats,
         "from stats import mean, median\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n\n\
          def test_median():\n    assert median([1, 2, 3, 4]) == 2.5\n",
-    )
-    .expect("test_stats.py");
-    let out = ldb(
-        dir.path(),
-        &["test", "stats.py", "--tests", "test_stats.py"],
     );
+    let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
@@ -163,10 +172,7 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
     );
     // Every test passing: the first one called, said so.
     std::fs::write(dir.path().join("stats.py"), stats.replace("/ 3", "/ 2")).expect("stats.py");
-    let out = ldb(
-        dir.path(),
-        &["test", "stats.py", "--tests", "test_stats.py"],
-    );
+    let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("every test passes; `mean`"), "{stderr}");
@@ -177,10 +183,7 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
          assert mean([1, 2]) == median([1, 2]) == 1\n",
     )
     .expect("test_stats.py");
-    let out = ldb(
-        dir.path(),
-        &["test", "stats.py", "--tests", "test_stats.py"],
-    );
+    let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
@@ -193,23 +196,13 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
 fn a_missing_module_is_named_before_asking_which_function_is_under_test() {
     // Every test of a file that imports what does not exist fails, so the failing tests call
     // every function: the missing module is the error to show, not a question about --entry.
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(
-        dir.path().join("stats.py"),
+    let dir = stats_project(
         "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef median(xs):\n    return sorted(xs)[len(xs) // 2]\n",
-    )
-    .expect("stats.py");
-    std::fs::write(
-        dir.path().join("test_stats.py"),
         "import no_such_module_xyz as data\nfrom stats import mean, median\n\n\
          def test_mean():\n    assert mean(data.xs) == 2\n\n\
          def test_median():\n    assert median(data.xs) == 2\n",
-    )
-    .expect("test_stats.py");
-    let out = ldb(
-        dir.path(),
-        &["test", "stats.py", "--tests", "test_stats.py"],
     );
+    let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
