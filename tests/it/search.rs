@@ -667,12 +667,47 @@ async fn verify_keeps_a_passing_seed_on_a_tie_when_no_more_votes_are_drawn() {
         let mut options = only(Proposer::Fresh, 2);
         options.verify = 2;
         options.tie_votes = 0;
+        // Both votes drawn, to see them counted.
+        options.settle_votes = false;
         let run = search(&task, options, None, generator, no_replies()).await;
         let report = &run.report;
         let selection = report.selection.as_ref().expect("selection ran");
         assert_eq!(selection.groups, groups, "{selection:#?}");
         assert_eq!(selection.chosen, 0);
         assert_eq!(report.final_program, FIXED);
+        assert_eq!(report.status, FixStatus::AlreadyPassing);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_that_cannot_change_the_choice_are_not_drawn() {
+    // The seed passes and the first vote agrees with it: two votes against the one left, which
+    // cannot outweigh them, so it is not drawn; the same program is chosen as with every vote.
+    // With two left (`verify` 3) the vote is open, and after a disagreeing vote (2 against 1,
+    // one left) still open: all three are drawn (the third writes the first again, a vote for
+    // it).
+    for (verify, settle, drawn, groups) in [
+        (2, true, 1, vec![vec![0, 1]]),
+        (2, false, 2, vec![vec![0, 1], vec![2]]),
+        (3, true, 3, vec![vec![0, 1], vec![2]]),
+    ] {
+        let mut task = task();
+        task.seed = Some(FIXED.to_string());
+        let generator = ScriptedModel::new([
+            program_reply(FIXED_OTHER),
+            program_reply(FIXED_POSITIVE_ONLY),
+            program_reply(FIXED_OTHER),
+        ]);
+        let mut options = only(Proposer::Fresh, 3);
+        options.verify = verify;
+        options.tie_votes = 0;
+        options.settle_votes = settle;
+        let run = search(&task, options, None, generator, no_replies()).await;
+        assert_eq!(run.generator.len(), drawn, "verify {verify}, settle {settle}");
+        let report = &run.report;
+        let selection = report.selection.as_ref().expect("selection ran");
+        assert_eq!(selection.groups, groups, "{selection:#?}");
+        assert_eq!(selection.chosen, 0);
         assert_eq!(report.status, FixStatus::AlreadyPassing);
     }
 }

@@ -103,6 +103,11 @@ pub struct SearchArgs {
     /// programs, one at a time, until one group leads (0: off).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub tie_votes: usize,
+    /// Search: draw every vote (--select, --verify) even once those left cannot change the
+    /// program chosen (the heaviest group outweighs all the others together by more than the
+    /// votes left). By default they are not drawn: the same program, fewer tokens.
+    #[arg(long)]
+    pub all_votes: bool,
     /// Search, mutate: leave a program that passes the visible tests as it is even when it
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
     /// or string arguments is emptied, or a value beside a sequence is taken from its first or

@@ -103,6 +103,7 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         patch_form: args.patch_form.into(),
         vote_patience: args.vote_patience,
         tie_votes: args.tie_votes,
+        settle_votes: !args.all_votes,
         harden: !args.no_harden,
     }
 }

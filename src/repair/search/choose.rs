@@ -300,6 +300,72 @@ impl Search<'_> {
         Ok(true)
     }
 
+    /// After a vote: whether the votes still to come can change the program chosen. They cannot
+    /// when the heaviest group of passing programs outweighs every other group together by
+    /// more than the votes left, and its programs answer on every extra input (a program that
+    /// crashed where a later one answers would lend that one its votes, `select::support`).
+    /// The choice then stands as the full vote would make it (the heaviest group's smallest
+    /// edit, or its first program), so the rest are not drawn (`settle_votes`).
+    pub(super) async fn settle_votes(&mut self) -> Result<(), AgentError> {
+        let Some(&first) = self.passing.first() else {
+            return Ok(());
+        };
+        let wanted = self.votes_wanted();
+        let drawn = self.votes_after(first);
+        if self.votes_settled
+            || !self.options.settle_votes
+            || self.options.select_by != SelectRule::Groups
+            || wanted == 0
+            || drawn >= wanted
+            // A passing program with functions left unwritten is completed at the round's
+            // end and leaves the vote then: its group may lose it.
+            || self.passing.iter().any(|&id| self.awaits_completion(id))
+        {
+            return Ok(());
+        }
+        let left = wanted - drawn;
+        let (_, calls) = self.selection_inputs();
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let behaviours = self.behaviours(programs, &calls).await?;
+        let peers = self.peer_behaviours(&calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        let (grouped, support) = voters.ranked();
+        let (Some(top), Some(&lead)) = (grouped.first(), support.first()) else {
+            return Ok(());
+        };
+        let weight = |g: &Vec<usize>| -> usize {
+            g.iter()
+                .map(|&i| voters.weights.get(i).copied().unwrap_or(1))
+                .sum()
+        };
+        let others: usize = grouped.iter().skip(1).map(weight).sum();
+        let answers_everywhere = top
+            .first()
+            .and_then(|&i| voters.crashed.get(i))
+            .is_some_and(|c| !c.iter().any(|&x| x));
+        // A group of peers alone gives no program: the choice then falls among the others.
+        let has_candidate = top.iter().any(|&i| !voters.is_peer(i));
+        if lead == 0 || !answers_everywhere || !has_candidate || lead <= others + left {
+            return Ok(());
+        }
+        self.votes_settled = true;
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "the vote is settled: {lead} behave alike on {} extra inputs, {others} otherwise;                  the {left} vote(s) left cannot change the choice, so they are not drawn",
+                calls.len()
+            ),
+        });
+        Ok(())
+    }
+
     /// The extra inputs candidates are compared on, as written and as calls to run.
     fn selection_inputs(&self) -> (Vec<String>, Vec<TestInput>) {
         let inputs = extra_inputs(

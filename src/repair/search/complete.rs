@@ -31,6 +31,17 @@ const BODY_REPLY_TOKENS: u32 = 160;
 const REDRAWS: usize = 2;
 
 impl Search<'_> {
+    /// Whether passing program `id` leaves functions unwritten that `complete` has yet to
+    /// write (`finish_passing` does, then drops it from the passing programs if written).
+    pub(super) fn awaits_completion(&self, id: usize) -> bool {
+        self.options
+            .portfolio
+            .iter()
+            .any(|(p, _)| *p == Proposer::Complete)
+            && !self.completed.contains(&id)
+            && !unwritten(&self.node(id).tested.program).is_empty()
+    }
+
     /// A program that passes the visible tests and still leaves functions unwritten is not
     /// finished (the visible tests do not run those functions): write them, and when a
     /// written version passes too, the unfinished one stops counting as passing (or, the given
@@ -51,8 +62,7 @@ impl Search<'_> {
             .passing
             .iter()
             .copied()
-            .filter(|id| !self.completed.contains(id))
-            .filter(|&id| !unwritten(&self.node(id).tested.program).is_empty())
+            .filter(|&id| self.awaits_completion(id))
             .collect();
         for id in unfinished {
             self.completed.insert(id);

@@ -108,6 +108,8 @@ struct Search<'a> {
     localised: HashMap<usize, Vec<(u32, u32)>>,
     /// Votes drawn beyond `select`/`verify` because the heaviest groups tied (`tie_votes`).
     tie_break_votes: usize,
+    /// The votes left cannot change the choice (`settle_votes`): none more are drawn.
+    votes_settled: bool,
     /// The task's peers that pass the visible tests: votes at no token cost (`peers`).
     peers: Vec<String>,
     /// The peers' behaviours on the selection's extra inputs (fixed for the task), once run.
@@ -168,6 +170,7 @@ pub(super) async fn run(
         completed: std::collections::HashSet::new(),
         localised: HashMap::new(),
         tie_break_votes: 0,
+        votes_settled: false,
         peers: Vec::new(),
         peer_behaviours: None,
     };
@@ -387,6 +390,9 @@ impl Search<'_> {
                 self.sample(&conv, proposer, parent, drawn, n).await?;
                 drawn += n;
                 proposed_any = true;
+                if self.selecting() {
+                    self.settle_votes().await?;
+                }
             }
         }
         if !proposed_any && self.fixer.options.budget_tokens.is_some() {
@@ -419,7 +425,7 @@ impl Search<'_> {
         if let Some(&first) = self.passing.first() {
             let wanted = self.votes_wanted();
             let can_vote = self.options.portfolio.iter().any(|(p, _)| p.independent());
-            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted {
+            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted || self.votes_settled {
                 return Some(Stop::Solved);
             }
             if self.votes_hopeless(first) {

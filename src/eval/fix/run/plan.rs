@@ -272,6 +272,11 @@ impl EvalPlan {
                 if o.tie_votes > 0 {
                     label.push_str(&format!(" tie-votes {}", o.tie_votes));
                 }
+                // Fewer votes drawn, the same program chosen: a run of either kind is not
+                // resumed as the other.
+                if o.settle_votes && (o.select > 0 || o.verify > 0) {
+                    label.push_str(" settle-votes");
+                }
                 if self.peers > 0 {
                     label.push_str(&format!(" peers {}", self.peers));
                 }
