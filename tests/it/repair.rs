@@ -1073,6 +1073,39 @@ async fn a_tied_vote_draws_one_more_before_choosing() {
     assert!(kept.report.final_program.contains("x + x"));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_settled_vote_says_so_and_draws_no_more() {
+    // The seed passes and the first of two votes agrees with it: 2 against the 1 left.
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x * x for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let replies = [
+        "def sum_squares(xs):\n    total = 0\n    for x in xs:\n        total += x ** 2\n    return total\n",
+        "def sum_squares(xs):\n    return 0\n",
+    ];
+    let generator = Arc::new(ScriptedModel::new(replies.iter().map(|r| program_reply(r))));
+    let fixer = checking_fixer(
+        generator.clone(),
+        SearchOptions {
+            verify: 2,
+            ..SearchOptions::default()
+        },
+    );
+    let said = Said::default();
+    let report = fixer.fix(&task, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert_eq!(generator.requests().len(), 1, "{said:?}");
+    assert_eq!(report.status, FixStatus::AlreadyPassing);
+    assert!(
+        said.iter().any(
+            |m| m.starts_with("the vote is settled: 2 vote(s) for one behaviour on")
+                && m.contains("against 0; the 1 left cannot change the choice")
+        ),
+        "{said:?}"
+    );
+}
+
 /// Refactory's question 2 in small: three functions asked for, the visible tests call two.
 fn dates_task(seed: &str) -> Task {
     let mut task = example();

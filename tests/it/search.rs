@@ -703,7 +703,11 @@ async fn votes_that_cannot_change_the_choice_are_not_drawn() {
         options.tie_votes = 0;
         options.settle_votes = settle;
         let run = search(&task, options, None, generator, no_replies()).await;
-        assert_eq!(run.generator.len(), drawn, "verify {verify}, settle {settle}");
+        assert_eq!(
+            run.generator.len(),
+            drawn,
+            "verify {verify}, settle {settle}"
+        );
         let report = &run.report;
         let selection = report.selection.as_ref().expect("selection ran");
         assert_eq!(selection.groups, groups, "{selection:#?}");

@@ -359,7 +359,9 @@ impl Search<'_> {
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
-                "the vote is settled: {lead} behave alike on {} extra inputs, {others} otherwise;                  the {left} vote(s) left cannot change the choice, so they are not drawn",
+                "the vote is settled: {lead} vote(s) for one behaviour on {} extra inputs \
+                 against {others}; the {left} left cannot change the choice, so they are not \
+                 drawn",
                 calls.len()
             ),
         });
