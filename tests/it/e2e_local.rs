@@ -182,7 +182,15 @@ fn a_passing_program_is_checked_against_fresh_ones() {
     let t = &report["tasks"][0];
     let candidates = t["candidates"].as_array().expect("candidates");
     assert_eq!(candidates[0]["proposer"], "seed");
-    assert_eq!(candidates.len(), 3, "the seed and two fresh programs: {t}");
+    // A first vote that agrees with the seed settles the vote (2 against the 1 left), and the
+    // second is not drawn: the real twin of `search::votes_that_cannot_change_the_choice_*`.
+    let settled = stderr.contains("the vote is settled: 2 vote(s)");
+    if settled {
+        assert_eq!(candidates.len(), 2, "the seed and one fresh program: {t}");
+        assert_eq!(t["selection"]["groups"], serde_json::json!([[0, 1]]), "{t}");
+    } else {
+        assert_eq!(candidates.len(), 3, "the seed and two fresh programs: {t}");
+    }
     assert!(
         candidates[1..].iter().all(|c| c["proposer"] == "fresh"),
         "{t}"
