@@ -238,6 +238,25 @@ impl Search<'_> {
             .collect()
     }
 
+    /// The passing programs and the peers as voters, run on the selection's extra inputs (and
+    /// those inputs as calls); `None` when there are no extra inputs. What a tie and a settled
+    /// vote are judged on.
+    async fn passing_voters(&mut self) -> Result<Option<(Voters, Vec<TestInput>)>, AgentError> {
+        let (_, calls) = self.selection_inputs();
+        if calls.is_empty() {
+            return Ok(None);
+        }
+        let programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let behaviours = self.behaviours(programs, &calls).await?;
+        let peers = self.peer_behaviours(&calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        Ok(Some((voters, calls)))
+    }
+
     /// The votes are all in, but the two heaviest groups of passing programs weigh the same:
     /// the choice would fall to whichever was found first. If `tie_votes` allows and the budget
     /// pays for it, one more vote is wanted (and said); whether it was.
@@ -264,18 +283,9 @@ impl Search<'_> {
         if !self.fits(cost) || self.model_proposals() >= self.options.max_candidates {
             return Ok(false);
         }
-        let (_, calls) = self.selection_inputs();
-        if calls.is_empty() {
+        let Some((voters, calls)) = self.passing_voters().await? else {
             return Ok(false);
-        }
-        let programs: Vec<String> = self
-            .passing
-            .iter()
-            .map(|&id| self.node(id).tested.program.clone())
-            .collect();
-        let behaviours = self.behaviours(programs, &calls).await?;
-        let peers = self.peer_behaviours(&calls).await?;
-        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        };
         let (_, support) = voters.ranked();
         let tied = match support.as_slice() {
             [a, b, ..] => *a > 0 && a == b,
@@ -324,18 +334,9 @@ impl Search<'_> {
             return Ok(());
         }
         let left = wanted - drawn;
-        let (_, calls) = self.selection_inputs();
-        if calls.is_empty() {
+        let Some((voters, calls)) = self.passing_voters().await? else {
             return Ok(());
-        }
-        let programs: Vec<String> = self
-            .passing
-            .iter()
-            .map(|&id| self.node(id).tested.program.clone())
-            .collect();
-        let behaviours = self.behaviours(programs, &calls).await?;
-        let peers = self.peer_behaviours(&calls).await?;
-        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        };
         let (grouped, support) = voters.ranked();
         let (Some(top), Some(&lead)) = (grouped.first(), support.first()) else {
             return Ok(());
