@@ -564,6 +564,13 @@ fn search_task(seed: &str, hidden: &str) -> Task {
     task
 }
 
+/// [`search_task`] with visible tests that never pass a value the sequence holds: they do not
+/// say where it goes beside its equal, so no rank is owed (`harden`'s own rules alone).
+fn without_rank(mut task: Task) -> Task {
+    task.visible_tests[1] = "assert search(7, (1, 5, 10)) == 2".into();
+    task
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn with_harden_a_guard_fixes_a_program_that_indexes_an_empty_argument() {
     // Where x goes in a sorted sequence; `seq[0]` raises on an empty one, which no visible
@@ -588,7 +595,7 @@ async fn with_harden_a_program_that_falls_off_its_end_on_an_empty_argument_gets_
     let seed =
         "def search(x, seq):\n    for i, e in enumerate(seq):\n        if x <= e:\n            \
                 return i\n        elif x > seq[-1]:\n            return len(seq)\n";
-    let task = search_task(seed, "assert search(3, []) == 0\n");
+    let task = without_rank(search_task(seed, "assert search(3, []) == 0\n"));
     let said = Said::default();
     let report = fix_by_edits(&task, true, &said).await;
     let said = said.0.into_inner().expect("lock");
@@ -706,6 +713,37 @@ async fn with_harden_a_passing_program_that_falls_off_its_end_on_the_last_elemen
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn with_harden_a_search_that_puts_the_last_element_after_its_equal_is_mended() {
+    // `search(5, (1, 5, 10)) == 1` puts a value the sequence holds before its equal; this
+    // search does so everywhere but at the last element, where it answers `len(seq)`: no raise,
+    // no `None`, only an answer other than the rank the visible tests give.
+    let seed = "def search(x, seq):\n    if not seq:\n        return 0\n    \
+                if x >= seq[-1]:\n        return len(seq)\n    for i, elem in enumerate(seq):\n\
+                \x20       if elem >= x:\n            return i\n";
+    let task = search_task(seed, "assert search(10, [1, 5, 10]) == 2\n");
+    let said = Said::default();
+    let report = fix_by_edits(&task, true, &said).await;
+    let said = said.0.into_inner().expect("lock");
+    assert!(
+        said.iter().any(|m| m.contains(
+            "answers `3` where the visible tests' answers, the value's rank in the sorted \
+             sequence, give `2` on `search(10, "
+        )),
+        "{said:?}"
+    );
+    assert_eq!(report.status, FixStatus::Fixed, "{said:?}");
+    assert_eq!(
+        report.final_program,
+        seed.replace("x >= seq[-1]", "x > seq[-1]"),
+        "{said:?}"
+    );
+
+    // Tests that never pass a value the sequence holds do not say where it goes: kept.
+    let kept = fix_by_edits(&without_rank(task), true, &Silent).await;
+    assert_eq!(kept.status, FixStatus::AlreadyPassing);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn with_harden_the_empty_sequence_is_mended_first_and_the_last_element_next() {
     // Two slips the visible tests miss: `seq[0]` on an empty sequence and the last element
     // falling through. No single edit mends both; the guard comes first, then the loop.
@@ -737,7 +775,7 @@ async fn with_harden_an_answer_of_another_type_on_an_empty_argument_is_edited_aw
     let seed = "def search(x, seq):\n    if seq == []:\n        return ()\n    \
                 for i, e in enumerate(seq):\n        if x <= e:\n            return i\n    \
                 return len(seq)\n";
-    let task = search_task(seed, "assert search(3, []) == 0\n");
+    let task = without_rank(search_task(seed, "assert search(3, []) == 0\n"));
     let said = Said::default();
     let report = fix_by_edits(&task, true, &said).await;
     let said = said.0.into_inner().expect("lock");

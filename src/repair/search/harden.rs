@@ -7,7 +7,9 @@
 //! from falling off the end of a function that answers something else elsewhere and never
 //! returns `None` on purpose (a loop an empty argument never enters), and on an emptied argument
 //! an answer of another type than all its answers elsewhere (`()` where it answers numbers):
-//! there it owes the empty value of its answers' type (`0`, `[]`).
+//! there it owes the empty value of its answers' type (`0`, `[]`). And where the visible
+//! tests' answers are a value's rank in a sorted sequence (`rank`: `search(5, (1, 5, 10)) == 1`),
+//! another answer on an input with a sorted sequence is wrong: it owes that rank.
 //!
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
@@ -27,6 +29,7 @@ use std::time::Instant;
 use crate::python::edits::guard::{answers_none_only_by_falling_off, empty_like, guards};
 use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
+use crate::repair::search::rank::Rank;
 use crate::repair::search::select;
 use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Search};
 use crate::repair::{ms, AgentError};
@@ -104,6 +107,17 @@ impl Suspicion {
             n => format!(" (and on {} more)", n - 1),
         };
         format!("{kind} on `{call}`{more}")
+    }
+}
+
+/// A behaviour (`select::behaviour`) as a phrase: "answers `3`", "raises IndexError".
+fn what_it_does(behaviour: &str) -> String {
+    if let Some(answer) = behaviour.strip_prefix("= ") {
+        format!("answers `{answer}`")
+    } else if let Some(kind) = behaviour.strip_prefix("raise ") {
+        format!("raises {kind}")
+    } else {
+        behaviour.to_string()
     }
 }
 
@@ -207,6 +221,17 @@ impl Search<'_> {
             _ => select::SOME_ANSWER.to_string(),
         };
         let probe = |i: usize| i < probes && (i >= emptied || !members_only);
+        // Where the visible tests' answers are a value's rank in a sorted sequence, that rank
+        // is owed on every input with a sorted sequence (`rank`); on an emptied argument
+        // looked at already, what the program does there is kept.
+        let rank = Rank::from_tests(self.tests, &self.task.entry_point);
+        let owed_rank = |i: usize| -> Option<String> {
+            if members_only && i < emptied {
+                return None;
+            }
+            rank.as_ref()
+                .and_then(|r| r.owed(&inputs[i], &self.task.entry_point))
+        };
         let mut expected = Vec::with_capacity(calls.len());
         let mut raising: Vec<(String, String)> = Vec::new();
         for (i, (call, o)) in inputs.iter().zip(&runs).enumerate() {
@@ -222,19 +247,20 @@ impl Search<'_> {
                     .as_deref()
                     .and_then(kind_of)
                     .is_some_and(|k| !kinds.contains(k));
+            let behaviour = select::behaviour(o);
             if !probe(i) && raises {
                 // A raise elsewhere is no answer to keep, nor (see above) a bug to fix; on an
                 // emptied argument already looked at it is what the program does there.
                 expected.push(if i < probes {
-                    select::behaviour(o)
+                    behaviour.clone()
                 } else {
                     select::ANY.to_string()
                 });
             } else if raises {
                 let kind = o.exception.as_ref().map_or("?", |e| e.kind.as_str());
                 raising.push((call.clone(), format!("raises {kind}")));
-                expected.push(select::anything_but(&select::behaviour(o)));
-            } else if probe(i) && falls_off && select::behaviour(o) == "= None" {
+                expected.push(select::anything_but(&behaviour));
+            } else if probe(i) && falls_off && behaviour == "= None" {
                 raising.push((call.clone(), "falls off its end (None)".to_string()));
                 // On a value taken from the sequence the answer is not the empty one.
                 expected.push(if i < emptied {
@@ -252,11 +278,30 @@ impl Search<'_> {
                     ),
                 ));
                 expected.push(owed.clone());
-            } else if falls_off && select::behaviour(o) == "= None" {
+            } else if falls_off && behaviour == "= None" {
                 // Falling off the end is no answer to keep either, wherever it happens.
                 expected.push(select::ANY.to_string());
             } else {
-                expected.push(select::behaviour(o));
+                expected.push(behaviour.clone());
+            }
+            // Where a rank is owed it is the answer, a raise's or a `None`'s included: the input
+            // is well formed (a sorted sequence of values like the tests').
+            if let Some(want) = owed_rank(i) {
+                let flagged = raising.last().is_some_and(|(c, _)| c == call);
+                if !flagged && want != behaviour {
+                    raising.push((
+                        call.clone(),
+                        format!(
+                            "{} where the visible tests' answers, the value's rank in the \
+                             sorted sequence, give `{}`",
+                            what_it_does(&behaviour),
+                            want.trim_start_matches("= ")
+                        ),
+                    ));
+                }
+                if let Some(last) = expected.last_mut() {
+                    *last = want;
+                }
             }
         }
         // One thing at a time: single edits (or a guard) mend one slip, so while an emptied
@@ -268,7 +313,7 @@ impl Search<'_> {
             .filter(|(call, _)| inputs[..emptied].contains(call))
             .count();
         if first_stage > 0 && first_stage < raising.len() {
-            for (i, call) in inputs.iter().enumerate().take(probes).skip(emptied) {
+            for (i, call) in inputs.iter().enumerate().skip(emptied) {
                 if let Some(at) = raising.iter().position(|(c, _)| c == call) {
                     raising.remove(at);
                     expected[i] = select::ANY.to_string();

@@ -16,7 +16,7 @@ use crate::run::TestInput;
 
 /// A literal argument, as far as we can change it.
 #[derive(Debug, Clone, PartialEq)]
-enum Lit {
+pub(super) enum Lit {
     Int(i128),
     Float(f64),
     Str(String),
@@ -200,9 +200,11 @@ fn py_str(s: &str) -> String {
 
 /// One call of the entry point in a visible test: its arguments as literals (or source text).
 #[derive(Debug, Clone)]
-struct CallSite {
-    positional: Vec<Lit>,
+pub(super) struct CallSite {
+    pub(super) positional: Vec<Lit>,
     keywords: Vec<(String, Lit)>,
+    /// The answer the test expects, when it is `assert CALL == LITERAL` (either side).
+    pub(super) answer: Option<Lit>,
 }
 
 impl CallSite {
@@ -226,6 +228,7 @@ fn find_calls(expr: &Expr, entry: &str, text: &str, out: &mut Vec<CallSite>) {
                 && call.keywords.iter().all(|k| k.arg.is_some());
             if is_entry && plain {
                 out.push(CallSite {
+                    answer: None,
                     positional: call.args.iter().map(|a| Lit::from_expr(a, text)).collect(),
                     keywords: call
                         .keywords
@@ -277,7 +280,7 @@ fn find_calls(expr: &Expr, entry: &str, text: &str, out: &mut Vec<CallSite>) {
     }
 }
 
-fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
+pub(super) fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
     let src = SourceFile::new(crate::python::text::dedent(source));
     let Ok(suite) = parse_module(&src) else {
         return Vec::new();
@@ -285,7 +288,16 @@ fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
     let mut out = Vec::new();
     for stmt in &suite {
         match stmt {
-            ast::Stmt::Assert(a) => find_calls(&a.test, entry, src.text(), &mut out),
+            ast::Stmt::Assert(a) => {
+                let at = out.len();
+                find_calls(&a.test, entry, src.text(), &mut out);
+                // `assert f(...) == 3`: the outer call is the first one found.
+                if let (Some(answer), Some(site)) =
+                    (expected_answer(&a.test, entry, src.text()), out.get_mut(at))
+                {
+                    site.answer = Some(answer);
+                }
+            }
             ast::Stmt::Expr(e) => find_calls(&e.value, entry, src.text(), &mut out),
             ast::Stmt::Assign(a) => find_calls(&a.value, entry, src.text(), &mut out),
             _ => {}
@@ -294,8 +306,31 @@ fn calls_in_test(source: &str, entry: &str) -> Vec<CallSite> {
     out
 }
 
+/// The literal an assertion compares a call of `entry` with: `f(x) == 3` or `3 == f(x)`.
+fn expected_answer(test: &Expr, entry: &str, text: &str) -> Option<Lit> {
+    let Expr::Compare(c) = test else {
+        return None;
+    };
+    if c.ops.len() != 1 || !matches!(c.ops[0], ast::CmpOp::Eq) {
+        return None;
+    }
+    let is_entry = |e: &Expr| matches!(e, Expr::Call(call) if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == entry));
+    let (left, right) = (c.left.as_ref(), c.comparators.first()?);
+    let literal = if is_entry(left) {
+        right
+    } else if is_entry(right) {
+        left
+    } else {
+        return None;
+    };
+    match Lit::from_expr(literal, text) {
+        Lit::Other(_) => None,
+        lit => Some(lit),
+    }
+}
+
 /// Every call of `entry` the visible tests make, with its arguments.
-fn call_sites(tests: &[TestInput], entry: &str) -> Vec<CallSite> {
+pub(super) fn call_sites(tests: &[TestInput], entry: &str) -> Vec<CallSite> {
     tests
         .iter()
         .filter_map(|t| match t {

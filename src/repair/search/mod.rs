@@ -36,6 +36,7 @@ mod options;
 mod patch;
 mod peers;
 mod proposals;
+mod rank;
 mod select;
 
 use std::collections::HashMap;
