@@ -3,12 +3,13 @@
 replaces with a program that passes the hidden tests (gains) and how many right seeds it replaces
 with one that fails them (losses), for the rule the run used and for a stronger hold on the seed.
 
-Usage: benchmarks/verify_analysis.py RUN_DIR [RUN_DIR ...]
+Usage: benchmarks/verify_analysis.py RUN_DIR [RUN_DIR ...] [--holds 1,2,3]
 
 Reads `search.jsonl` of `ldb eval` runs made with `--verify N` (benchmarks/search_runs.sh
 verify). The seed's hold: with weight w the seed's group counts w - 1 extra votes, so a group
 that disagrees with the seed must outweigh it by that much (w = 1 is `--verify` as built: the
-heavier group wins, ties keep the seed). Prints markdown tables; nothing is written.
+heavier group wins, ties keep the seed; w = 0: the seed does not vote for itself, ties still
+keep it). Prints markdown tables; nothing is written.
 """
 import json
 import sys
@@ -49,7 +50,7 @@ def choose(r, hold):
     return (bool(chosen.get("hidden_pass")), True)
 
 
-def main(dirs):
+def main(dirs, holds=(1, 2, 3)):
     rows = [r for d in map(Path, dirs) for r in records(d / "search.jsonl")]
     print(f"{len(rows)} tasks from {len(dirs)} runs; the actual runs returned a hidden pass on "
           f"{sum(r['final_hidden_pass'] for r in rows)} (seeds: {sum(r['seed_hidden_pass'] for r in rows)})")
@@ -57,7 +58,7 @@ def main(dirs):
     print("| seed's hold | wrong seeds | replaced, now right (gain) | replaced, still wrong | "
           "right seeds | replaced, now wrong (loss) | replaced, still right |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    for hold in (1, 2, 3):
+    for hold in holds:
         t = defaultdict(int)
         for r in rows:
             out = choose(r, hold)
@@ -81,4 +82,10 @@ if __name__ == "__main__":
     if len(sys.argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    holds = (1, 2, 3)
+    if "--holds" in args:
+        at = args.index("--holds")
+        holds = tuple(int(h) for h in args[at + 1].split(","))
+        del args[at:at + 2]
+    main(args, holds)
