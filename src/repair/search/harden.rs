@@ -92,7 +92,8 @@ struct Suspicion {
     raising: Vec<(String, String)>,
     /// The empty value of the type the program answers with.
     empty: Option<&'static str>,
-    /// Slips on values taken from a sequence left for a second look (see `edit_away`).
+    /// Slips on values taken from a sequence (or on extra inputs where a rank is owed) left for
+    /// a second look (see `edit_away`).
     deferred: bool,
 }
 
@@ -108,6 +109,15 @@ impl Suspicion {
         };
         format!("{kind} on `{call}`{more}")
     }
+}
+
+/// Whether two behaviours are the same answer, a number written either way (`= 2.0`, `= 2`).
+fn same_answer(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let number = |s: &str| s.strip_prefix("= ").and_then(|n| n.parse::<f64>().ok());
+    matches!((number(a), number(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// A behaviour (`select::behaviour`) as a phrase: "answers `3`", "raises IndexError".
@@ -284,11 +294,13 @@ impl Search<'_> {
             } else {
                 expected.push(behaviour.clone());
             }
-            // Where a rank is owed it is the answer, a raise's or a `None`'s included: the input
-            // is well formed (a sorted sequence of values like the tests').
-            if let Some(want) = owed_rank(i) {
+            // Where a rank is owed it is the answer, in place of a crash's or a `None`'s too:
+            // the input is well formed (a sorted sequence of values like the tests'). A raise
+            // of the program's own, or no answer in time, is left to the rules above.
+            let answered = o.status == TestStatus::Passed || crashes(o, &program);
+            if let Some(want) = owed_rank(i).filter(|w| answered && !same_answer(&behaviour, w)) {
                 let flagged = raising.last().is_some_and(|(c, _)| c == call);
-                if !flagged && want != behaviour {
+                if !flagged {
                     raising.push((
                         call.clone(),
                         format!(
@@ -305,8 +317,8 @@ impl Search<'_> {
             }
         }
         // One thing at a time: single edits (or a guard) mend one slip, so while an emptied
-        // argument shows one, a value from the sequence may do anything there; `edit_away`
-        // looks again once it is mended.
+        // argument shows one, a value from the sequence (or an extra input where a rank is
+        // owed) may do anything there; `edit_away` looks again once it is mended.
         let mut deferred = false;
         let first_stage = raising
             .iter()
@@ -324,8 +336,9 @@ impl Search<'_> {
         if raising.is_empty() {
             return Ok(None);
         }
-        // On a value from the sequence no answer is owed but some answer: a `return` added at
-        // the end makes one up (the right one comes from the path that missed it).
+        // On a value from the sequence some answer is owed (the rank's, when one is owed): a
+        // `return` added at the end makes one up (the right one comes from the path that
+        // missed it).
         let on_members = raising
             .iter()
             .any(|(call, _)| inputs[emptied..probes].contains(call));

@@ -314,7 +314,13 @@ fn expected_answer(test: &Expr, entry: &str, text: &str) -> Option<Lit> {
     if c.ops.len() != 1 || !matches!(c.ops[0], ast::CmpOp::Eq) {
         return None;
     }
-    let is_entry = |e: &Expr| matches!(e, Expr::Call(call) if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == entry));
+    // A call `find_calls` records (no `*args`, no `**kwargs`), so the site found first is it.
+    let is_entry = |e: &Expr| {
+        matches!(e, Expr::Call(call)
+            if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == entry)
+                && !call.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+                && call.keywords.iter().all(|k| k.arg.is_some()))
+    };
     let (left, right) = (c.left.as_ref(), c.comparators.first()?);
     let literal = if is_entry(left) {
         right
