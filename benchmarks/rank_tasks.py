@@ -5,10 +5,12 @@ Usage: benchmarks/rank_tasks.py TASKS.jsonl [TASKS.jsonl ...]
 
 A mirror of `Rank::from_tests` (src/repair/search/rank.rs), for counting without running the
 search: the visible tests (`visible_tests`, or LDB's `given_tests`) that compare a call of the
-entry point with an integer must all agree with exactly one rank of a value in a sorted
-sequence (the count of elements smaller than it, or not larger), for exactly one pair of
-argument positions, with a value the sequence holds and one it does not among them. Prints the
-number of tasks read, the number with a rank, and the first few ids.
+entry point (two arguments) with a literal must all compare it with the same rank of a value in
+a sorted sequence (the count of elements smaller than it, or not larger), for exactly one order
+of the arguments, with a value the sequence holds once and one it does not among them. An
+approximation: it reads only calls inside `assert CALL == LITERAL` (the Rust rule also sees the
+tests' other calls of the entry point). Prints the number of tasks read, the number with a
+rank, and the first few ids.
 """
 
 import ast
@@ -86,9 +88,9 @@ def fits(calls, i, j, after_equals):
         v, xs = pair
         if sum(1 for x in xs if (x <= v if after_equals else x < v)) != answer:
             return False
-        if v in xs:
+        if xs.count(v) == 1:
             member = True
-        else:
+        elif v not in xs:
             other = True
     return member and other
 
@@ -97,8 +99,8 @@ def rank(tests, entry):
     calls = sites(tests, entry)
     if not calls:
         return None
-    arity = len(calls[0][0])
-    if arity < 2 or any(len(args) != arity for args, _ in calls):
+    arity = 2
+    if any(len(args) != arity for args, _ in calls):
         return None
     found = []
     for i in range(arity):
