@@ -9,7 +9,8 @@
 //! an answer of another type than all its answers elsewhere (`()` where it answers numbers):
 //! there it owes the empty value of its answers' type (`0`, `[]`). And where the visible
 //! tests' answers are a value's rank in a sorted sequence (`rank`: `search(5, (1, 5, 10)) == 1`),
-//! another answer on an input with a sorted sequence is wrong: it owes that rank.
+//! another answer where the tests pin it (a value the sequence holds, one beyond its ends) is
+//! wrong: it owes that rank.
 //!
 //! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
@@ -232,8 +233,8 @@ impl Search<'_> {
         };
         let probe = |i: usize| i < probes && (i >= emptied || !members_only);
         // Where the visible tests' answers are a value's rank in a sorted sequence, that rank
-        // is owed on every input with a sorted sequence (`rank`); on an emptied argument
-        // looked at already, what the program does there is kept.
+        // is owed where the tests pin it (`rank`); on an emptied argument looked at already,
+        // what the program does there is kept.
         let rank = Rank::from_tests(self.tests, &self.task.entry_point);
         let owed_rank = |i: usize| -> Option<String> {
             if members_only && i < emptied {
