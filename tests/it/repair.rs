@@ -262,6 +262,52 @@ async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidat
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_lone_fresh_program_no_other_program_agrees_with_is_reported_as_plausible() {
+    // HumanEval/100: one fresh program passed the visible test and nothing seconded it, while
+    // edits of the given program that behaved otherwise also passed; stderr called it the
+    // program "most independently written candidates agree with (1 of 1)".
+    let task = squares(
+        "def sum_squares(xs):\n    return sum(x * 3 for x in xs)\n",
+        "assert sum_squares([2]) == 4",
+    );
+    let right = "def sum_squares(xs):\n    return sum(x * x for x in xs)\n";
+    let failing = "def sum_squares(xs):\n    return 0\n";
+    let mut replies = vec![program_reply(right)];
+    replies.extend(std::iter::repeat_with(|| program_reply(failing)).take(8));
+    let run = run(
+        &task,
+        vec![(Proposer::Mutate, 1), (Proposer::Fresh, 2)],
+        replies,
+    )
+    .await;
+    let report = &run.report;
+    assert_eq!(report.final_program, right);
+    let confirmation = report.confirmation.as_ref().expect("confirmation");
+    assert_eq!(
+        (confirmation.status.as_str(), confirmation.agreeing),
+        ("majority", 0),
+        "{confirmation:?}"
+    );
+    let said = run
+        .said
+        .iter()
+        .find(|m| m.contains("no other program agrees with it"))
+        .unwrap_or_else(|| panic!("{:?}", run.said));
+    assert!(said.contains("plausible, not confirmed"), "{said}");
+    assert!(
+        said.contains("passing edit(s) of the given program behave otherwise"),
+        "{said}"
+    );
+    assert!(
+        !run.said
+            .iter()
+            .any(|m| m.contains("most independently written")),
+        "{:?}",
+        run.said
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_passing_seed_the_fresh_majority_disagrees_with_is_edited_towards_it() {
     // `x ** 1` passes `sum_squares([1]) == 1`; the fresh programs square. One edit (1 → 2)
     // makes the seed agree with them, and that small edit is returned, not the rewrite.

@@ -122,6 +122,20 @@ impl Search<'_> {
                  report's selection",
                 c.disagreeing, c.agreeing
             ),
+            // One program nothing seconds is a guess the votes could not check.
+            "majority" if c.agreeing == 0 => format!(
+                "the fix is an independently written program that passes the {tests} visible \
+                 tests, but no other program agrees with it on extra inputs{}{}: it is \
+                 plausible, not confirmed; review it, or add tests",
+                match c.disagreeing {
+                    0 => String::new(),
+                    n => format!(" ({n} other(s) behave otherwise, each alone)"),
+                },
+                match self.passing_edits_elsewhere(report) {
+                    0 => String::new(),
+                    n => format!(", and {n} passing edit(s) of the given program behave otherwise"),
+                }
+            ),
             "majority" => format!(
                 "the fix is the program most independently written candidates agree with ({} \
                  of {}); no edit of the given program behaves like them",
@@ -140,7 +154,12 @@ impl Search<'_> {
             ),
         };
         // Only a fix nothing backs is a warning; the others are the search's normal outcome.
-        let event = if !matches!(c.status.as_str(), "unconfirmed" | "outvoted") {
+        let backed = match c.status.as_str() {
+            "unconfirmed" | "outvoted" => false,
+            "majority" => c.agreeing > 0,
+            _ => true,
+        };
+        let event = if backed {
             ProgressEvent::Step {
                 task_id: self.task.task_id.clone(),
                 message,
@@ -152,6 +171,27 @@ impl Search<'_> {
             }
         };
         self.progress.event(event);
+    }
+
+    /// Edits of the given program that pass the visible tests outside the returned program's
+    /// group: behaviour a lone independent program's choice overrode.
+    fn passing_edits_elsewhere(&self, report: &FixReport) -> usize {
+        let Some(selection) = &report.selection else {
+            return 0;
+        };
+        selection
+            .groups
+            .iter()
+            .filter(|g| !g.contains(&selection.chosen))
+            .flatten()
+            .filter(|&&id| {
+                report
+                    .candidates
+                    .iter()
+                    .find(|c| c.id == id)
+                    .is_some_and(|c| c.proposer.derived())
+            })
+            .count()
     }
 
     /// Behaviours of `programs` on `calls`, program by program, and which were crashes.
