@@ -298,6 +298,21 @@ async fn a_lone_fresh_program_no_other_program_agrees_with_is_reported_as_plausi
         said.contains("passing edit(s) of the given program behave otherwise"),
         "{said}"
     );
+    // The user is pointed at the edit to compare it with: `x * 3` → `x * 2`.
+    let smallest = report
+        .candidates
+        .iter()
+        .filter(|c| c.proposer == Proposer::Mutate && c.visible_passed == Some(1))
+        .min_by_key(|c| (c.diff_lines, c.id))
+        .expect("a passing edit");
+    let edit = smallest.edit.as_ref().expect("an edit records where");
+    assert!(
+        said.contains(&format!(
+            "the smallest passing edit (candidate {}: line {}, `{}`)",
+            smallest.id, edit.line, edit.description
+        )),
+        "{said}"
+    );
     assert!(
         !run.said
             .iter()

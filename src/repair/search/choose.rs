@@ -27,7 +27,7 @@
 use std::time::Instant;
 
 use crate::repair::progress::{Phase, ProgressEvent};
-use crate::repair::record::{Confirmation, FixReport, FixStatus, SelectionReport};
+use crate::repair::record::{CandidateRecord, Confirmation, FixReport, FixStatus, SelectionReport};
 use crate::repair::search::harden::crashes;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::peers::{Runs, Voters};
@@ -111,31 +111,41 @@ impl Search<'_> {
         let tests = self.tests.len();
         let message = match c.status.as_str() {
             "unconfirmed" => format!(
-                "the fix passes the {tests} visible tests, but no independently written program \
-                 passed them to compare it with: it is plausible, not confirmed; review the diff, \
-                 or add tests"
+                "the fix passes {}, but no independently written program passed {} as well \
+                 to compare it with: it is plausible, not confirmed; review the diff, or add \
+                 tests",
+                the_visible_tests(tests),
+                if tests == 1 { "it" } else { "them" }
             ),
             "outvoted" => format!(
-                "the fix passes the {tests} visible tests, but more of the independently \
+                "the fix passes {}, but more of the independently \
                  written programs ({}) behave otherwise on extra inputs than like it ({}) and \
                  no edit of the given program behaves like them: review the diff against the \
                  report's selection",
-                c.disagreeing, c.agreeing
+                the_visible_tests(tests),
+                c.disagreeing,
+                c.agreeing
             ),
             // One program nothing seconds is a guess the votes could not check.
-            "majority" if c.agreeing == 0 => format!(
-                "the fix is an independently written program that passes the {tests} visible \
-                 tests, but no other program agrees with it on extra inputs{}{}: it is \
-                 plausible, not confirmed; review it, or add tests",
-                match c.disagreeing {
+            "majority" if c.agreeing == 0 => {
+                let others = match c.disagreeing {
                     0 => String::new(),
                     n => format!(" ({n} other(s) behave otherwise, each alone)"),
-                },
-                match self.passing_edits_elsewhere(report) {
-                    0 => String::new(),
-                    n => format!(", and {n} passing edit(s) of the given program behave otherwise"),
-                }
-            ),
+                };
+                let (edits, against) = match self.passing_edits_elsewhere(report) {
+                    (0, _) => (String::new(), String::new()),
+                    (n, smallest) => (
+                        format!(", and {n} passing edit(s) of the given program behave otherwise"),
+                        smallest.map_or(String::new(), |s| format!(" against {s}")),
+                    ),
+                };
+                format!(
+                    "the fix is an independently written program that passes {}, but no other \
+                     program agrees with it on extra inputs{others}{edits}: it is plausible, \
+                     not confirmed; review it{against}, or add tests",
+                    the_visible_tests(tests)
+                )
+            }
             "majority" => format!(
                 "the fix is the program most independently written candidates agree with ({} \
                  of {}); no edit of the given program behaves like them",
@@ -174,24 +184,32 @@ impl Search<'_> {
     }
 
     /// Edits of the given program that pass the visible tests outside the returned program's
-    /// group: behaviour a lone independent program's choice overrode.
-    fn passing_edits_elsewhere(&self, report: &FixReport) -> usize {
+    /// group (behaviour a lone independent program's choice overrode): how many, and the
+    /// smallest of them (the first found among equals) as "the smallest passing edit
+    /// (candidate 7: line 7, `1 → 2`)".
+    fn passing_edits_elsewhere(&self, report: &FixReport) -> (usize, Option<String>) {
         let Some(selection) = &report.selection else {
-            return 0;
+            return (0, None);
         };
-        selection
+        let edits: Vec<&CandidateRecord> = selection
             .groups
             .iter()
             .filter(|g| !g.contains(&selection.chosen))
             .flatten()
-            .filter(|&&id| {
-                report
-                    .candidates
-                    .iter()
-                    .find(|c| c.id == id)
-                    .is_some_and(|c| c.proposer.derived())
-            })
-            .count()
+            .filter_map(|&id| report.candidates.iter().find(|c| c.id == id))
+            .filter(|c| c.proposer.derived())
+            .collect();
+        let smallest = edits
+            .iter()
+            .min_by_key(|c| (c.diff_lines, c.id))
+            .map(|c| match &c.edit {
+                Some(e) => format!(
+                    "the smallest passing edit (candidate {}: line {}, `{}`)",
+                    c.id, e.line, e.description
+                ),
+                None => format!("the smallest passing edit (candidate {})", c.id),
+            });
+        (edits.len(), smallest)
     }
 
     /// Behaviours of `programs` on `calls`, program by program, and which were crashes.
@@ -875,5 +893,13 @@ impl Search<'_> {
             task_id: self.task.task_id.clone(),
             message,
         });
+    }
+}
+
+/// "the visible test" or "the 3 visible tests".
+fn the_visible_tests(n: usize) -> String {
+    match n {
+        1 => "the visible test".to_string(),
+        n => format!("the {n} visible tests"),
     }
 }
