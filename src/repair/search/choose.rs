@@ -109,6 +109,8 @@ impl Search<'_> {
             return;
         };
         let tests = self.tests.len();
+        // One program nothing seconds is a guess the votes could not check.
+        let lone_vote = c.status == "majority" && c.agreeing == 0;
         let message = match c.status.as_str() {
             "unconfirmed" => format!(
                 "the fix passes {}, but no independently written program passed {} as well \
@@ -126,8 +128,7 @@ impl Search<'_> {
                 c.disagreeing,
                 c.agreeing
             ),
-            // One program nothing seconds is a guess the votes could not check.
-            "majority" if c.agreeing == 0 => {
+            _ if lone_vote => {
                 let others = match c.disagreeing {
                     0 => String::new(),
                     n => format!(" ({n} other(s) behave otherwise, each alone)"),
@@ -164,12 +165,7 @@ impl Search<'_> {
             ),
         };
         // Only a fix nothing backs is a warning; the others are the search's normal outcome.
-        let backed = match c.status.as_str() {
-            "unconfirmed" | "outvoted" => false,
-            "majority" => c.agreeing > 0,
-            _ => true,
-        };
-        let event = if backed {
+        let event = if !lone_vote && !matches!(c.status.as_str(), "unconfirmed" | "outvoted") {
             ProgressEvent::Step {
                 task_id: self.task.task_id.clone(),
                 message,
@@ -196,7 +192,8 @@ impl Search<'_> {
             .iter()
             .filter(|g| !g.contains(&selection.chosen))
             .flatten()
-            .filter_map(|&id| report.candidates.iter().find(|c| c.id == id))
+            // Candidate ids are their places in `candidates`, as everywhere in the search.
+            .filter_map(|&id| report.candidates.get(id))
             .filter(|c| c.proposer.derived())
             .collect();
         let smallest = edits
