@@ -51,7 +51,7 @@ run() { # set mode file [flags...]
   echo "== $set, $mode → $file" >&2
   # shellcheck disable=SC2086
   "$ldb" eval check --dataset "$set" --data-dir "$DATA" --mode "$mode" "${sample[@]}" \
-    -o "$file.jsonl" "$@" ${EXTRA:-} | tee "$file.md"
+    -o "$file.jsonl" --no-cache "$@" ${EXTRA:-} | tee "$file.md"
 }
 
 for set in orca-complete orca-incomplete; do

@@ -15,7 +15,7 @@ GEN_LIMIT=${3:-30}
 DATA=${LDB_DATA_DIR:-../shared/datasets}
 LDB=${LDB_BIN:-target/release/ldb}
 OUT=benchmarks/results
-COMMON=(--data-dir "$DATA" --model qwen2.5-coder-1.5b --max-iters 3 --concurrency 1 --threads 2)
+COMMON=(--data-dir "$DATA" --model qwen2.5-coder-1.5b --max-iters 3 --concurrency 1 --threads 2 --no-cache)
 
 [ -n "${LDB_BIN:-}" ] || cargo build --release --bin ldb
 

@@ -29,6 +29,11 @@
 #               replies cached in CACHE_DIR (default target/eval-cache): a variant run after a
 #               base run then asks the model only what the base run did not (choosing rules
 #               measured in minutes; its wall times mean nothing)
+#   CACHE_DIR   with the embedded model: keep its replies in this response cache (as `ldb fix`
+#               does by default), so a task asks the model only what no task before it in the
+#               directory's life asked (a class's submissions share the assignment's text);
+#               tokens are still counted as if asked, the replayed ones apart. Default: no cache
+#               (every task cold; the figures of benchmarks/RESULTS.md unless they say otherwise)
 #   NICE        niceness (default 10)
 #   LDB_BIN     the binary (default: a private copy of a fresh release build, so a rebuild during
 #               a long run does not swap it under the sandbox workers)
@@ -58,8 +63,10 @@ fi
 # shellcheck disable=SC2206
 if [ -n "${BASE_URL:-}" ]; then
   BACKEND=(--base-url "$BASE_URL" --cache-dir "${CACHE_DIR:-target/eval-cache}")
+elif [ -n "${CACHE_DIR:-}" ]; then
+  BACKEND=(--threads "${THREADS:-2}" --cache-dir "$CACHE_DIR")
 else
-  BACKEND=(--threads "${THREADS:-2}")
+  BACKEND=(--threads "${THREADS:-2}" --no-cache)
 fi
 COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}"
   --concurrency 1 "${BACKEND[@]}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES"

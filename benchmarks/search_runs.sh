@@ -77,7 +77,7 @@ EOF
 
 # shellcheck disable=SC2206
 COMMON=(--data-dir "$DATA" --model "$MODEL" --max-iters "${MAX_ITERS:-40}" --max-candidates "${MAX_CANDIDATES:-100}" --concurrency 1
-  --threads "${THREADS:-2}" --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${PROGRESS---progress lines} ${EXTRA:-})
+  --threads "${THREADS:-2}" --no-cache --budget-tokens "$BUDGET" --strategy "$STRATEGIES" ${PROGRESS---progress lines} ${EXTRA:-})
 REPORT_SEEDS="$DATA/ldb/humaneval/seed/gpt-3.5-turbo-0613/seed.jsonl"
 
 case "$SET" in

@@ -71,28 +71,67 @@ pub fn load(s: &ModelSettings) -> Result<(SharedModel, SharedModel), CliError> {
     let file = config_path(s.config.as_deref(), &process_env);
     let generator = choose(s.generator.clone(), file.as_deref())?;
     let debugger = choose(s.debugger.clone(), file.as_deref())?;
-    let generator_model = open(&generator, s)?;
+    let generator_model = open(&generator, &s.generator, s)?;
     let debugger_model = if debugger == generator {
         generator_model.clone()
     } else {
-        open(&debugger, s)?
+        open(&debugger, &s.debugger, s)?
     };
     Ok((generator_model, debugger_model))
 }
 
-fn open(choice: &Choice, s: &ModelSettings) -> Result<SharedModel, CliError> {
+fn open(choice: &Choice, flags: &ModelFlags, s: &ModelSettings) -> Result<SharedModel, CliError> {
     match choice {
         Choice::Remote(flags) => Ok(ModelConfig::load(flags, s.config.as_deref())?.build()?),
-        Choice::Local { path, name } => load_local(path, name, &s.local),
+        Choice::Local { path, name } => {
+            let model = load_local(path, name, &s.local)?;
+            Ok(cached_local(model, path, name, flags, &s.local))
+        }
         Choice::Embedded(name) => {
             if !cfg!(feature = "local-model") {
                 return Err(without_local_model(name));
             }
             let path = crate::cli::model_cmd::ensure_installed(name)?;
             eprintln!("ldb: using the embedded model {name} ({})", path.display());
-            load_local(&path, name, &s.local)
+            let model = load_local(&path, name, &s.local)?;
+            Ok(cached_local(model, &path, name, flags, &s.local))
         }
     }
+}
+
+/// A local model behind the on-disk response cache, as endpoints are (`--no-cache` turns it
+/// off, `--cache-dir` moves it). A seeded sample of the local model depends on its request
+/// alone (prompts are evaluated in fixed chunks), so a request made again, by a rerun or by
+/// another task with the same text, gets the reply the model would give, without running it.
+fn cached_local(
+    model: SharedModel,
+    path: &Path,
+    name: &str,
+    flags: &ModelFlags,
+    local: &LocalOptions,
+) -> SharedModel {
+    let dir = if flags.no_cache {
+        None
+    } else {
+        flags
+            .cache_dir
+            .clone()
+            .or_else(crate::generate::model::config::default_cache_dir)
+    };
+    match dir {
+        Some(dir) => std::sync::Arc::new(
+            crate::generate::model::cache::CachedModel::new(model, dir)
+                .with_namespace(local_namespace(path, name, local)),
+        ),
+        None => model,
+    }
+}
+
+/// What a local model's replies depend on besides the request: the weights (named, and told
+/// apart by size) and the prompt chunk, which decides which KV entries a prompt reuses.
+fn local_namespace(path: &Path, name: &str, local: &LocalOptions) -> String {
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    format!("local|{name}|{bytes}|chunk {}", local.prompt_chunk)
 }
 
 fn choose(flags: ModelFlags, config_file: Option<&Path>) -> Result<Choice, CliError> {

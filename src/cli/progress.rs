@@ -10,7 +10,7 @@ use crate::repair::progress::{Progress, ProgressEvent};
 pub struct StderrProgress {
     bar: Option<ProgressBar>,
     quiet: bool,
-    tokens: Mutex<std::collections::HashMap<String, (u64, u64)>>,
+    tokens: Mutex<std::collections::HashMap<String, (u64, u64, u64)>>,
 }
 
 impl StderrProgress {
@@ -99,12 +99,14 @@ impl Progress for StderrProgress {
                 task_id,
                 prompt,
                 completion,
+                replayed,
             } => {
                 if let Ok(mut map) = self.tokens.lock() {
                     let entry = map.entry(task_id.clone()).or_default();
                     entry.0 += prompt;
                     entry.1 += completion;
-                    let (p, c) = *entry;
+                    entry.2 += replayed;
+                    let (p, c, _) = *entry;
                     if let Some(bar) = &self.bar {
                         bar.set_message(format!(
                             "[{task_id}] tokens so far: {p} prompt + {c} completion"
@@ -130,8 +132,14 @@ impl Progress for StderrProgress {
                     .ok()
                     .and_then(|m| m.get(&task_id).copied())
                     .unwrap_or_default();
+                // Replies from the response cache cost nothing now; say so, or a rerun's
+                // instant finish reads like a miscount.
+                let replayed = match tokens.2 {
+                    0 => String::new(),
+                    r => format!("; {r} of them replayed from the response cache"),
+                };
                 self.line(format!(
-                    "[{task_id}] {status}: {passed}/{total} visible tests pass ({} prompt + {} completion tokens)",
+                    "[{task_id}] {status}: {passed}/{total} visible tests pass ({} prompt + {} completion tokens{replayed})",
                     tokens.0, tokens.1
                 ));
                 if let Some(bar) = &self.bar {

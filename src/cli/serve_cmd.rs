@@ -14,7 +14,12 @@ pub fn run(s: ServeSettings) -> Result<ExitStatus, CliError> {
             "warning: serving on {ip}, which other machines may reach; the API has no authentication"
         );
     }
-    let (model, _) = crate::cli::models::load(&s.models)?;
+    // The server answers every request with the model: its clients keep their own caches
+    // (ldb's HTTP client does), and a cached reply would report tokens nobody evaluated.
+    let mut models = s.models.clone();
+    models.generator.no_cache = true;
+    models.debugger.no_cache = true;
+    let (model, _) = crate::cli::models::load(&models)?;
     let model_id = s
         .served_name
         .clone()

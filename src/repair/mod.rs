@@ -208,6 +208,10 @@ impl Fixer {
             report.usage.prompt_tokens += call.prompt_tokens;
             report.usage.completion_tokens += call.completion_tokens;
             report.usage.cached_prompt_tokens += call.cached_prompt_tokens;
+            if call.cached {
+                report.usage.replayed_calls += 1;
+                report.usage.replayed_tokens += call.cost();
+            }
             report.timings.llm_ms += call.latency_ms;
         }
         for it in &report.iterations {
@@ -431,6 +435,11 @@ impl Fixer {
             task_id: id.to_string(),
             prompt: calls.iter().map(|c| c.prompt_tokens).sum(),
             completion: calls.iter().map(|c| c.completion_tokens).sum(),
+            replayed: calls
+                .iter()
+                .filter(|c| c.cached)
+                .map(|c| c.prompt_tokens + c.completion_tokens)
+                .sum(),
         });
     }
 }

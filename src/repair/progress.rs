@@ -60,6 +60,9 @@ pub enum ProgressEvent {
         task_id: String,
         prompt: u64,
         completion: u64,
+        /// Of these (prompt and completion), those of calls answered from the on-disk response
+        /// cache.
+        replayed: u64,
     },
     Notice {
         task_id: String,

@@ -145,6 +145,56 @@ fn fix_by_search_is_the_default_and_records_every_candidate() {
     );
 }
 
+/// The real twin of `model_client.rs`'s cache tests: the embedded model's replies are kept in
+/// the response cache, and a rerun (or another task with the same text) replays them: the same
+/// program, no model run, the tokens counted as before and said to be replayed.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn a_rerun_replays_the_embedded_models_replies_from_the_cache() {
+    model_path();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("responses");
+    let task = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let run = |name: &str| {
+        let report_path = dir.path().join(name);
+        let output = ldb()
+            .args(["fix", &task.display().to_string(), "--model", MODEL])
+            .args(["--strategy", "resample", "--max-iters", "1"])
+            .args(["--cache-dir", &cache.display().to_string()])
+            .args(["--config", &config.display().to_string()])
+            .args(["--report", &report_path.display().to_string()])
+            .output()
+            .expect("run ldb fix");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report_path).expect("report written"))
+                .expect("report is JSON");
+        (report["tasks"][0].clone(), stderr)
+    };
+    let (cold, cold_err) = run("cold.json");
+    let calls = cold["usage"]["calls"].as_u64().expect("calls");
+    assert!(calls > 0, "{cold_err}");
+    assert!(cold["usage"]["replayed_calls"].is_null(), "{cold_err}");
+    assert!(!cold_err.contains("replayed"), "{cold_err}");
+    let (warm, warm_err) = run("warm.json");
+    assert_eq!(warm["final_program"], cold["final_program"], "{warm_err}");
+    assert_eq!(
+        warm["usage"]["replayed_calls"].as_u64(),
+        Some(calls),
+        "{warm_err}"
+    );
+    assert_eq!(
+        warm["usage"]["prompt_tokens"],
+        cold["usage"]["prompt_tokens"]
+    );
+    assert!(
+        warm_err.contains("replayed from the response cache"),
+        "{warm_err}"
+    );
+}
+
 /// The real twin of `search.rs`'s `verify_*` tests: a program that already passes its
 /// visible tests is checked against fresh programs the embedded model writes.
 #[test]

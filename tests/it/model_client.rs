@@ -658,6 +658,27 @@ async fn sampled_requests_replay_in_order() {
     assert_eq!(received(&server).await.len(), 2);
 }
 
+/// A seeded request names its sample: the same request with the same seed is served from the
+/// cache wherever it is made again (another task with the same text), another seed is drawn.
+#[tokio::test]
+async fn seeded_samples_are_keyed_by_their_seed() {
+    let server = MockServer::start().await;
+    mount(&server, ok("sample seven"), Some(1)).await;
+    mount(&server, ok("sample eight"), Some(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let model = CachedModel::new(client(&server), dir.path());
+    let first = model.chat(&sampled()).await.unwrap();
+    let again = model.chat(&sampled()).await.unwrap();
+    assert!(!first.cached && again.cached);
+    assert_eq!(again.content, "sample seven");
+    let mut eight = sampled();
+    eight.seed = Some(8);
+    let other = model.chat(&eight).await.unwrap();
+    assert!(!other.cached);
+    assert_eq!(other.content, "sample eight");
+    assert_eq!(received(&server).await.len(), 2);
+}
+
 #[tokio::test]
 async fn errors_are_not_cached() {
     let dir = tempfile::tempdir().unwrap();
@@ -1158,4 +1179,27 @@ async fn cached_samples_are_replayed_and_the_rest_drawn_in_one_batch() {
     let texts: Vec<&str> = again.iter().map(|r| r.content.as_str()).collect();
     assert_eq!(texts, ["x", "y"]);
     assert_eq!(received(&server).await.len(), 1);
+}
+
+/// Regression: a batch whose first sample was cached drew the rest from that sample's seed as
+/// a new batch, so sample 2 was cached with another seed's reply and a warm run got other
+/// samples than a cold one. Each missing sample is now drawn with its own seed.
+#[tokio::test]
+async fn a_partly_cached_batch_draws_the_samples_a_cold_one_would() {
+    let echo = || ScriptedModel::from_fn(|req: &ChatRequest| Ok(format!("seed {:?}", req.seed)));
+    let cold_dir = tempfile::tempdir().unwrap();
+    let cold = CachedModel::new(echo(), cold_dir.path())
+        .chat_n(&sampled(), 3)
+        .await
+        .unwrap();
+    let warm_dir = tempfile::tempdir().unwrap();
+    let warm = CachedModel::new(echo(), warm_dir.path());
+    warm.chat_n(&sampled(), 1).await.unwrap();
+    let partly = warm.chat_n(&sampled(), 3).await.unwrap();
+    assert!(partly[0].cached && !partly[1].cached && !partly[2].cached);
+    let texts = |rs: &[ldb::generate::model::ChatResponse]| {
+        rs.iter().map(|r| r.content.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(texts(&partly), texts(&cold));
+    assert_ne!(partly[1].content, partly[2].content);
 }

@@ -6,10 +6,12 @@
 //! never see half an entry. Unreadable entries are misses and get replaced; the cache never makes
 //! a call fail. Errors are not cached.
 //!
-//! Greedy requests (`temperature: Some(0.0)`) always map to the same entry. Sampled requests
-//! (any other temperature) would all return the first sample if keyed the same way, which breaks
-//! repeated sampling; so the n-th identical sampled request of a process gets entry n, and a rerun
-//! replays the same sequence of samples.
+//! Greedy requests (`temperature: Some(0.0)`) always map to the same entry, and so do seeded
+//! ones: the seed names the sample, so the same request with the same seed is the same sample
+//! wherever it is made (another task with the same text, a later run). Unseeded sampled requests
+//! would all return the first sample if keyed the same way, which breaks repeated sampling; so the
+//! n-th identical unseeded request of a process gets entry n, and a rerun replays the same
+//! sequence of samples.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -108,9 +110,10 @@ impl<M: ChatModel> CachedModel<M> {
         self.dir.join(shard).join(format!("{key}.json"))
     }
 
-    /// Which sample of a sampled request this call is (`None` for greedy requests).
+    /// Which sample of an unseeded sampled request this call is (`None` for greedy and seeded
+    /// requests, which name their sample).
     fn sample_index(&self, request: &ChatRequest) -> Option<u32> {
-        if is_greedy(request) {
+        if is_greedy(request) || request.seed.is_some() {
             return None;
         }
         let base = cache_key(&self.namespace, request, None);
@@ -235,8 +238,8 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         Ok(response)
     }
 
-    /// Each sample is cached under its own seed; the misses are drawn from the backend in one
-    /// batch, so an endpoint that honours `n` still samples them together.
+    /// Each sample is cached under its own seed; when none is cached they are drawn from the
+    /// backend in one batch, so an endpoint that honours `n` still samples them together.
     async fn chat_n(
         &self,
         request: &ChatRequest,
@@ -272,10 +275,18 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         if !misses.is_empty() {
             self.misses
                 .fetch_add(misses.len() as u64, Ordering::Relaxed);
-            // The batch is drawn from the first missing sample's seed.
-            let mut first = request.clone();
-            first.seed = misses[0].1.seed;
-            let drawn = self.inner.chat_n(&first, misses.len()).await?;
+            // Sample i of a batch has seed nth_seed(seed, i): only a batch of all n draws the
+            // samples the cached ones were keyed by; a few missing ones are drawn one by one,
+            // each with its own seed, so a partly cached batch gets the samples a cold one would.
+            let drawn = if misses.len() == n {
+                self.inner.chat_n(request, n).await?
+            } else {
+                let mut drawn = Vec::with_capacity(misses.len());
+                for (_, r, _, _) in &misses {
+                    drawn.extend(self.inner.chat_n(r, 1).await?);
+                }
+                drawn
+            };
             for ((i, r, sample, key), response) in misses.into_iter().zip(drawn) {
                 let entry = Entry {
                     version: CACHE_VERSION,

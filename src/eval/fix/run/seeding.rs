@@ -153,6 +153,7 @@ fn seed_record(report: &FixReport) -> SeedRecord {
             prompt: report.usage.prompt_tokens,
             completion: report.usage.completion_tokens,
             cached_prompt: report.usage.cached_prompt_tokens,
+            replayed: report.usage.replayed_tokens,
         },
         calls: report.usage.calls,
         llm_ms: report.timings.llm_ms,

@@ -306,6 +306,7 @@ fn fill_from_report(record: &mut TaskRecord, report: &FixReport) {
         prompt: report.usage.prompt_tokens,
         completion: report.usage.completion_tokens,
         cached_prompt: report.usage.cached_prompt_tokens,
+        replayed: report.usage.replayed_tokens,
     };
     record.candidates = report.candidates.len().saturating_sub(1);
     let mut spent = 0;
