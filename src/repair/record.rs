@@ -209,8 +209,9 @@ pub struct UsageTotals {
     #[serde(default)]
     pub cached_prompt_tokens: u64,
     /// Calls answered from the on-disk response cache (a rerun, or another task with the same
-    /// text). They count in the totals above and in the budget as if made, so a warm run
-    /// chooses as a cold one does; the model did not run them.
+    /// text). They count in the totals above and in the budget at what they cost when first
+    /// made, so a warm run spends its budget about as a cold one does; the model did not run
+    /// them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub replayed_calls: u64,
     /// What those calls cost when first made (`prompt - cached + completion`).
