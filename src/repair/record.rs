@@ -219,7 +219,8 @@ pub struct UsageTotals {
     pub replayed_tokens: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
+/// For `skip_serializing_if`: a counter that stayed at zero is left out of the file.
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 

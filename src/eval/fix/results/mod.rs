@@ -171,12 +171,8 @@ pub struct Tokens {
     pub cached_prompt: u64,
     /// Of [`Tokens::cost`], what calls answered from the on-disk response cache cost when first
     /// made (another task with the same text asked them first): the model did not run them.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::repair::record::is_zero")]
     pub replayed: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl Tokens {
