@@ -151,51 +151,20 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
     ))
 }
 
-/// The programs of `--peers`: each file, and every `.py` file of each directory (sorted, not
-/// recursive), leaving out the program being fixed.
+/// The programs of `--peers` (see [`crate::files::peers`]), leaving out the program being fixed.
 fn read_peers(paths: &[PathBuf], program: &Path) -> Result<Vec<String>, CliError> {
-    let own = std::fs::canonicalize(program).ok();
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let entries = std::fs::read_dir(path).map_err(|e| {
-                CliError::bad_input(
-                    format!("--peers {}: cannot read the directory: {e}", path.display()),
-                    "pass a directory of .py files, or the files themselves",
-                )
-            })?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "py"))
-                .collect();
-            if found.is_empty() {
-                return Err(CliError::bad_input(
-                    format!(
-                        "--peers {}: the directory holds no .py file",
-                        path.display()
-                    ),
-                    "pass a directory of .py files (one program each), or the files themselves",
-                ));
-            }
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(path.clone());
-        }
-    }
+    let files = crate::files::peer_files(paths, program)
+        .map_err(|e| CliError::bad_input(e.to_string(), e.hint()))?;
     let mut programs = Vec::new();
     for file in files {
-        if own.is_some() && std::fs::canonicalize(&file).ok() == own {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            CliError::bad_input(
-                format!("--peers {}: cannot read it: {e}", file.display()),
-                "each peer is a Python program file (UTF-8), or a directory of them",
-            )
-        })?;
-        programs.push(text);
+        let text =
+            crate::files::read_text(&file, crate::files::read::caps::SOURCE).map_err(|e| {
+                CliError::bad_input(
+                    format!("--peers: {e}"),
+                    "each peer is a Python program file (UTF-8), or a directory of them",
+                )
+            })?;
+        programs.push(text.text);
     }
     Ok(programs)
 }

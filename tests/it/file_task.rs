@@ -650,7 +650,8 @@ async fn a_full_disk_leaves_the_file_intact_and_prints_the_fix() {
 fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     // `x ** 1` passes the one visible test; the class's other submissions square. Edits alone
     // (no model is reachable): the peers are the only votes, and the edit they agree with is
-    // printed. The directory holds the program itself too, which must not vote for itself.
+    // printed. The directory holds the program itself too, which must not vote for itself, and
+    // the test file, which is no program.
     let dir = tempfile::tempdir().expect("tempdir");
     let class = dir.path().join("class");
     std::fs::create_dir(&class).expect("class dir");
@@ -690,7 +691,7 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     );
     let (stdout, stderr) = text(&out);
     assert!(
-        stderr.contains("2 of 3 peer programs pass the visible tests"),
+        stderr.contains("2 of 2 peer programs pass the visible tests"),
         "{stderr}"
     );
     assert!(

@@ -67,8 +67,9 @@ pub struct FixArgs {
     /// Tasks debugged at once (for a file of many tasks).
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub concurrency: usize,
-    /// Programs others wrote for the same task (a .py file, or a directory: every .py in it),
-    /// e.g. a class's other submissions. Those that pass the visible tests vote on extra inputs
+    /// Programs others wrote for the same task (a .py file, or a directory: every .py under
+    /// it but test files, or in a folder per person the files named like the program), e.g. a
+    /// class's other submissions. Those that pass the visible tests vote on extra inputs
     /// when the search chooses a fix; they are never shown to a model and never returned.
     /// Repeatable.
     #[arg(long, value_name = "PATH")]

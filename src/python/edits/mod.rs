@@ -15,7 +15,7 @@
 //! `reverse=True`; a method subscripted by mistake (`xs.count[x]`) called, a sequence called
 //! by mistake (`seq(i)`) indexed; a statement deleted; the last statement of a loop moved after
 //! it, a statement after a loop moved into it; a `return` added where a function falls off
-//! its end.
+//! its end; a start (`count = 0`) for a name the function only updates (`count += 1`).
 //!
 //! Parts: `walk` (statements' expressions, names each function binds), `exprs` (edits of
 //! expressions), `stmts` (edits of statements), [`guard`] (a guard against an empty argument,
@@ -57,6 +57,8 @@ pub enum EditKind {
     Move,
     /// A `return` added where the function falls off its end.
     Return,
+    /// A start (`count = 0`) given to a name the function only ever updates (`count += 1`).
+    Start,
     /// `if not p: return EMPTY` added at the top of a function ([`guard`]).
     Guard,
 }

@@ -1,9 +1,12 @@
 //! Edits of whole statements: a condition negated, a statement deleted, the statement that
-//! ends a loop body moved after the loop (a `return` indented one level too deep).
+//! ends a loop body moved after the loop (a `return` indented one level too deep), a counter
+//! that is only ever updated given its start.
 
-use rustpython_parser::ast::{Ranged, Stmt};
+use std::collections::BTreeSet;
 
-use super::{operand, span, text_of, Candidate, Context, EditKind, Repl};
+use rustpython_parser::ast::{self, Constant, Expr, Operator, Ranged, Stmt};
+
+use super::{operand, span, text_of, walk, Candidate, Context, EditKind, Repl};
 
 pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>) -> Vec<Candidate> {
     let mut out = Vec::new();
@@ -12,7 +15,85 @@ pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>) -> Vec<Candidate> {
     move_into_loop(stmt, ctx, &mut out);
     delete(stmt, ctx, &mut out);
     insert_return(ctx, &mut out);
+    insert_start(stmt, ctx, &mut out);
     out
+}
+
+/// `name = START` at the top of the function (after its docstring) for `name op= value` when
+/// the function binds `name` nowhere else: the update raises `UnboundLocalError` on its first
+/// run, the slip of a counter whose start was forgotten. The start suits the update: `1` for a
+/// product, `''`, `[]` or `()` for text or a sequence added to it, else `0`.
+fn insert_start(stmt: &Stmt, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let Stmt::AugAssign(update) = stmt else {
+        return;
+    };
+    let Expr::Name(target) = update.target.as_ref() else {
+        return;
+    };
+    let name = target.id.as_str();
+    let Some((args, body)) = ctx.parents.iter().rev().find_map(|p| match p {
+        Stmt::FunctionDef(f) => Some((&f.args, &f.body)),
+        Stmt::AsyncFunctionDef(f) => Some((&f.args, &f.body)),
+        _ => None,
+    }) else {
+        return;
+    };
+    let mut bound = BTreeSet::new();
+    walk::bound_before_updates(args, body, &mut bound);
+    if bound.contains(name) {
+        return;
+    }
+    // After the docstring: a string first would no longer be one.
+    let first_code = match body.first() {
+        Some(Stmt::Expr(e))
+            if matches!(
+                e.value.as_ref(),
+                Expr::Constant(c) if matches!(c.value, Constant::Str(_))
+            ) =>
+        {
+            body.get(1)
+        }
+        first => first,
+    };
+    let Some(first) = first_code else {
+        return;
+    };
+    let at = line_start(ctx.text, first.start().into());
+    let indent = indent_of(ctx.text, first.start().into());
+    let start = match (&update.op, update.value.as_ref()) {
+        (Operator::Mult | Operator::Pow, _) => "1",
+        (_, Expr::Constant(c)) if matches!(c.value, Constant::Str(_)) => "''",
+        (_, Expr::List(_) | Expr::ListComp(_)) => "[]",
+        (_, Expr::Tuple(_)) => "()",
+        _ => "0",
+    };
+    out.push(Candidate {
+        kind: EditKind::Start,
+        repls: vec![Repl {
+            start: at,
+            end: at,
+            text: format!("{indent}{name} = {start}\n"),
+        }],
+        description: format!("add `{name} = {start}` at the start of the function"),
+    });
+}
+
+/// The names `Global`/`Nonlocal` statements of `body` declare (not in nested functions).
+pub(super) fn declared_outside(body: &[Stmt], out: &mut BTreeSet<String>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Global(ast::StmtGlobal { names, .. })
+            | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
+                out.extend(names.iter().map(|n| n.to_string()));
+            }
+            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => {
+                for b in walk::bodies(stmt) {
+                    declared_outside(b, out);
+                }
+            }
+        }
+    }
 }
 
 /// `stmt` moved to the end of the loop right before it (an update indented one level too

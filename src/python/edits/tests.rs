@@ -183,3 +183,45 @@ fn a_truth_value_plus_one_made_zero_stays_an_int() {
     assert!(has(&e, &p.replace("+ 1", "+ 0")));
     assert!(!has(&e, &p.replace("(a > b) + 1", "(a > b)")));
 }
+
+#[test]
+fn regression_a_counter_only_ever_updated_gets_its_start() {
+    // Refactory question 1: `position += 1` with no `position = 0` raises UnboundLocalError.
+    let p = "def search(x, seq):\n    \"\"\"Where x goes.\"\"\"\n    for elem in seq:\n        if x <= elem:\n            break\n        position += 1\n    return position\n";
+    let e = edits(p, &[6], 10_000);
+    let fixed = p.replace(
+        "    for elem",
+        "    position = 0\n    for elem",
+    );
+    assert!(
+        has(&e, &fixed),
+        "{:#?}",
+        e.iter().map(|x| &x.description).collect::<Vec<_>>()
+    );
+    let start = e.iter().find(|x| x.kind == EditKind::Start).expect("a start");
+    assert_eq!(start.description, "add `position = 0` at the start of the function");
+    // The start suits the update.
+    let p = "def f(xs):\n    for x in xs:\n        out += [x]\n        prod *= x\n        s += 'a'\n    return out\n";
+    let e = edits(p, &[3, 4, 5], 10_000);
+    assert!(has(&e, &p.replace("    for x", "    out = []\n    for x")));
+    assert!(has(&e, &p.replace("    for x", "    prod = 1\n    for x")));
+    assert!(has(&e, &p.replace("    for x", "    s = ''\n    for x")));
+}
+
+#[test]
+fn a_name_bound_elsewhere_or_declared_global_gets_no_start() {
+    for p in [
+        "def f(xs):\n    n = 0\n    for x in xs:\n        n += x\n    return n\n",
+        "def f(n, xs):\n    for x in xs:\n        n += x\n    return n\n",
+        "def f(xs):\n    for n in xs:\n        n += 1\n    return xs\n",
+        "def f(xs):\n    global n\n    n += 1\n    return n\n",
+    ] {
+        let lines: Vec<u32> = (1..=p.lines().count() as u32).collect();
+        let e = edits(p, &lines, 10_000);
+        assert!(
+            e.iter().all(|x| x.kind != EditKind::Start),
+            "{p}: {:#?}",
+            e.iter().map(|x| &x.description).collect::<Vec<_>>()
+        );
+    }
+}

@@ -194,10 +194,29 @@ pub(super) fn function_names(args: &ast::Arguments, body: &[Stmt], out: &mut BTr
 /// Names bound by `body`'s statements (assignments, loop targets, `with ... as`, `except ...
 /// as`, imports, nested `def`/`class`), without descending into nested functions.
 pub(super) fn body_names(body: &[Stmt], out: &mut BTreeSet<String>) {
+    names_bound(body, out, true);
+}
+
+/// Names a function's parameters and body bind other than by an update (`x += 1`), and the
+/// names it declares `global` or `nonlocal`: a name outside this set that an update stores to
+/// has no value before its first update.
+pub(super) fn bound_before_updates(
+    args: &ast::Arguments,
+    body: &[Stmt],
+    out: &mut BTreeSet<String>,
+) {
+    let mut params = BTreeSet::new();
+    function_names(args, &[], &mut params);
+    out.extend(params);
+    names_bound(body, out, false);
+    super::stmts::declared_outside(body, out);
+}
+
+fn names_bound(body: &[Stmt], out: &mut BTreeSet<String>, updates: bool) {
     for stmt in body {
         match stmt {
             Stmt::Assign(s) => s.targets.iter().for_each(|t| stored(t, out)),
-            Stmt::AugAssign(s) => stored(&s.target, out),
+            Stmt::AugAssign(s) if updates => stored(&s.target, out),
             Stmt::AnnAssign(s) => stored(&s.target, out),
             Stmt::For(s) => stored(&s.target, out),
             Stmt::AsyncFor(s) => stored(&s.target, out),
@@ -241,7 +260,7 @@ pub(super) fn body_names(body: &[Stmt], out: &mut BTreeSet<String>) {
             Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
         ) {
             for b in bodies(stmt) {
-                body_names(b, out);
+                names_bound(b, out, updates);
             }
         }
     }

@@ -1,0 +1,221 @@
+//! Finding the peer programs `ldb fix --peers` names: other people's programs for the same task
+//! (a class's other submissions), given as files or directories.
+//!
+//! A directory is searched through its subdirectories, so both layouts a class hands in work:
+//! every submission as a `.py` file in one folder, or a folder per student each holding the
+//! program under the same name as the one being fixed. In the second, only the files named like
+//! the program are peers (a student's scratch files and helpers are not submissions). Test files
+//! (`test_*.py`, `*_test.py`, `conftest.py`), hidden folders, `__pycache__` and virtual
+//! environments are never peers, and the program being fixed is left out wherever it appears.
+//! Symbolic links to directories are not followed (a link back up would never end).
+
+use std::path::{Path, PathBuf};
+
+/// Directories that hold tools or caches, not anyone's submission.
+const SKIPPED_DIRS: &[&str] = &["__pycache__", "venv", "site-packages", "node_modules"];
+
+/// Why the peers could not be found.
+#[derive(Debug, thiserror::Error)]
+pub enum PeersError {
+    #[error("--peers {}: no such file or directory", path.display())]
+    Missing { path: PathBuf },
+    #[error("--peers {}: cannot read the directory: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--peers {}: the directory holds no .py program besides the one being fixed (test files are not programs)", path.display())]
+    Empty { path: PathBuf },
+}
+
+impl PeersError {
+    pub fn hint(&self) -> &'static str {
+        match self {
+            PeersError::Missing { .. } => {
+                "check the path: --peers takes a .py file or a directory of programs"
+            }
+            PeersError::Unreadable { .. } => {
+                "pass a directory of .py files, or the files themselves"
+            }
+            PeersError::Empty { .. } => {
+                "pass a directory of programs (one .py file each, or a folder per person holding \
+                 the program under the same name), or the files themselves"
+            }
+        }
+    }
+}
+
+/// Whether a file name is a pytest file rather than a program.
+fn is_test_file(name: &str) -> bool {
+    name == "conftest.py" || name.starts_with("test_") || name.ends_with("_test.py")
+}
+
+/// The `.py` files under `dir` (sorted), test files and skipped directories left out.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), PeersError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| PeersError::Unreadable {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        // Not followed: a link to a directory may lead back up.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if name.starts_with('.') || SKIPPED_DIRS.contains(&name) {
+                continue;
+            }
+            // A subdirectory that cannot be read is not where the class's programs are.
+            let _ = walk(&path, out);
+        } else if path.is_file() && name.ends_with(".py") && !is_test_file(name) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The peer program files `paths` name, in order, leaving out `program` (the one being fixed).
+/// A file is taken as it is (even a test file: it was named); a directory as the module
+/// overview says.
+pub fn peer_files(paths: &[PathBuf], program: &Path) -> Result<Vec<PathBuf>, PeersError> {
+    let own = std::fs::canonicalize(program).ok();
+    let is_own = |p: &Path| own.is_some() && std::fs::canonicalize(p).ok() == own;
+    let own_name = program.file_name();
+    let mut files = Vec::new();
+    for path in paths {
+        if !path.exists() {
+            return Err(PeersError::Missing { path: path.clone() });
+        }
+        if !path.is_dir() {
+            if !is_own(path) {
+                files.push(path.clone());
+            }
+            continue;
+        }
+        let mut found = Vec::new();
+        walk(path, &mut found)?;
+        found.retain(|p| !is_own(p));
+        // A folder per person: the files named like the program are the submissions.
+        let named: Vec<PathBuf> = found
+            .iter()
+            .filter(|p| own_name.is_some() && p.file_name() == own_name)
+            .cloned()
+            .collect();
+        if !named.is_empty() {
+            found = named;
+        }
+        if found.is_empty() {
+            return Err(PeersError::Empty { path: path.clone() });
+        }
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(root: &Path, rel: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, "def f():\n    return 1\n").expect("write");
+    }
+
+    fn names(root: &Path, files: &[PathBuf]) -> Vec<String> {
+        files
+            .iter()
+            .map(|p| {
+                p.strip_prefix(root)
+                    .expect("under root")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_flat_folder_gives_every_program_but_tests_and_the_one_being_fixed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for f in [
+            "prog.py",
+            "ann.py",
+            "bob.py",
+            "test_prog.py",
+            "conftest.py",
+            "x_test.py",
+        ] {
+            write(root, f);
+        }
+        write(root, "notes.txt");
+        let got = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
+        assert_eq!(names(root, &got), ["ann.py", "bob.py"]);
+    }
+
+    #[test]
+    fn regression_a_folder_per_student_was_read_as_holding_no_program() {
+        // submissions/<student>/prog.py, fixing one of them with the whole folder as peers:
+        // the other students' prog.py, not their helpers, tests or caches.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for f in [
+            "alice/prog.py",
+            "bob/prog.py",
+            "bob/scratch.py",
+            "bob/test_prog.py",
+            "carol/prog.py",
+            "carol/__pycache__/prog.py",
+            "carol/.venv/lib/prog.py",
+            "dan/venv/prog.py",
+        ] {
+            write(root, f);
+        }
+        let got = peer_files(&[root.to_path_buf()], &root.join("alice/prog.py")).expect("peers");
+        assert_eq!(names(root, &got), ["bob/prog.py", "carol/prog.py"]);
+        // Without a same-named file elsewhere every program counts.
+        let got = peer_files(&[root.to_path_buf()], &root.join("elsewhere.py")).expect("peers");
+        assert_eq!(
+            names(root, &got),
+            [
+                "alice/prog.py",
+                "bob/prog.py",
+                "bob/scratch.py",
+                "carol/prog.py"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_with_nothing_but_the_program_and_tests_is_an_error_with_a_hint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        write(root, "prog.py");
+        write(root, "test_prog.py");
+        let err = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect_err("empty");
+        assert!(err.to_string().contains("holds no .py program"), "{err}");
+        assert!(err.hint().contains("folder per person"), "{}", err.hint());
+        let err = peer_files(&[root.join("nowhere")], &root.join("prog.py")).expect_err("missing");
+        assert!(err.to_string().starts_with("--peers "), "{err}");
+        assert!(
+            err.to_string()
+                .ends_with("nowhere: no such file or directory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_link_back_up_is_not_followed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        write(root, "a/prog.py");
+        std::os::unix::fs::symlink(root, root.join("a/loop")).expect("symlink");
+        let got = peer_files(&[root.to_path_buf()], &root.join("b.py")).expect("peers");
+        assert_eq!(names(root, &got), ["a/prog.py"]);
+    }
+}
