@@ -189,17 +189,20 @@ fn regression_a_counter_only_ever_updated_gets_its_start() {
     // Refactory question 1: `position += 1` with no `position = 0` raises UnboundLocalError.
     let p = "def search(x, seq):\n    \"\"\"Where x goes.\"\"\"\n    for elem in seq:\n        if x <= elem:\n            break\n        position += 1\n    return position\n";
     let e = edits(p, &[6], 10_000);
-    let fixed = p.replace(
-        "    for elem",
-        "    position = 0\n    for elem",
-    );
+    let fixed = p.replace("    for elem", "    position = 0\n    for elem");
     assert!(
         has(&e, &fixed),
         "{:#?}",
         e.iter().map(|x| &x.description).collect::<Vec<_>>()
     );
-    let start = e.iter().find(|x| x.kind == EditKind::Start).expect("a start");
-    assert_eq!(start.description, "add `position = 0` at the start of the function");
+    let start = e
+        .iter()
+        .find(|x| x.kind == EditKind::Start)
+        .expect("a start");
+    assert_eq!(
+        start.description,
+        "add `position = 0` at the start of the function"
+    );
     // The start suits the update.
     let p = "def f(xs):\n    for x in xs:\n        out += [x]\n        prod *= x\n        s += 'a'\n    return out\n";
     let e = edits(p, &[3, 4, 5], 10_000);

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use crate::locate::{localise_runs, observe, Observation};
-use crate::python::edits::edits;
+use crate::python::edits::{edits, EditKind};
 use crate::python::normalize::program_key;
 use crate::repair::record::{CandidateRecord, EditRecord};
 use crate::repair::search::select::{agrees, behaviour};
@@ -94,7 +94,7 @@ impl Search<'_> {
             let candidates: Vec<_> = edits(&program, &lines, limit)
                 .into_iter()
                 .chain(extra)
-                .filter(|e| !(no_added_return && e.kind == crate::python::edits::EditKind::Return))
+                .filter(|e| !(no_added_return && e.kind == EditKind::Return))
                 .filter(|e| !seen.contains(&program_key(&e.program)))
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.
@@ -162,10 +162,14 @@ impl Search<'_> {
                 .filter(|o| !matches!(o.status, TestStatus::Passed | TestStatus::Failed))
                 .count();
             let plausible = t.passed == total && t.derived_ok;
-            // Keep what can lead somewhere: passes, or gets further than its parent.
+            // Keep what can lead somewhere: passes, or gets further than its parent. A name no
+            // run could read, defined (`undefined ele → elem`, `position = 0`), is a slip
+            // mended even when a second slip still fails the same tests.
+            let mends_a_name = matches!(t.edit.kind, EditKind::Rename | EditKind::Start);
             let keep = t.passed == total
                 || t.passed > parent_passed
-                || (t.passed == parent_passed && errors < parent_errors);
+                || (t.passed == parent_passed && errors < parent_errors)
+                || (mends_a_name && t.passed == parent_passed && errors <= parent_errors);
             let diff_lines =
                 crate::repair::search::node::changed_lines(&self.seed_program, &t.edit.program);
             self.candidates.push(CandidateRecord {
