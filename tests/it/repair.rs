@@ -1588,3 +1588,26 @@ async fn peers_never_reach_a_prompt_and_spare_the_votes_they_stand_in_for() {
     let confirmation = report.confirmation.as_ref().expect("confirmation");
     assert_eq!(confirmation.agreeing, 2, "{confirmation:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn regression_a_misspelt_name_and_a_counter_with_no_start_are_two_edits_away() {
+    // Refactory's `wrong_1_568`: `ele` for the loop's `eleme`, and `position += 1` with no
+    // `position = 0`. The rename still raises on every test (now UnboundLocalError), so it was
+    // dropped as getting no further, and the start was never tried after it.
+    let seed = "def search(x, seq):\n    for eleme in seq:\n        if x <= ele:\n            break\n        position += 1\n    return position\n";
+    let task = search_task(
+        seed,
+        "assert search(3, [1, 5]) == 1\nassert search(9, []) == 0\n",
+    );
+    let report = fix_by_edits(&task, true, &Silent).await;
+    assert_eq!(
+        report.status,
+        FixStatus::Fixed,
+        "{:#?}",
+        report.candidates.len()
+    );
+    assert_eq!(
+        report.final_program,
+        "def search(x, seq):\n    position = 0\n    for eleme in seq:\n        if x <= eleme:\n            break\n        position += 1\n    return position\n"
+    );
+}

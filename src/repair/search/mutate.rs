@@ -146,6 +146,7 @@ impl Search<'_> {
         self.round_tests_ms += ms(started.elapsed());
         let parent_passed = self.node(parent).tested.passed;
         let parent_errors = self.node(parent).errors;
+        let parent_unbound = unbound_names(&self.node(parent).tested.outcomes);
         let total = self.tests.len();
         let mut passing = Vec::new();
         let tried_count = tried.len();
@@ -162,10 +163,12 @@ impl Search<'_> {
                 .filter(|o| !matches!(o.status, TestStatus::Passed | TestStatus::Failed))
                 .count();
             let plausible = t.passed == total && t.derived_ok;
-            // Keep what can lead somewhere: passes, or gets further than its parent. A name no
-            // run could read, defined (`undefined ele → elem`, `position = 0`), is a slip
-            // mended even when a second slip still fails the same tests.
-            let mends_a_name = matches!(t.edit.kind, EditKind::Rename | EditKind::Start);
+            // Keep what can lead somewhere: passes, or gets further than its parent. A name the
+            // parent's runs could not read, defined (`undefined ele → elem`, `position = 0`), is
+            // a slip mended even when a second slip still fails the same tests.
+            let mends_a_name = matches!(t.edit.kind, EditKind::Rename | EditKind::Start)
+                && !parent_unbound.is_empty()
+                && unbound_names(&t.outcomes).is_disjoint(&parent_unbound);
             let keep = t.passed == total
                 || t.passed > parent_passed
                 || (t.passed == parent_passed && errors < parent_errors)
@@ -315,4 +318,15 @@ impl Search<'_> {
         let top = crate::python::toplevel::TopLevel::read(program)?;
         top.def(&self.task.entry_point).map(|d| (d.first, d.last))
     }
+}
+
+/// The messages of the runs that read a name with no value (`NameError`,
+/// `UnboundLocalError`): each says which name.
+fn unbound_names(outcomes: &[TestOutcome]) -> std::collections::HashSet<String> {
+    outcomes
+        .iter()
+        .filter_map(|o| o.exception.as_ref())
+        .filter(|e| matches!(e.kind.as_str(), "NameError" | "UnboundLocalError"))
+        .map(|e| e.message.clone())
+        .collect()
 }
