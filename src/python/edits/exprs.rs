@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use rustpython_parser::ast::{self, CmpOp, Constant, Expr, Operator, Stmt};
 
-use super::walk::{all_exprs, own_exprs};
+use super::walk::{all_exprs, own_exprs, stored};
 use super::{operand, span, text_of, Candidate, Context, EditKind, Repl};
 
 /// Builtins that are each other's mistake.
@@ -620,10 +620,39 @@ fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
 
 /// Names read that nothing defines: each replaced at every use by a defined name spelt alike.
 fn rename_undefined(all: &[&Expr], ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    // Names the statement binds itself: a comprehension's targets, a lambda's parameters, a
+    // `:=` target. Read inside, they are defined.
+    let mut own = BTreeSet::new();
+    for e in all {
+        match e {
+            Expr::ListComp(ast::ExprListComp { generators, .. })
+            | Expr::SetComp(ast::ExprSetComp { generators, .. })
+            | Expr::GeneratorExp(ast::ExprGeneratorExp { generators, .. })
+            | Expr::DictComp(ast::ExprDictComp { generators, .. }) => {
+                for g in generators {
+                    stored(&g.target, &mut own);
+                }
+            }
+            Expr::Lambda(l) => {
+                let a = &l.args;
+                for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
+                    own.insert(p.def.arg.to_string());
+                }
+                for p in [&a.vararg, &a.kwarg].into_iter().flatten() {
+                    own.insert(p.arg.to_string());
+                }
+            }
+            Expr::NamedExpr(n) => stored(&n.target, &mut own),
+            _ => {}
+        }
+    }
     let mut undefined: BTreeSet<&str> = BTreeSet::new();
     for e in all {
         if let Expr::Name(n) = e {
-            if matches!(n.ctx, ast::ExprContext::Load) && !ctx.defined.contains(n.id.as_str()) {
+            if matches!(n.ctx, ast::ExprContext::Load)
+                && !ctx.defined.contains(n.id.as_str())
+                && !own.contains(n.id.as_str())
+            {
                 undefined.insert(n.id.as_str());
             }
         }

@@ -228,3 +228,18 @@ fn a_name_bound_elsewhere_or_declared_global_gets_no_start() {
         );
     }
 }
+
+#[test]
+fn regression_a_comprehension_variable_was_taken_for_an_undefined_name() {
+    // HumanEval/84's `sum(int(digit) for digit in str(N))`: `digit` is bound by the
+    // comprehension, so there is nothing to rename; a lambda's parameter neither.
+    let p = "def f(N):\n    return bin(sum(int(digit) for digit in str(N)))[2:]\n";
+    assert!(all(p).iter().all(|e| e.kind != EditKind::Rename));
+    let p = "def f(xs):\n    return sorted(xs, key=lambda t: t[1])\n";
+    assert!(all(p).iter().all(|e| e.kind != EditKind::Rename));
+    // A name nothing binds is still renamed.
+    let p = "def f(xs):\n    return [y for x in xs if z]\n";
+    let e = all(p);
+    assert!(e.iter().any(|x| x.description.starts_with("undefined y")));
+    assert!(e.iter().any(|x| x.description.starts_with("undefined z")));
+}
