@@ -19,7 +19,8 @@ pub struct LocalOptions {
     pub reuse_prefix: bool,
     /// Prompts are evaluated in chunks of this many tokens at fixed positions and only whole
     /// chunks are reused, so a request's reply does not depend on the requests before it
-    /// (`prompt_cache::reusable`); 0 reuses any shared prefix and evaluates the rest at once.
+    /// (`prompt_cache::reusable`; nearly: a sample has been seen to differ after another task
+    /// in the same process); 0 reuses any shared prefix and evaluates the rest at once.
     pub prompt_chunk: usize,
     /// Evaluated prompts whose KV state is kept for later calls (`PromptCache`); 0 keeps
     /// only the live cache.
