@@ -151,7 +151,8 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
     ))
 }
 
-/// The programs of `--peers` (see [`crate::files::peers`]), leaving out the program being fixed.
+/// The programs of `--peers` (see [`crate::files::peers`]), leaving out the program being fixed
+/// and any copy of it.
 fn read_peers(paths: &[PathBuf], program: &Path) -> Result<Vec<String>, CliError> {
     let files = crate::files::peer_files(paths, program)
         .map_err(|e| CliError::bad_input(e.to_string(), e.hint()))?;

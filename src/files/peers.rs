@@ -6,7 +6,8 @@
 //! program under the same name as the one being fixed. In the second, only the files named like
 //! the program are peers (a student's scratch files and helpers are not submissions). Test files
 //! (`test_*.py`, `*_test.py`, `conftest.py`), hidden folders, `__pycache__` and virtual
-//! environments are never peers, and the program being fixed is left out wherever it appears.
+//! environments are never peers, and the program being fixed is left out wherever it appears,
+//! as is any copy of it (the same text).
 //! Symbolic links to directories are not followed (a link back up would never end).
 
 use std::path::{Path, PathBuf};
@@ -79,12 +80,24 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), PeersError> {
     Ok(())
 }
 
-/// The peer program files `paths` name, in order, leaving out `program` (the one being fixed).
+/// The peer program files `paths` name, in order, leaving out `program` (the one being fixed)
+/// and its copies.
 /// A file is taken as it is (even a test file: it was named); a directory as the module
 /// overview says.
 pub fn peer_files(paths: &[PathBuf], program: &Path) -> Result<Vec<PathBuf>, PeersError> {
     let own = std::fs::canonicalize(program).ok();
-    let is_own = |p: &Path| own.is_some() && std::fs::canonicalize(p).ok() == own;
+    // A copy of the program (the class's submissions as handed in, while this one is fixed in
+    // place) is the program itself: it must not vote for itself.
+    let text = |p: &Path| {
+        super::read_text(p, super::read::caps::SOURCE)
+            .ok()
+            .map(|t| t.text.trim_end().to_string())
+    };
+    let own_text = text(program);
+    let is_own = |p: &Path| {
+        (own.is_some() && std::fs::canonicalize(p).ok() == own)
+            || (own_text.is_some() && text(p) == own_text)
+    };
     let own_name = program.file_name();
     let mut files = Vec::new();
     for path in paths {
@@ -124,7 +137,8 @@ mod tests {
     fn write(root: &Path, rel: &str) {
         let path = root.join(rel);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, "def f():\n    return 1\n").expect("write");
+        // Each file its own text: the same text would make it a copy of the program.
+        std::fs::write(&path, format!("# {rel}\ndef f():\n    return 1\n")).expect("write");
     }
 
     fn names(root: &Path, files: &[PathBuf]) -> Vec<String> {
@@ -207,6 +221,21 @@ mod tests {
                 .ends_with("nowhere: no such file or directory"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_copy_of_the_program_is_no_peer_even_where_it_alone_is_named_like_it() {
+        // The class as handed in beside the folder being fixed: the copy is the program itself,
+        // and the folder's other programs count.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for f in ["prog.py", "ann.py", "handed-in/prog.py"] {
+            write(root, f);
+        }
+        let prog = std::fs::read_to_string(root.join("prog.py")).expect("prog");
+        std::fs::write(root.join("handed-in/prog.py"), format!("{prog}\n")).expect("copy");
+        let got = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
+        assert_eq!(names(root, &got), ["ann.py"]);
     }
 
     #[test]

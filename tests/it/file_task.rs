@@ -700,6 +700,32 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     );
     assert!(stderr.contains("the fix is confirmed"), "{stderr}");
 
+    // A copy of the program elsewhere (the class as handed in) is the program itself.
+    std::fs::create_dir(class.join("handed-in")).expect("handed-in");
+    std::fs::write(class.join("handed-in").join("prog.py"), prog).expect("copy");
+    let out = ldb(
+        &class,
+        &[
+            "fix",
+            "prog.py",
+            "--tests",
+            "test_prog.py",
+            "--peers",
+            ".",
+            "--proposers",
+            "mutate",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "none",
+        ],
+    );
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("2 of 2 peer programs pass the visible tests"),
+        "{stderr}"
+    );
+
     let missing = ldb(
         &class,
         &[
