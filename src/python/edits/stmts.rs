@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use rustpython_parser::ast::{self, Constant, Expr, Operator, Ranged, Stmt};
+use rustpython_parser::ast::{Constant, Expr, Operator, Ranged, Stmt};
 
 use super::{operand, span, text_of, walk, Candidate, Context, EditKind, Repl};
 
@@ -76,24 +76,6 @@ fn insert_start(stmt: &Stmt, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
         }],
         description: format!("add `{name} = {start}` at the start of the function"),
     });
-}
-
-/// The names `Global`/`Nonlocal` statements of `body` declare (not in nested functions).
-pub(super) fn declared_outside(body: &[Stmt], out: &mut BTreeSet<String>) {
-    for stmt in body {
-        match stmt {
-            Stmt::Global(ast::StmtGlobal { names, .. })
-            | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
-                out.extend(names.iter().map(|n| n.to_string()));
-            }
-            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => {}
-            _ => {
-                for b in walk::bodies(stmt) {
-                    declared_outside(b, out);
-                }
-            }
-        }
-    }
 }
 
 /// `stmt` moved to the end of the loop right before it (an update indented one level too

@@ -205,11 +205,27 @@ pub(super) fn bound_before_updates(
     body: &[Stmt],
     out: &mut BTreeSet<String>,
 ) {
-    let mut params = BTreeSet::new();
-    function_names(args, &[], &mut params);
-    out.extend(params);
+    function_names(args, &[], out);
     names_bound(body, out, false);
-    super::stmts::declared_outside(body, out);
+    declared_outside(body, out);
+}
+
+/// The names `Global`/`Nonlocal` statements of `body` declare (not in nested functions).
+fn declared_outside(body: &[Stmt], out: &mut BTreeSet<String>) {
+    for stmt in body {
+        match stmt {
+            Stmt::Global(ast::StmtGlobal { names, .. })
+            | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
+                out.extend(names.iter().map(|n| n.to_string()));
+            }
+            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => {
+                for b in bodies(stmt) {
+                    declared_outside(b, out);
+                }
+            }
+        }
+    }
 }
 
 fn names_bound(body: &[Stmt], out: &mut BTreeSet<String>, updates: bool) {
