@@ -672,23 +672,27 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
         "def sum_squares(xs):\n    t = 0\n    for x in xs:\n        t += x ** 2\n    return t\n",
     )
     .expect("bob.py");
-    let out = ldb(
-        &class,
-        &[
-            "fix",
-            "prog.py",
-            "--tests",
-            "test_prog.py",
-            "--peers",
-            ".",
-            "--proposers",
-            "mutate",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "none",
-        ],
-    );
+    // Edits alone: no model is reachable.
+    let fix_with_peers = || {
+        ldb(
+            &class,
+            &[
+                "fix",
+                "prog.py",
+                "--tests",
+                "test_prog.py",
+                "--peers",
+                ".",
+                "--proposers",
+                "mutate",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "none",
+            ],
+        )
+    };
+    let out = fix_with_peers();
     let (stdout, stderr) = text(&out);
     assert!(
         stderr.contains("2 of 2 peer programs pass the visible tests"),
@@ -703,23 +707,7 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     // A copy of the program elsewhere (the class as handed in) is the program itself.
     std::fs::create_dir(class.join("handed-in")).expect("handed-in");
     std::fs::write(class.join("handed-in").join("prog.py"), prog).expect("copy");
-    let out = ldb(
-        &class,
-        &[
-            "fix",
-            "prog.py",
-            "--tests",
-            "test_prog.py",
-            "--peers",
-            ".",
-            "--proposers",
-            "mutate",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "none",
-        ],
-    );
+    let out = fix_with_peers();
     let (_, stderr) = text(&out);
     assert!(
         stderr.contains("2 of 2 peer programs pass the visible tests"),
