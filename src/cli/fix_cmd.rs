@@ -154,20 +154,9 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
 /// The programs of `--peers` (see [`crate::files::peers`]), leaving out the program being fixed
 /// and any copy of it.
 fn read_peers(paths: &[PathBuf], program: &Path) -> Result<Vec<String>, CliError> {
-    let files = crate::files::peer_files(paths, program)
+    let peers = crate::files::peer_programs(paths, program)
         .map_err(|e| CliError::bad_input(e.to_string(), e.hint()))?;
-    let mut programs = Vec::new();
-    for file in files {
-        let text =
-            crate::files::read_text(&file, crate::files::read::caps::SOURCE).map_err(|e| {
-                CliError::bad_input(
-                    format!("--peers: {e}"),
-                    "each peer is a Python program file (UTF-8), or a directory of them",
-                )
-            })?;
-        programs.push(text.text);
-    }
-    Ok(programs)
+    Ok(peers.into_iter().map(|p| p.text).collect())
 }
 
 async fn fix_all(

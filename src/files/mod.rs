@@ -10,6 +10,6 @@ pub mod read;
 pub mod write;
 
 pub use guard::{CommitError, GuardError, WriteGuard};
-pub use peers::{peer_files, PeersError};
+pub use peers::{peer_programs, Peer, PeersError};
 pub use read::{read_bytes, read_text, ReadError, Text};
 pub use write::atomic_write;

@@ -10,7 +10,10 @@
 //! as is any copy of it (the same text).
 //! Symbolic links to directories are not followed (a link back up would never end).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use super::read::{caps, read_text, ReadError};
 
 /// Directories that hold tools or caches, not anyone's submission.
 const SKIPPED_DIRS: &[&str] = &["__pycache__", "venv", "site-packages", "node_modules"];
@@ -25,6 +28,8 @@ pub enum PeersError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("--peers: {source}")]
+    Read { source: ReadError },
     #[error("--peers {}: the directory holds no .py program besides the one being fixed (test files are not programs)", path.display())]
     Empty { path: PathBuf },
 }
@@ -37,6 +42,9 @@ impl PeersError {
             }
             PeersError::Unreadable { .. } => {
                 "pass a directory of .py files, or the files themselves"
+            }
+            PeersError::Read { .. } => {
+                "each peer is a Python program file (UTF-8), or a directory of them"
             }
             PeersError::Empty { .. } => {
                 "pass a directory of programs (one .py file each, or a folder per person holding \
@@ -80,23 +88,56 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), PeersError> {
     Ok(())
 }
 
-/// The peer program files `paths` name, in order, leaving out `program` (the one being fixed)
-/// and its copies.
-/// A file is taken as it is (even a test file: it was named); a directory as the module
-/// overview says.
-pub fn peer_files(paths: &[PathBuf], program: &Path) -> Result<Vec<PathBuf>, PeersError> {
-    let own = std::fs::canonicalize(program).ok();
-    // A copy of the program (the class's submissions as handed in, while this one is fixed in
-    // place) is the program itself: it must not vote for itself.
-    let text = |p: &Path| {
-        super::read_text(p, super::read::caps::SOURCE)
-            .ok()
-            .map(|t| t.text.trim_end().to_string())
-    };
-    let own_text = text(program);
-    let is_own = |p: &Path| {
-        (own.is_some() && std::fs::canonicalize(p).ok() == own)
-            || (own_text.is_some() && text(p) == own_text)
+/// One peer: where it was found and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// The program being fixed, by path and by text, and the files read so far (each is read
+/// once: for the comparison with the program, then as a peer).
+struct Own {
+    path: Option<PathBuf>,
+    text: Option<String>,
+    read: HashMap<PathBuf, Result<String, ReadError>>,
+}
+
+impl Own {
+    /// `p` is the program, or a copy of it (the class's submissions as handed in, while this
+    /// one is fixed in place): the program itself, which must not vote for itself.
+    fn is(&mut self, p: &Path) -> bool {
+        if self.path.is_some() && std::fs::canonicalize(p).ok() == self.path {
+            return true;
+        }
+        let Some(own) = &self.text else {
+            return false;
+        };
+        let text = self
+            .read
+            .entry(p.to_path_buf())
+            .or_insert_with(|| read_text(p, caps::SOURCE).map(|t| t.text));
+        text.as_ref().is_ok_and(|t| t.trim_end() == own.trim_end())
+    }
+
+    fn take(&mut self, p: PathBuf) -> Result<Peer, PeersError> {
+        let text = match self.read.remove(&p) {
+            Some(text) => text,
+            None => read_text(&p, caps::SOURCE).map(|t| t.text),
+        };
+        text.map(|text| Peer { path: p, text })
+            .map_err(|source| PeersError::Read { source })
+    }
+}
+
+/// The peer programs `paths` name, in order, leaving out `program` (the one being fixed) and
+/// its copies. A file is taken as it is (even a test file: it was named); a directory as the
+/// module overview says.
+pub fn peer_programs(paths: &[PathBuf], program: &Path) -> Result<Vec<Peer>, PeersError> {
+    let mut own = Own {
+        path: std::fs::canonicalize(program).ok(),
+        text: read_text(program, caps::SOURCE).ok().map(|t| t.text),
+        read: HashMap::new(),
     };
     let own_name = program.file_name();
     let mut files = Vec::new();
@@ -105,14 +146,14 @@ pub fn peer_files(paths: &[PathBuf], program: &Path) -> Result<Vec<PathBuf>, Pee
             return Err(PeersError::Missing { path: path.clone() });
         }
         if !path.is_dir() {
-            if !is_own(path) {
+            if !own.is(path) {
                 files.push(path.clone());
             }
             continue;
         }
         let mut found = Vec::new();
         walk(path, &mut found)?;
-        found.retain(|p| !is_own(p));
+        found.retain(|p| !own.is(p));
         // A folder per person: the files named like the program are the submissions.
         let named: Vec<PathBuf> = found
             .iter()
@@ -127,7 +168,7 @@ pub fn peer_files(paths: &[PathBuf], program: &Path) -> Result<Vec<PathBuf>, Pee
         }
         files.extend(found);
     }
-    Ok(files)
+    files.into_iter().map(|p| own.take(p)).collect()
 }
 
 #[cfg(test)]
@@ -141,11 +182,12 @@ mod tests {
         std::fs::write(&path, format!("# {rel}\ndef f():\n    return 1\n")).expect("write");
     }
 
-    fn names(root: &Path, files: &[PathBuf]) -> Vec<String> {
-        files
+    fn names(root: &Path, peers: &[Peer]) -> Vec<String> {
+        peers
             .iter()
             .map(|p| {
-                p.strip_prefix(root)
+                p.path
+                    .strip_prefix(root)
                     .expect("under root")
                     .to_string_lossy()
                     .into_owned()
@@ -168,7 +210,7 @@ mod tests {
             write(root, f);
         }
         write(root, "notes.txt");
-        let got = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
+        let got = peer_programs(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
         assert_eq!(names(root, &got), ["ann.py", "bob.py"]);
     }
 
@@ -190,10 +232,10 @@ mod tests {
         ] {
             write(root, f);
         }
-        let got = peer_files(&[root.to_path_buf()], &root.join("alice/prog.py")).expect("peers");
+        let got = peer_programs(&[root.to_path_buf()], &root.join("alice/prog.py")).expect("peers");
         assert_eq!(names(root, &got), ["bob/prog.py", "carol/prog.py"]);
         // Without a same-named file elsewhere every program counts.
-        let got = peer_files(&[root.to_path_buf()], &root.join("elsewhere.py")).expect("peers");
+        let got = peer_programs(&[root.to_path_buf()], &root.join("elsewhere.py")).expect("peers");
         assert_eq!(
             names(root, &got),
             [
@@ -211,10 +253,11 @@ mod tests {
         let root = dir.path();
         write(root, "prog.py");
         write(root, "test_prog.py");
-        let err = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect_err("empty");
+        let err = peer_programs(&[root.to_path_buf()], &root.join("prog.py")).expect_err("empty");
         assert!(err.to_string().contains("holds no .py program"), "{err}");
         assert!(err.hint().contains("folder per person"), "{}", err.hint());
-        let err = peer_files(&[root.join("nowhere")], &root.join("prog.py")).expect_err("missing");
+        let err =
+            peer_programs(&[root.join("nowhere")], &root.join("prog.py")).expect_err("missing");
         assert!(err.to_string().starts_with("--peers "), "{err}");
         assert!(
             err.to_string()
@@ -234,7 +277,7 @@ mod tests {
         }
         let prog = std::fs::read_to_string(root.join("prog.py")).expect("prog");
         std::fs::write(root.join("handed-in/prog.py"), format!("{prog}\n")).expect("copy");
-        let got = peer_files(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
+        let got = peer_programs(&[root.to_path_buf()], &root.join("prog.py")).expect("peers");
         assert_eq!(names(root, &got), ["ann.py"]);
     }
 
@@ -244,7 +287,7 @@ mod tests {
         let root = dir.path();
         write(root, "a/prog.py");
         std::os::unix::fs::symlink(root, root.join("a/loop")).expect("symlink");
-        let got = peer_files(&[root.to_path_buf()], &root.join("b.py")).expect("peers");
+        let got = peer_programs(&[root.to_path_buf()], &root.join("b.py")).expect("peers");
         assert_eq!(names(root, &got), ["a/prog.py"]);
     }
 }
