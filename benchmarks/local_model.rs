@@ -4,7 +4,8 @@
 //!
 //! Each model runs in its own child process (this binary re-executed with `--one NAME`) so
 //! peak RSS is that model's alone. Missing models are pulled first. Options (after `--`):
-//! `--models a,b` (default: both), `--threads N`.
+//! `--models a,b` (default: both), `--threads N`, `--flash-attention` (llama.cpp's flash
+//! attention, off by default: see `LocalOptions::flash_attention`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -43,9 +44,10 @@ fn main() {
             .cloned()
     };
     let threads = opt("--threads").and_then(|t| t.parse().ok());
+    let flash = args.iter().any(|a| a == "--flash-attention");
     if let Some(name) = opt("--one") {
         let no_mmap = args.iter().any(|a| a == "--no-mmap");
-        if let Err(e) = one(&name, threads, no_mmap) {
+        if let Err(e) = one(&name, threads, no_mmap, flash) {
             eprintln!("benchmark of {name} failed: {e}");
             std::process::exit(1);
         }
@@ -56,7 +58,10 @@ fn main() {
         .unwrap_or_else(|| vec![catalog::FAST_MODEL.into(), catalog::DEFAULT_MODEL.into()]);
     println!("## Embedded model (llama.cpp, CPU)");
     println!();
-    println!("Command: `cargo bench --bench local_model`");
+    println!(
+        "Command: `cargo bench --bench local_model{}`",
+        if flash { " -- --flash-attention" } else { "" }
+    );
     println!();
     println!("| model | threads | load | prompt tok/s | gen tok/s | peak RSS (mmap) | peak RSS (no mmap) | 2nd call: evaluated tokens | 2nd call: prompt time | without prefix reuse |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
@@ -71,6 +76,9 @@ fn main() {
             }
             if let Some(t) = threads {
                 cmd.args(["--threads", &t.to_string()]);
+            }
+            if flash {
+                cmd.arg("--flash-attention");
             }
             let out = match cmd.output() {
                 Ok(o) if o.status.success() => {
@@ -97,7 +105,7 @@ fn main() {
     }
 }
 
-fn one(name: &str, threads: Option<u32>, no_mmap: bool) -> Result<(), String> {
+fn one(name: &str, threads: Option<u32>, no_mmap: bool, flash: bool) -> Result<(), String> {
     let spec = catalog::find(name).ok_or_else(|| format!("unknown model {name}"))?;
     let dir = catalog::models_dir();
     let path = match catalog::verified_path(&spec, &dir) {
@@ -118,6 +126,7 @@ fn one(name: &str, threads: Option<u32>, no_mmap: bool) -> Result<(), String> {
         threads,
         use_mmap: !no_mmap,
         reuse_prefix: reuse,
+        flash_attention: flash,
         ..LocalOptions::default()
     };
     let model = LocalModel::load(&path, name, options(true)).map_err(|e| e.to_string())?;

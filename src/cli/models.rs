@@ -128,10 +128,19 @@ fn cached_local(
 }
 
 /// What a local model's replies depend on besides the request: the weights (named, and told
-/// apart by size) and the prompt chunk, which decides which KV entries a prompt reuses.
+/// apart by size), the prompt chunk, which decides which KV entries a prompt reuses, and the
+/// attention kernel (flash attention rounds otherwise, and by thread count).
 fn local_namespace(path: &Path, name: &str, local: &LocalOptions) -> String {
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    format!("local|{name}|{bytes}|chunk {}", local.prompt_chunk)
+    let attention = if local.flash_attention {
+        "flash attention"
+    } else {
+        "attention"
+    };
+    format!(
+        "local|{name}|{bytes}|chunk {}|{attention}",
+        local.prompt_chunk
+    )
 }
 
 fn choose(flags: ModelFlags, config_file: Option<&Path>) -> Result<Choice, CliError> {

@@ -226,6 +226,10 @@ pub struct LocalArgs {
     /// requests before it).
     #[arg(long, value_name = "TOKENS", default_value_t = 32)]
     pub prompt_chunk: usize,
+    /// Use llama.cpp's flash attention. Its CPU kernel splits the work by thread, so a seed's
+    /// sample then depends on the thread count (--threads, or the cores idle at load).
+    #[arg(long)]
+    pub flash_attention: bool,
 }
 
 /// The `ldb exec` step other commands run first on a snippet (`--make-runnable`).

@@ -49,6 +49,7 @@ impl ModelSettings {
                 use_mmap: !local.no_mmap,
                 prompt_snapshots: local.prompt_snapshots,
                 prompt_chunk: local.prompt_chunk,
+                flash_attention: local.flash_attention,
                 ..Default::default()
             },
             model: args.model.clone(),

@@ -191,7 +191,12 @@ fn serve(
         .with_n_ctx(NonZeroU32::new(options.context_len))
         .with_n_batch(512)
         .with_n_threads(threads as i32)
-        .with_n_threads_batch(batch_threads);
+        .with_n_threads_batch(batch_threads)
+        .with_flash_attention_policy(if options.flash_attention {
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_AUTO
+        } else {
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED
+        });
     let mut ctx = match model.new_context(backend, ctx_params) {
         Ok(c) => c,
         Err(e) => {

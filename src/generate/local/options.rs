@@ -19,14 +19,18 @@ pub struct LocalOptions {
     pub reuse_prefix: bool,
     /// Prompts are evaluated in chunks of this many tokens at fixed positions and only whole
     /// chunks are reused, so a request's reply does not depend on the requests before it
-    /// (`prompt_cache::reusable`; nearly: a sample has been seen to differ after another task
-    /// in the same process); 0 reuses any shared prefix and evaluates the rest at once.
+    /// (`prompt_cache::reusable`); 0 reuses any shared prefix and evaluates the rest at once.
     pub prompt_chunk: usize,
     /// Evaluated prompts whose KV state is kept for later calls (`PromptCache`); 0 keeps
     /// only the live cache.
     pub prompt_snapshots: usize,
     /// Bytes of KV state the snapshots may hold.
     pub snapshot_bytes: usize,
+    /// llama.cpp's flash attention. Its CPU kernel splits a KV cache of 512 cells or more
+    /// across the generation threads and sums the parts, so with it a seeded sample depends on
+    /// the thread count (the cores idle at load, by default). Off, the sample does not, and
+    /// this CPU build generated faster (benchmarks/RESULTS.md, "The embedded model").
+    pub flash_attention: bool,
 }
 
 impl Default for LocalOptions {
@@ -41,6 +45,7 @@ impl Default for LocalOptions {
             prompt_chunk: 32,
             prompt_snapshots: 8,
             snapshot_bytes: 384 << 20,
+            flash_attention: false,
         }
     }
 }
