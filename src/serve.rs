@@ -2,7 +2,9 @@
 //! loopback, so other tools — including peers ldb is compared against — can use it.
 //!
 //! Endpoints: `GET /v1/models`, `POST /v1/chat/completions` (with usage counts; `stream: true`
-//! is answered as one content chunk followed by `[DONE]`), `GET /health`.
+//! is answered as one content chunk followed by `[DONE]`), `POST /v1/completions` (a raw prompt,
+//! or `prompt` and `suffix` for fill-in-the-middle, where the model takes raw prompts: the
+//! embedded one), `GET /health`.
 //!
 //! Like the servers users know (llama.cpp's, vLLM): a request field of the wrong type or out of
 //! range gets a 400 naming the field, a body announced larger than [`MAX_BODY`] gets a 413
@@ -24,7 +26,9 @@ use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::generate::model::{ChatRequest, JsonSchema, Message, Role, SharedModel};
+use crate::generate::model::{
+    ChatRequest, ChatResponse, JsonSchema, Message, ModelError, Role, SharedModel,
+};
 
 pub struct ServeState {
     pub model: SharedModel,
@@ -79,6 +83,7 @@ pub fn router(state: Arc<ServeState>, timeouts: Timeouts) -> Router {
         .route("/health", get(|| async { "ok" }))
         .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(chat))
+        .route("/v1/completions", post(completion))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn(move |request, next| {
             limit_body(request, next, timeouts.body)
@@ -217,57 +222,17 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
         Ok(n) => n,
         Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
     };
-    let answered = if n == 1 {
-        state.model.chat(&request).await.map(|r| vec![r])
-    } else {
-        state.model.chat_n(&request, n).await
+    let responses = match answer(&state, &request, n, "messages").await {
+        Ok(r) => r,
+        Err(reply) => return reply,
     };
-    let responses = match answered {
-        Ok(r) if !r.is_empty() => r,
-        Ok(_) => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                "the model returned no sample",
-            )
-        }
-        Err(e @ crate::generate::model::ModelError::PromptTooLarge { .. }) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                format!("`messages`: {e}"),
-            )
-        }
-        Err(e) => {
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                e.to_string(),
-            )
-        }
-    };
-    let counter = state.counter.fetch_add(1, Ordering::Relaxed);
-    let id = format!("chatcmpl-ldb-{counter}");
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let finish = |r: &crate::generate::model::ChatResponse| match request.max_tokens {
-        Some(max) if r.usage.completion_tokens >= u64::from(max) => "length",
-        _ => "stop",
-    };
-    // The prompt is counted once (with the first sample), the completions of all.
-    let served = Served {
-        prompt: responses.iter().map(|r| r.usage.prompt_tokens).sum(),
-        completion: responses.iter().map(|r| r.usage.completion_tokens).sum(),
-    };
-    let cached: u64 = responses.iter().map(|r| r.usage.cached_prompt_tokens).sum();
-    let usage = json!({
-        "prompt_tokens": served.prompt,
-        "completion_tokens": served.completion,
-        "total_tokens": served.prompt + served.completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-    });
+    let id = format!(
+        "chatcmpl-ldb-{}",
+        state.counter.fetch_add(1, Ordering::Relaxed)
+    );
+    let created = now();
+    let finish = |r: &ChatResponse| finish_reason(&request, r);
+    let (served, usage) = usage(&responses);
     if !stream {
         let choices: Vec<Value> = responses
             .iter()
@@ -322,6 +287,162 @@ async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> 
     let mut reply = ([(header::CONTENT_TYPE, "text/event-stream")], text).into_response();
     reply.extensions_mut().insert(served);
     reply
+}
+
+/// `n` samples of `request`, or the error reply (`field` names what a too-long prompt came in).
+async fn answer(
+    state: &ServeState,
+    request: &ChatRequest,
+    n: usize,
+    field: &str,
+) -> Result<Vec<ChatResponse>, Response> {
+    let answered = if n == 1 {
+        state.model.chat(request).await.map(|r| vec![r])
+    } else {
+        state.model.chat_n(request, n).await
+    };
+    match answered {
+        Ok(r) if !r.is_empty() => Ok(r),
+        Ok(_) => Err(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "the model returned no sample",
+        )),
+        Err(e @ ModelError::PromptTooLarge { .. }) => Err(error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            format!("`{field}`: {e}"),
+        )),
+        Err(e) => Err(error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            e.to_string(),
+        )),
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn finish_reason(request: &ChatRequest, r: &ChatResponse) -> &'static str {
+    match request.max_tokens {
+        Some(max) if r.usage.completion_tokens >= u64::from(max) => "length",
+        _ => "stop",
+    }
+}
+
+/// The tokens for the request log and the reply's `usage`: the prompt is counted once (with
+/// the first sample), the completions of all.
+fn usage(responses: &[ChatResponse]) -> (Served, Value) {
+    let served = Served {
+        prompt: responses.iter().map(|r| r.usage.prompt_tokens).sum(),
+        completion: responses.iter().map(|r| r.usage.completion_tokens).sum(),
+    };
+    let cached: u64 = responses.iter().map(|r| r.usage.cached_prompt_tokens).sum();
+    let usage = json!({
+        "prompt_tokens": served.prompt,
+        "completion_tokens": served.completion,
+        "total_tokens": served.prompt + served.completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    });
+    (served, usage)
+}
+
+/// `POST /v1/completions`: the legacy text completion, for raw prompts. `prompt` goes to the
+/// model as it is; with `suffix` the two become a fill-in-the-middle prompt in Qwen2.5-Coder's
+/// tokens. Only a model that takes raw prompts (the embedded one) answers; streaming is not
+/// offered here.
+async fn completion(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> Response {
+    let body: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                format!("the body is not JSON: {e}"),
+            )
+        }
+    };
+    if !state.model.fills_in_middle() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request_error",
+            format!(
+                "model `{}` takes chat requests only; use /v1/chat/completions (raw prompts need the embedded model)",
+                state.model_id
+            ),
+        );
+    }
+    let request = match parse_completion(&body) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
+    };
+    let n = match samples(&body) {
+        Ok(n) => n,
+        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
+    };
+    let responses = match answer(&state, &request, n, "prompt").await {
+        Ok(r) => r,
+        Err(reply) => return reply,
+    };
+    let (served, usage) = usage(&responses);
+    let choices: Vec<Value> = responses
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            json!({
+                "index": i,
+                "text": r.content,
+                "logprobs": null,
+                "finish_reason": finish_reason(&request, r),
+            })
+        })
+        .collect();
+    let mut reply = Json(json!({
+        "id": format!("cmpl-ldb-{}", state.counter.fetch_add(1, Ordering::Relaxed)),
+        "object": "text_completion",
+        "created": now(),
+        "model": state.model_id,
+        "choices": choices,
+        "usage": usage,
+    }))
+    .into_response();
+    reply.extensions_mut().insert(served);
+    reply
+}
+
+/// A `/v1/completions` body as a request with a raw prompt.
+fn parse_completion(body: &Value) -> Result<ChatRequest, BadRequest> {
+    if !body.is_object() {
+        return Err("the body must be a JSON object".into());
+    }
+    if field::<bool>(body, "stream")?.unwrap_or(false) {
+        return Err("`stream`: ldb serve answers /v1/completions whole; leave `stream` out".into());
+    }
+    let prompt = match field::<Value>(body, "prompt")? {
+        Some(Value::String(p)) => p,
+        // A list of one prompt, as some clients send it.
+        Some(Value::Array(list)) if list.len() == 1 && list[0].is_string() => {
+            list[0].as_str().unwrap_or_default().to_string()
+        }
+        Some(_) => return Err("`prompt`: must be a string (or a list of one string)".into()),
+        None => return Err("`prompt` is required: the text to continue".into()),
+    };
+    if prompt.is_empty() {
+        return Err("`prompt` is empty".into());
+    }
+    let raw = match field::<String>(body, "suffix")? {
+        Some(suffix) => format!("<|fim_prefix|>{prompt}<|fim_suffix|>{suffix}<|fim_middle|>"),
+        None => prompt,
+    };
+    let mut request = ChatRequest::new(vec![Message::user("continue the raw prompt")]);
+    request.raw_prompt = Some(raw);
+    sampling(body, &mut request)?;
+    Ok(request)
 }
 
 /// Why a request is refused: answered with 400 and this message, which names the field.
@@ -445,6 +566,14 @@ fn parse_request(body: &Value) -> Result<ChatRequest, BadRequest> {
         return Err("`messages` is empty".into());
     }
     let mut request = ChatRequest::new(out);
+    sampling(body, &mut request)?;
+    request.json_schema = response_format(body)?;
+    Ok(request)
+}
+
+/// The sampling fields both endpoints take: `temperature`, `top_p` (checked, not used),
+/// `max_completion_tokens` or `max_tokens`, `seed`.
+fn sampling(body: &Value, request: &mut ChatRequest) -> Result<(), BadRequest> {
     let temperature = field::<f64>(body, "temperature")?;
     if let Some(t) = temperature {
         if !(0.0..=2.0).contains(&t) {
@@ -477,7 +606,11 @@ fn parse_request(body: &Value) -> Result<ChatRequest, BadRequest> {
                 .ok_or("`seed`: must be a whole number")?,
         ),
     };
-    request.json_schema = match field::<ResponseFormat>(body, "response_format")? {
+    Ok(())
+}
+
+fn response_format(body: &Value) -> Result<Option<JsonSchema>, BadRequest> {
+    Ok(match field::<ResponseFormat>(body, "response_format")? {
         None => None,
         Some(f) => match f.kind.as_str() {
             "json_schema" => {
@@ -500,6 +633,5 @@ fn parse_request(body: &Value) -> Result<ChatRequest, BadRequest> {
                 ).into())
             }
         },
-    };
-    Ok(request)
+    })
 }

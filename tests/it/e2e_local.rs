@@ -700,3 +700,61 @@ fn regression_a_seeded_sample_changed_with_the_thread_count() {
         "the same seeds drew other samples with two threads"
     );
 }
+
+/// The real twin of the fake-endpoint tests of `--fim`: `ldb fix --fim` against `ldb serve`
+/// asks the embedded model for its patches on `/v1/completions`, and the server answers them.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn fix_with_fim_asks_ldb_serve_for_patches_on_completions() {
+    model_path();
+    let mut server = ldb()
+        .args(["serve", "--model", MODEL, "--port", "0", "--no-cache"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ldb serve");
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("base URL line");
+    let base_url = line.trim().to_string();
+    let task = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
+    let out = ldb()
+        .arg("fix")
+        .arg(&task)
+        .args([
+            "--base-url",
+            &base_url,
+            "--model",
+            MODEL,
+            "--fim",
+            "--no-cache",
+        ])
+        .args([
+            "--proposers",
+            "patch:2",
+            "--patch-top",
+            "1",
+            "--select",
+            "0",
+            "--max-iters",
+            "1",
+        ])
+        .output()
+        .expect("ldb fix");
+    let _ = server.kill();
+    let mut log = String::new();
+    let _ = std::io::Read::read_to_string(&mut server.stderr.take().expect("stderr"), &mut log);
+    let _ = server.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Exit 0 (fixed) or 1 (not fixed) both show the path; anything else is a failure of it.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    assert!(
+        log.contains("POST /v1/completions 200"),
+        "server log:\n{log}\nfix:\n{stderr}"
+    );
+    assert!(
+        !log.contains("POST /v1/completions 4"),
+        "server log:\n{log}"
+    );
+}

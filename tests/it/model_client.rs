@@ -106,6 +106,77 @@ fn assert_no_key(e: &ModelError) {
     assert!(!shown.contains("sk-test-"), "key leaked: {shown}");
 }
 
+// ---------------------------------------------------------------- fill-in-the-middle
+
+fn fim_request() -> ChatRequest {
+    let mut r = ChatRequest::new(vec![Message::user("fill in line 2 of the program")]);
+    r.raw_prompt = Some("<|fim_prefix|>def f(x):\n    <|fim_suffix|>\n<|fim_middle|>".into());
+    r.temperature = Some(0.8);
+    r.seed = Some(42);
+    r.max_tokens = Some(96);
+    r
+}
+
+/// With `fim`, a raw prompt goes to `/completions` as it is (no chat template, no messages),
+/// with the sampling fields; the choice's `text` is the reply, the endpoint's usage its cost.
+#[tokio::test]
+async fn a_fill_in_the_middle_prompt_goes_to_completions_as_it_is() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "cmpl-1", "object": "text_completion", "created": 0, "model": "test-model",
+            "choices": [{"index": 0, "text": "return x + 1", "finish_reason": "stop", "logprobs": null}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+        })))
+        .mount(&server)
+        .await;
+    let model = OpenAiModel::new(config(&server).with_fim(true)).unwrap();
+    assert!(model.fills_in_middle());
+    let reply = model.chat(&fim_request()).await.unwrap();
+    assert_eq!(reply.content, "return x + 1");
+    assert_eq!(reply.usage.prompt_tokens, 20);
+    assert_eq!(reply.usage.completion_tokens, 5);
+
+    let sent = received(&server).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].url.path(), "/v1/completions");
+    let b = body(&sent[0]);
+    assert_eq!(
+        b["prompt"],
+        "<|fim_prefix|>def f(x):\n    <|fim_suffix|>\n<|fim_middle|>"
+    );
+    assert_eq!(b["model"], "test-model");
+    assert_eq!(b["max_tokens"], 96);
+    assert_eq!(b["seed"], 42);
+    assert!((b["temperature"].as_f64().unwrap() - 0.8).abs() < 1e-6);
+    assert!(b.get("messages").is_none(), "{b}");
+
+    // A chat request to the same client still goes to /chat/completions.
+    mount(&server, ok("hi"), None).await;
+    model.chat(&request()).await.unwrap();
+    let sent = received(&server).await;
+    assert_eq!(
+        sent.last().map(|r| r.url.path().to_string()).as_deref(),
+        Some(CHAT)
+    );
+}
+
+/// Without `fim`, a raw prompt is refused before anything is sent, with the fix named: sent
+/// as a chat, its messages would only describe the request.
+#[tokio::test]
+async fn a_fill_in_the_middle_prompt_for_an_endpoint_without_fim_is_refused_unsent() {
+    let server = MockServer::start().await;
+    mount(&server, ok("never"), None).await;
+    let model = client(&server);
+    assert!(!model.fills_in_middle());
+    let e = model.chat(&fim_request()).await.unwrap_err();
+    let shown = e.to_string();
+    assert!(shown.contains("--fim"), "{shown}");
+    assert!(shown.contains("--patch-form chat"), "{shown}");
+    assert!(received(&server).await.is_empty());
+}
+
 // ---------------------------------------------------------------- success and request shape
 
 #[tokio::test]
@@ -736,6 +807,7 @@ cache = false
 [profiles.debugger]
 model = "debugger-model"
 api_key = "profile-key"
+fim = true
 [profiles.debugger.headers]
 "X-Title" = "ldb-debugger"
 "#;
@@ -768,6 +840,7 @@ fn flags_beat_file_beat_env() {
     assert_eq!(c.retry.max_retries, 2);
     assert_eq!(c.headers, vec![("X-Title".to_string(), "ldb".to_string())]);
     assert_eq!(c.cache_dir, None);
+    assert!(!c.fim, "`fim` is set only in a profile");
 
     // A profile beats `[model]`, and flags beat everything.
     let flags = ModelFlags {
@@ -776,6 +849,7 @@ fn flags_beat_file_beat_env() {
     };
     let c = ModelConfig::resolve(&flags, Some(&file), &env).unwrap();
     assert_eq!(c.model, "debugger-model");
+    assert!(c.fim);
     assert_eq!(c.base_url, "http://file.example/v1");
     assert_eq!(c.api_key.as_deref(), Some("profile-key"));
     assert_eq!(
@@ -793,6 +867,7 @@ fn flags_beat_file_beat_env() {
         no_cache: false,
         cache_dir: Some(dir.path().join("c")),
         context_tokens: None,
+        fim: false,
     };
     let c = ModelConfig::resolve(&flags, Some(&file), &env).unwrap();
     assert_eq!(c.base_url, "http://flag.example/v1");

@@ -301,3 +301,88 @@ async fn n_samples_come_back_as_asked_or_are_refused_by_name() {
         assert!(message(&reply).contains("`n`"), "{reply}");
     }
 }
+
+async fn post_completion(base: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+    let reply = reqwest::Client::new()
+        .post(format!("{base}/completions"))
+        .json(&body)
+        .send()
+        .await
+        .expect("request");
+    let status = reply.status().as_u16();
+    (status, reply.json().await.unwrap_or_default())
+}
+
+/// `/v1/completions` with `prompt` and `suffix` becomes one fill-in-the-middle prompt, sent on
+/// to a `--fim` endpoint's `/completions` as it is; its text comes back as the choice's `text`.
+/// A model not said to take raw prompts is refused by name, and nothing goes upstream.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_completion_with_a_suffix_is_a_fill_in_the_middle_prompt_sent_on_as_it_is() {
+    let upstream = fake_endpoint().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "cmpl-test", "object": "text_completion", "created": 0, "model": "fake-model",
+            "choices": [{"index": 0, "text": "return a + b", "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}
+        })))
+        .mount(&upstream)
+        .await;
+
+    let chat_only = start(&upstream);
+    let (status, reply) = post_completion(
+        &chat_only.base,
+        serde_json::json!({"model": "fake-model", "prompt": "def add(a, b):\n    "}),
+    )
+    .await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(message(&reply).contains("/v1/chat/completions"), "{reply}");
+    let sent = upstream.received_requests().await.expect("recorded");
+    assert!(sent.is_empty(), "a refused request went upstream");
+
+    let served = start_with(&upstream, &["--fim"]);
+    let (status, reply) = post_completion(
+        &served.base,
+        serde_json::json!({
+            "model": "fake-model",
+            "prompt": "def add(a, b):\n    ",
+            "suffix": "\n\nprint(add(1, 2))\n",
+            "max_tokens": 16,
+            "seed": 7,
+        }),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["object"], "text_completion");
+    assert_eq!(reply["choices"][0]["text"], "return a + b");
+    assert_eq!(reply["usage"]["completion_tokens"], 4);
+
+    let sent = upstream.received_requests().await.expect("recorded");
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].url.path(), "/v1/completions");
+    let body: serde_json::Value = serde_json::from_slice(&sent[0].body).expect("JSON");
+    assert_eq!(
+        body["prompt"],
+        "<|fim_prefix|>def add(a, b):\n    <|fim_suffix|>\n\nprint(add(1, 2))\n<|fim_middle|>"
+    );
+    assert_eq!(body["max_tokens"], 16);
+    assert_eq!(body["seed"], 7);
+    assert!(body.get("messages").is_none(), "{body}");
+
+    for (bad, field) in [
+        (serde_json::json!({"model": "m"}), "`prompt`"),
+        (serde_json::json!({"model": "m", "prompt": 3}), "`prompt`"),
+        (
+            serde_json::json!({"model": "m", "prompt": "x", "stream": true}),
+            "`stream`",
+        ),
+        (
+            serde_json::json!({"model": "m", "prompt": "x", "max_tokens": 0}),
+            "`max_tokens`",
+        ),
+    ] {
+        let (status, reply) = post_completion(&served.base, bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {reply}");
+        assert!(message(&reply).contains(field), "{bad}: {reply}");
+    }
+}

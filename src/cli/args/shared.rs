@@ -190,6 +190,11 @@ pub struct ModelArgs {
     /// before it is sent (default: only prompts no model can take, over 8 MiB).
     #[arg(long, value_name = "TOKENS")]
     pub context_tokens: Option<u32>,
+    /// The endpoint's model takes fill-in-the-middle prompts (Qwen2.5-Coder's or CodeGemma's
+    /// `<|fim_prefix|>` tokens) on `/completions`: `patch` asks there instead of with a chat
+    /// prompt (`fim = true` in the config file; `ldb serve` takes them).
+    #[arg(long)]
+    pub fim: bool,
     /// Do not read or write the on-disk response cache.
     #[arg(long)]
     pub no_cache: bool,

@@ -119,7 +119,8 @@ impl From<SelectRuleArg> for SelectRule {
 /// `--patch-form`: how the search's patch proposer asks the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PatchFormArg {
-    /// Fill-in-the-middle where the backend takes raw prompts (the embedded model), else chat.
+    /// Fill-in-the-middle where the backend takes raw prompts (the embedded model, an endpoint
+    /// with `--fim`), else chat.
     Auto,
     /// Fill-in-the-middle with Qwen2.5-Coder's tokens (`<|fim_prefix|>` ...).
     Fim,

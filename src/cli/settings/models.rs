@@ -32,6 +32,7 @@ impl ModelSettings {
             no_cache: args.no_cache,
             cache_dir: args.cache_dir.clone(),
             context_tokens: args.context_tokens,
+            fim: args.fim,
         };
         let role = |profile: &Option<String>, model: &Option<String>| ModelFlags {
             profile: profile.clone().or_else(|| base.profile.clone()),

@@ -337,7 +337,10 @@ pub fn check_prompt_size(
     request: &ChatRequest,
     context_tokens: Option<usize>,
 ) -> Result<(), ModelError> {
-    let bytes: usize = request.messages.iter().map(|m| m.content.len()).sum();
+    let bytes: usize = match &request.raw_prompt {
+        Some(raw) => raw.len(),
+        None => request.messages.iter().map(|m| m.content.len()).sum(),
+    };
     let (limit, context) = prompt_limit(context_tokens);
     if bytes > limit {
         return Err(ModelError::PromptTooLarge {

@@ -267,7 +267,13 @@ pub async fn sample_patch(
         PatchForm::ChatProgram => program_middle(site.program, &h, &response.content),
         _ => {
             let middle = if form == PatchForm::Fim {
-                response.content.clone()
+                // The embedded model stops at the room's line ends; an endpoint cannot be told
+                // to, so its middle is cut there.
+                response
+                    .content
+                    .split_inclusive('\n')
+                    .take(site.room() as usize)
+                    .collect()
             } else {
                 chat_middle(&response.content, &h.indent)
             };

@@ -65,6 +65,9 @@ pub enum ConfigError {
     ApiKey,
     #[error("cannot build the HTTP client: {0}")]
     HttpClient(String),
+    /// A fill-in-the-middle request for an endpoint not said to take them.
+    #[error("a fill-in-the-middle prompt was asked of endpoint {endpoint}, which is not said to take them; fix: pass --fim (`fim = true` in the config file) if its model takes `<|fim_prefix|>` prompts on /completions, else --patch-form chat")]
+    NoFim { endpoint: String },
     /// A run started without a model (`--strategy none` with seeds from a file) needed one.
     #[error("this run was started without a model, but a task needed one")]
     NoModelForRun,

@@ -115,6 +115,7 @@ pub(super) struct RawSection {
     pub(super) cache: Option<bool>,
     pub(super) cache_dir: Option<String>,
     pub(super) context_tokens: Option<i64>,
+    pub(super) fim: Option<bool>,
 }
 
 /// How a key is written, for the `fix:` of an error about it.
@@ -128,6 +129,7 @@ pub(super) fn example(key: &str) -> String {
         "cache" => "e.g. `cache = true`".into(),
         "cache_dir" => "e.g. `cache_dir = \"~/.cache/ldb/responses\"`".into(),
         "context_tokens" => "e.g. `context_tokens = 128000`".into(),
+        "fim" => "e.g. `fim = true`".into(),
         "profiles" => "e.g. `[profiles.NAME]`".into(),
         _ => "remove it, or rename it to one of the keys named above".into(),
     }
@@ -202,6 +204,7 @@ pub(super) fn check_section(
     }
     s.headers = raw.headers.into_iter().collect();
     s.cache = raw.cache;
+    s.fim = raw.fim;
     if let Some(dir) = text("cache_dir", raw.cache_dir)? {
         s.cache_dir = Some(resolve_path(base_dir, &dir));
     }

@@ -15,6 +15,7 @@
 //! cache = true                 # on-disk response cache (default on)
 //! cache_dir = "~/.cache/ldb/responses"
 //! context_tokens = 128000      # the model's context: longer prompts are refused unsent
+//! fim = true                   # the model takes fill-in-the-middle prompts on `/completions`
 //! [model.headers]
 //! "X-Title" = "ldb"
 //!
@@ -69,6 +70,10 @@ pub struct ModelConfig {
     /// The model's context length in tokens, when configured: a request that cannot fit is
     /// refused before it is sent ([`crate::generate::model::prompt_limit`]).
     pub context_tokens: Option<u32>,
+    /// The model takes raw fill-in-the-middle prompts (Qwen2.5-Coder's and CodeGemma's
+    /// `<|fim_prefix|>`, `<|fim_suffix|>`, `<|fim_middle|>` tokens) on the endpoint's
+    /// `/completions`: `patch` then asks there instead of with a chat prompt.
+    pub fim: bool,
 }
 
 impl fmt::Debug for ModelConfig {
@@ -95,6 +100,7 @@ impl fmt::Debug for ModelConfig {
             .field("headers", &headers)
             .field("cache_dir", &self.cache_dir)
             .field("context_tokens", &self.context_tokens)
+            .field("fim", &self.fim)
             .finish()
     }
 }
@@ -125,6 +131,8 @@ pub struct ModelFlags {
     pub cache_dir: Option<PathBuf>,
     /// The model's context length in tokens.
     pub context_tokens: Option<u32>,
+    /// The endpoint's model takes fill-in-the-middle prompts on `/completions`.
+    pub fim: bool,
 }
 
 /// One `[model]` or `[profiles.NAME]` table, validated.
@@ -140,6 +148,7 @@ struct Section {
     cache: Option<bool>,
     cache_dir: Option<PathBuf>,
     context_tokens: Option<u32>,
+    fim: Option<bool>,
 }
 
 /// The config sections that apply, most specific first.
@@ -206,6 +215,7 @@ impl ModelConfig {
             headers: Vec::new(),
             cache_dir: None,
             context_tokens: None,
+            fim: false,
         }
     }
 
@@ -236,6 +246,11 @@ impl ModelConfig {
 
     pub fn with_context_tokens(mut self, tokens: Option<u32>) -> Self {
         self.context_tokens = tokens;
+        self
+    }
+
+    pub fn with_fim(mut self, fim: bool) -> Self {
+        self.fim = fim;
         self
     }
 
@@ -362,6 +377,7 @@ impl ModelConfig {
             Some(n) => Some(n),
             None => first(&secs, |s| s.context_tokens),
         };
+        let fim = flags.fim || first(&secs, |s| s.fim).unwrap_or(false);
 
         Ok(ModelConfig {
             base_url,
@@ -372,6 +388,7 @@ impl ModelConfig {
             headers,
             cache_dir,
             context_tokens,
+            fim,
         })
     }
 

@@ -3,7 +3,6 @@
 
 use std::time::{Duration, SystemTime};
 
-use async_openai::types::chat::CreateChatCompletionRequest;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -81,11 +80,12 @@ impl OpenAiModel {
     /// One HTTP request; the raw body of a 2xx reply.
     pub(super) async fn attempt(
         &self,
-        body: &CreateChatCompletionRequest,
+        url: &reqwest::Url,
+        body: &impl serde::Serialize,
     ) -> Result<Vec<u8>, Failure> {
         let response = self
             .http
-            .post(self.url.clone())
+            .post(url.clone())
             .timeout(self.config.timeout)
             .json(body)
             .send()

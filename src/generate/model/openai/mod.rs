@@ -10,7 +10,9 @@
 //! - a 400 complaining about `response_format` makes the client retry once without it and remember
 //!   that the endpoint has no structured output (likewise `max_tokens` → `max_completion_tokens`
 //!   and an unsupported `temperature`), so callers never see the difference;
-//! - the API key and secret headers never appear in an error message.
+//! - the API key and secret headers never appear in an error message;
+//! - with `fim` configured, a raw fill-in-the-middle prompt goes to `/completions` (the legacy
+//!   text completion, which llama.cpp's server, vLLM and `ldb serve` take) as it is.
 //!
 //! Parts: `wire` (the request in the shape the endpoint accepts), `failure` (one attempt and
 //! its errors), `reply` (reading the completion).
@@ -40,6 +42,8 @@ pub struct OpenAiModel {
     config: ModelConfig,
     http: reqwest::Client,
     url: reqwest::Url,
+    /// `/completions` beside it: raw fill-in-the-middle prompts go there.
+    completions_url: reqwest::Url,
     /// The base URL as shown to users: no credentials, no query.
     endpoint: String,
     /// `model@host[:port]`.
@@ -54,6 +58,7 @@ impl OpenAiModel {
     /// URL, a header that is not valid HTTP).
     pub fn new(config: ModelConfig) -> Result<Self, ModelError> {
         let url = chat_url(&config.base_url)?;
+        let completions_url = completions_url(&url);
         let endpoint = display_url(&config.base_url);
 
         let mut secrets = Vec::new();
@@ -104,6 +109,7 @@ impl OpenAiModel {
             config,
             http,
             url,
+            completions_url,
             endpoint,
             label,
             secrets,
@@ -142,15 +148,31 @@ impl OpenAiModel {
     ) -> Result<Vec<ChatResponse>, ModelError> {
         // Nothing is sent, let alone retried, that the model cannot take.
         crate::generate::model::check_prompt_size(request, self.context_tokens())?;
+        let fim = request.raw_prompt.as_deref();
+        if fim.is_some() && !self.config.fim {
+            return Err(ConfigError::NoFim {
+                endpoint: self.endpoint.clone(),
+            }
+            .into());
+        }
         let start = Instant::now();
         let mut shape = self.initial_shape(request);
         let mut attempts = 0u32;
         let mut retries = 0u32;
         let mut n = n;
         loop {
-            let body = self.wire_request(request, shape, n);
             attempts += 1;
-            let failure = match self.attempt(&body).await {
+            let sent = match fim {
+                Some(raw) => {
+                    let body = self.fim_request(request, raw, shape, n);
+                    self.attempt(&self.completions_url, &body).await
+                }
+                None => {
+                    let body = self.wire_request(request, shape, n);
+                    self.attempt(&self.url, &body).await
+                }
+            };
+            let failure = match sent {
                 Ok(bytes) => {
                     let (content, more, usage, model) = self.parse_reply(&bytes)?;
                     if shape.schema {
@@ -306,6 +328,10 @@ impl ChatModel for OpenAiModel {
         !self.compat.no_n.load(Ordering::Relaxed)
     }
 
+    fn fills_in_middle(&self) -> bool {
+        self.config.fim
+    }
+
     fn context_tokens(&self) -> Option<usize> {
         self.config.context_tokens.map(|t| t as usize)
     }
@@ -336,6 +362,15 @@ fn chat_url(base_url: &str) -> Result<reqwest::Url, ModelError> {
         }
         .into()),
     }
+}
+
+/// `…/completions` beside `…/chat/completions`.
+fn completions_url(chat: &reqwest::Url) -> reqwest::Url {
+    let path = chat.path();
+    let base = path.strip_suffix("/chat/completions").unwrap_or(path);
+    let mut url = chat.clone();
+    url.set_path(&format!("{base}/completions"));
+    url
 }
 
 fn is_loopback(url: &reqwest::Url) -> bool {
@@ -382,5 +417,10 @@ mod tests {
             "https://h.example/v1"
         );
         assert!(chat_url("ftp://h/v1").is_err());
+        let chat = chat_url("http://127.0.0.1:8080/v1").unwrap();
+        assert_eq!(
+            completions_url(&chat).as_str(),
+            "http://127.0.0.1:8080/v1/completions"
+        );
     }
 }

@@ -140,8 +140,11 @@ impl Reply {
             .ok_or(Unreadable::NoChoices)?;
         let first = choices.first();
         let message = first.and_then(|c| c.get("message"));
-        let text_of = |message: Option<&Value>| {
-            message
+        // A chat choice's `message.content`, or a text completion's `text` (`/completions`).
+        let text_of = |choice: Option<&Value>| {
+            let text = choice.and_then(|c| c.get("text")).and_then(Value::as_str);
+            choice
+                .and_then(|c| c.get("message"))
                 .and_then(|m| m.get("content"))
                 .and_then(|c| match c {
                     Value::String(s) => Some(s.clone()),
@@ -154,12 +157,13 @@ impl Reply {
                     ),
                     _ => None,
                 })
+                .or_else(|| text.map(str::to_string))
         };
-        let content = text_of(message);
+        let content = text_of(first);
         let more: Vec<String> = choices
             .iter()
             .skip(1)
-            .filter_map(|c| text_of(c.get("message")))
+            .filter_map(|c| text_of(Some(c)))
             .collect();
         let usage = v.get("usage");
         let count = |key: &str| {

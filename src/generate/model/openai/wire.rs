@@ -95,6 +95,39 @@ impl OpenAiModel {
         }
     }
 
+    /// A raw prompt for `/completions` (fill-in-the-middle): the text goes as it is, with the
+    /// sampling fields the chat request would carry.
+    pub(super) fn fim_request(
+        &self,
+        request: &ChatRequest,
+        prompt: &str,
+        shape: Shape,
+        n: u8,
+    ) -> serde_json::Value {
+        let mut body = serde_json::json!({
+            "model": self.config.model,
+            "prompt": prompt,
+        });
+        let mut set = |key: &str, value: serde_json::Value| {
+            if let Some(map) = body.as_object_mut() {
+                map.insert(key.to_string(), value);
+            }
+        };
+        if let Some(max) = request.max_tokens {
+            set("max_tokens", max.into());
+        }
+        if let Some(t) = request.temperature.filter(|_| shape.temperature) {
+            set("temperature", f64::from(t).into());
+        }
+        if let Some(seed) = request.seed.filter(|_| shape.seed) {
+            set("seed", ((seed & i64::MAX as u64) as i64).into());
+        }
+        if n > 1 {
+            set("n", n.into());
+        }
+        body
+    }
+
     /// If a 400 says the request used something this endpoint lacks, change `shape` so the next
     /// attempt leaves it out, and remember. Returns whether anything changed.
     pub(super) fn adapt(&self, request: &ChatRequest, shape: &mut Shape, message: &str) -> bool {
