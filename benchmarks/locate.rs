@@ -60,6 +60,11 @@ fn configs() -> Vec<(&'static str, Signals, bool, bool)> {
         spectrum,
         exception,
         tie,
+        ..Signals::default()
+    };
+    let callers = Signals {
+        callers: 0.5,
+        ..base
     };
     vec![
         ("Ochiai", with(true, 0.0, TieBreak::Later), false, false),
@@ -70,6 +75,12 @@ fn configs() -> Vec<(&'static str, Signals, bool, bool)> {
             false,
         ),
         ("Ochiai + raise (default)", base, false, false),
+        (
+            "Ochiai + raise + the calls that led to it",
+            callers,
+            false,
+            false,
+        ),
         (
             "Ochiai + raise, ties by kind",
             with(true, 1.0, TieBreak::Kind),

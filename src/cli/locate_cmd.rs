@@ -21,6 +21,8 @@ struct Ranked {
     failing_runs: u32,
     passing_runs: u32,
     raised: u32,
+    /// Failing runs whose raise a call on this statement led to.
+    called: u32,
     code: String,
 }
 
@@ -119,6 +121,7 @@ fn ranked(loc: &Localisation, program: &str, top: usize) -> Vec<Ranked> {
                 failing_runs: s.failing,
                 passing_runs: s.passing,
                 raised: s.raised,
+                called: s.called,
                 code: lines
                     .get(st.first as usize - 1)
                     .map(|l| l.trim().to_string())
@@ -157,6 +160,8 @@ fn render(r: &LocateReport, loc: &Localisation) -> String {
             s.code,
             if s.raised > 0 {
                 "   <- raised here"
+            } else if s.called > 0 {
+                "   <- called where it raised"
             } else {
                 ""
             }

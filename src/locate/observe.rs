@@ -111,10 +111,21 @@ impl Observable {
             .as_ref()
             .and_then(|e| e.program_line)
             .and_then(|l| self.at_line(l));
+        let callers = outcome
+            .exception
+            .as_ref()
+            .map(|e| {
+                e.program_callers
+                    .iter()
+                    .filter_map(|&l| self.at_line(l))
+                    .collect()
+            })
+            .unwrap_or_default();
         Observation {
             passed,
             covered,
             raised,
+            callers,
         }
     }
 }

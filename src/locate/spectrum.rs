@@ -1,6 +1,7 @@
 //! Ranking statements by suspiciousness from what passing and failing runs executed
 //! (spectrum-based fault localisation, Ochiai: Abreu et al. 2007), with the statement a failing
-//! run raised in as a second signal and a stated rule for ties.
+//! run raised in (and the program's calls that led there) as a second signal and a stated rule
+//! for ties.
 //!
 //! Ochiai of a statement: `ef / sqrt(F * (ef + ep))`, where `F` is the number of failing runs,
 //! `ef` the failing runs that executed it and `ep` the passing ones. It needs both kinds of
@@ -34,6 +35,9 @@ pub struct Observation {
     pub covered: Vec<usize>,
     /// The statement the run's exception came from, when it raised inside the program.
     pub raised: Option<usize>,
+    /// The statements of the program's frames that called the one that raised (a helper's
+    /// caller): the value that made the helper raise may come from there.
+    pub callers: Vec<usize>,
 }
 
 /// How ties between equal scores are broken.
@@ -57,6 +61,9 @@ pub struct Signals {
     pub spectrum: bool,
     /// Added to the score of a statement a failing run raised in.
     pub exception: f64,
+    /// Added to the score of a statement whose call led to a failing run's raise (not added
+    /// where `exception` already is).
+    pub callers: f64,
     pub tie: TieBreak,
 }
 
@@ -65,6 +72,7 @@ impl Default for Signals {
         Signals {
             spectrum: true,
             exception: 1.0,
+            callers: 0.0,
             tie: TieBreak::Later,
         }
     }
@@ -82,6 +90,8 @@ pub struct Suspect {
     pub passing: u32,
     /// Failing runs that raised in it.
     pub raised: u32,
+    /// Failing runs whose raise its call led to.
+    pub called: u32,
 }
 
 /// Ochiai from counts: failing runs executing the statement, passing runs executing it, and
@@ -110,7 +120,7 @@ pub fn rank_with(
     bonus: &[f64],
 ) -> Vec<Suspect> {
     let failed = runs.iter().filter(|r| !r.passed).count() as u32;
-    let mut counts = vec![(0u32, 0u32, 0u32); statements.len()];
+    let mut counts = vec![(0u32, 0u32, 0u32, 0u32); statements.len()];
     for run in runs {
         for &s in &run.covered {
             if let Some(c) = counts.get_mut(s) {
@@ -126,16 +136,29 @@ pub fn rank_with(
                 c.2 += 1;
             }
         }
+        if !run.passed {
+            let mut seen: Vec<usize> = Vec::new();
+            for &s in &run.callers {
+                if Some(s) != run.raised && !seen.contains(&s) {
+                    seen.push(s);
+                    if let Some(c) = counts.get_mut(s) {
+                        c.3 += 1;
+                    }
+                }
+            }
+        }
     }
     let mut out: Vec<Suspect> = counts
         .iter()
         .enumerate()
         .filter(|(_, c)| c.0 > 0)
-        .map(|(i, &(ef, ep, raised))| {
+        .map(|(i, &(ef, ep, raised, called))| {
             let o = ochiai(ef, ep, failed);
             let mut score = if signals.spectrum { o } else { 0.0 };
             if raised > 0 {
                 score += signals.exception;
+            } else if called > 0 {
+                score += signals.callers;
             }
             score += bonus.get(i).copied().unwrap_or(0.0);
             Suspect {
@@ -145,6 +168,7 @@ pub fn rank_with(
                 failing: ef,
                 passing: ep,
                 raised,
+                called,
             }
         })
         .collect();
@@ -203,6 +227,7 @@ mod tests {
             passed,
             covered: covered.to_vec(),
             raised: None,
+            callers: Vec::new(),
         }
     }
 
@@ -253,5 +278,29 @@ mod tests {
         let r = rank(&s, &[failing], &Signals::default());
         assert_eq!(r[0].stmt, 0);
         assert_eq!(r[0].raised, 1);
+    }
+
+    #[test]
+    fn the_call_that_led_to_a_raise_comes_after_the_raise_when_counted() {
+        // A helper (statement 0) raises, called from statement 2; statement 1 ran too.
+        let s = vec![
+            stmt(2, 0, StmtKind::Simple),
+            stmt(5, 1, StmtKind::Simple),
+            stmt(6, 1, StmtKind::Return),
+        ];
+        let mut failing = run(false, &[0, 1, 2]);
+        failing.raised = Some(0);
+        failing.callers = vec![2, 0];
+        let r = rank(&s, &[failing.clone()], &Signals::default());
+        // Not counted by default: later statements first after the raise.
+        assert_eq!(r.iter().map(|x| x.stmt).collect::<Vec<_>>(), vec![0, 2, 1]);
+        assert_eq!((r[1].called, r[0].called), (1, 0));
+        let with = Signals {
+            callers: 0.5,
+            tie: TieBreak::Earlier,
+            ..Signals::default()
+        };
+        let r = rank(&s, &[failing], &with);
+        assert_eq!(r.iter().map(|x| x.stmt).collect::<Vec<_>>(), vec![0, 2, 1]);
     }
 }

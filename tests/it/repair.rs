@@ -1076,6 +1076,49 @@ fn ldb_locate_prints_the_ranking_and_says_when_spectra_are_blind() {
     assert!(text.contains("every test fails"), "{text}");
 }
 
+/// A helper that raises on a value its caller computed wrongly: the raise is in the helper,
+/// and the call that led to it is named (the program's frames under the exception).
+#[test]
+fn ldb_locate_names_the_call_that_led_to_a_raise_in_a_helper() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("p.py"),
+        "def ratio(a, b):\n    return a / b\n\ndef f(xs):\n    n = len(xs) - len(xs)\n    return ratio(sum(xs), n)\n",
+    )
+    .expect("p.py");
+    let out = common::ldb()
+        .args([
+            "locate",
+            "p.py",
+            "--json",
+            "--test",
+            "assert f([2, 4]) == 3",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("ldb locate");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let at = |line: u64| {
+        report["statements"]
+            .as_array()
+            .expect("statements")
+            .iter()
+            .find(|s| s["first_line"] == line)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(at(2)["raised"], 1, "{report}");
+    assert_eq!(at(6)["called"], 1, "{report}");
+    assert_eq!(at(5)["called"], 0, "{report}");
+    let out = common::ldb()
+        .args(["locate", "p.py", "--test", "assert f([2, 4]) == 3"])
+        .current_dir(dir.path())
+        .output()
+        .expect("ldb locate");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("<- called where it raised"), "{text}");
+}
+
 /// A search with edits and fresh programs whose votes (`verify`, `vote_patience`,
 /// `tie_votes` of `search`) come from `generator`.
 fn checking_fixer(generator: Arc<ScriptedModel>, search: SearchOptions) -> Fixer {

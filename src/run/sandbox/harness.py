@@ -62,11 +62,15 @@ def _exception(exc):
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if f.filename in (PROGRAM, TEST, PRELUDE)]
     program_line = None
+    # Lines of the program's frames, outermost first: the raise is the last, the calls that
+    # led to it come before.
+    program_frames = []
     test_line = None
     prelude_line = None
     for f in frames:
         if f.filename == PROGRAM:
             program_line = f.lineno
+            program_frames.append(f.lineno)
         elif f.filename == PRELUDE:
             if prelude_line is None:
                 prelude_line = f.lineno
@@ -84,6 +88,7 @@ def _exception(exc):
             "kind": remote["kind"],
             "message": remote["message"],
             "program_line": remote["program_line"],
+            "program_callers": remote.get("program_callers") or [],
             "test_line": test_line,
             "traceback": tb + remote["traceback"],
             "prelude_line": remote["prelude_line"],
@@ -93,6 +98,7 @@ def _exception(exc):
         "kind": type(exc).__name__,
         "message": _safe_str(exc),
         "program_line": program_line,
+        "program_callers": program_frames[:-1][-16:],
         "test_line": test_line,
         "traceback": tb,
         "prelude_line": prelude_line,

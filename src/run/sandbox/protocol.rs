@@ -236,6 +236,10 @@ pub struct ExceptionInfo {
     pub message: String,
     /// Line in the program where it was raised (innermost program frame), if any.
     pub program_line: Option<u32>,
+    /// Lines of the program's frames that called the one that raised, outermost first (at
+    /// most 16, the innermost kept): the calls that led to the raise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_callers: Vec<u32>,
     /// The source line of the test that failed, for multi-statement tests.
     pub test_line: Option<String>,
     /// Traceback restricted to program and test frames.

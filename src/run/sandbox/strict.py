@@ -316,6 +316,12 @@ def _line(v):
     return v if type(v) is int and 0 < v < (1 << 31) else None
 
 
+def _lines(v):
+    if type(v) is not list:
+        return []
+    return [x for x in (_line(x) for x in v[-16:]) if x is not None]
+
+
 def _clean_exception(info):
     if type(info) is not dict:
         return {"kind": "Exception", "message": "", "program_line": None, "test_line": None,
@@ -324,6 +330,7 @@ def _clean_exception(info):
         "kind": _text(info.get("kind"), "Exception")[:200] or "Exception",
         "message": _text(info.get("message"))[:10000],
         "program_line": _line(info.get("program_line")),
+        "program_callers": _lines(info.get("program_callers")),
         "test_line": None,
         "traceback": _text(info.get("traceback"))[:20000],
         "prelude_line": _line(info.get("prelude_line")),
