@@ -200,27 +200,11 @@ fn error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response
 }
 
 async fn chat(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> Response {
-    let body: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                format!("the body is not JSON: {e}"),
-            )
-        }
-    };
-    let request = match parse_request(&body) {
-        Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
-    };
-    let (stream, include_usage) = match stream_flags(&body) {
-        Ok(flags) => flags,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
-    };
-    let n = match samples(&body) {
-        Ok(n) => n,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
+    let parsed = json_body(&body)
+        .and_then(|body| Ok((parse_request(&body)?, stream_flags(&body)?, samples(&body)?)));
+    let (request, (stream, include_usage), n) = match parsed {
+        Ok(p) => p,
+        Err(e) => return bad(e),
     };
     let responses = match answer(&state, &request, n, "messages").await {
         Ok(r) => r,
@@ -357,16 +341,6 @@ fn usage(responses: &[ChatResponse]) -> (Served, Value) {
 /// tokens. Only a model that takes raw prompts (the embedded one) answers; streaming is not
 /// offered here.
 async fn completion(State(state): State<Arc<ServeState>>, body: axum::body::Bytes) -> Response {
-    let body: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request_error",
-                format!("the body is not JSON: {e}"),
-            )
-        }
-    };
     if !state.model.fills_in_middle() {
         return error(
             StatusCode::BAD_REQUEST,
@@ -377,13 +351,10 @@ async fn completion(State(state): State<Arc<ServeState>>, body: axum::body::Byte
             ),
         );
     }
-    let request = match parse_completion(&body) {
-        Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
-    };
-    let n = match samples(&body) {
-        Ok(n) => n,
-        Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0),
+    let parsed = json_body(&body).and_then(|body| Ok((parse_completion(&body)?, samples(&body)?)));
+    let (request, n) = match parsed {
+        Ok(p) => p,
+        Err(e) => return bad(e),
     };
     let responses = match answer(&state, &request, n, "prompt").await {
         Ok(r) => r,
@@ -443,6 +414,16 @@ fn parse_completion(body: &Value) -> Result<ChatRequest, BadRequest> {
     request.raw_prompt = Some(raw);
     sampling(body, &mut request)?;
     Ok(request)
+}
+
+/// The request body as JSON.
+fn json_body(body: &[u8]) -> Result<Value, BadRequest> {
+    serde_json::from_slice(body).map_err(|e| BadRequest(format!("the body is not JSON: {e}")))
+}
+
+/// The 400 for a refused request.
+fn bad(e: BadRequest) -> Response {
+    error(StatusCode::BAD_REQUEST, "invalid_request_error", e.0)
 }
 
 /// Why a request is refused: answered with 400 and this message, which names the field.

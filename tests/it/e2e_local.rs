@@ -367,21 +367,27 @@ fn a_json_schema_constrains_the_reply() {
     assert!(value["prime"].is_boolean(), "{value}");
 }
 
-#[test]
-#[ignore = "needs the embedded model and the `openai` Python package; scripts/test.sh runs it"]
-fn the_official_openai_client_talks_to_ldb_serve() {
-    model_path();
+/// `ldb serve` with the 0.5B model on a free port, and the base URL it printed.
+fn serve(extra: &[&str], stderr: Stdio) -> (std::process::Child, String) {
     let mut server = ldb()
         .args(["serve", "--model", MODEL, "--port", "0"])
+        .args(extra)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("start ldb serve");
     let mut line = String::new();
     BufReader::new(server.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("base URL line");
-    let base_url = line.trim().to_string();
+    (server, line.trim().to_string())
+}
+
+#[test]
+#[ignore = "needs the embedded model and the `openai` Python package; scripts/test.sh runs it"]
+fn the_official_openai_client_talks_to_ldb_serve() {
+    model_path();
+    let (mut server, base_url) = serve(&[], Stdio::inherit());
     let script = format!(
         r#"
 import json, openai
@@ -707,17 +713,7 @@ fn regression_a_seeded_sample_changed_with_the_thread_count() {
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
 fn fix_with_fim_asks_ldb_serve_for_patches_on_completions() {
     model_path();
-    let mut server = ldb()
-        .args(["serve", "--model", MODEL, "--port", "0", "--no-cache"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start ldb serve");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("base URL line");
-    let base_url = line.trim().to_string();
+    let (mut server, base_url) = serve(&["--no-cache"], Stdio::piped());
     let task = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sum_evens/task.json");
     let out = ldb()
         .arg("fix")

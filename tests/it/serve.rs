@@ -77,8 +77,12 @@ fn start_with(upstream: &MockServer, extra: &[&str]) -> Served {
 }
 
 async fn post(base: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+    post_to(base, "chat/completions", body).await
+}
+
+async fn post_to(base: &str, path: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
     let reply = reqwest::Client::new()
-        .post(format!("{base}/chat/completions"))
+        .post(format!("{base}/{path}"))
         .json(&body)
         .send()
         .await
@@ -303,14 +307,7 @@ async fn n_samples_come_back_as_asked_or_are_refused_by_name() {
 }
 
 async fn post_completion(base: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
-    let reply = reqwest::Client::new()
-        .post(format!("{base}/completions"))
-        .json(&body)
-        .send()
-        .await
-        .expect("request");
-    let status = reply.status().as_u16();
-    (status, reply.json().await.unwrap_or_default())
+    post_to(base, "completions", body).await
 }
 
 /// `/v1/completions` with `prompt` and `suffix` becomes one fill-in-the-middle prompt, sent on
