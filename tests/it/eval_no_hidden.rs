@@ -15,7 +15,13 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const TASKS: &str = "MBPP/11,MBPP/12,MBPP/18";
-const STRATEGIES: &[&str] = &["ldb", "selfdebug-expl", "selfdebug-trace", "resample"];
+const STRATEGIES: &[&str] = &[
+    "ldb",
+    "selfdebug-expl",
+    "selfdebug-trace",
+    "resample",
+    "search",
+];
 
 /// Broken, then correct, programs per entry point; the last one repeats.
 fn programs() -> HashMap<&'static str, Vec<&'static str>> {
@@ -74,7 +80,7 @@ fn chat(content: &str) -> ResponseTemplate {
 
 /// Text of every message of a request, joined.
 fn request_text(request: &serde_json::Value) -> String {
-    request["messages"]
+    let messages = request["messages"]
         .as_array()
         .map(|ms| {
             ms.iter()
@@ -82,7 +88,9 @@ fn request_text(request: &serde_json::Value) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // A raw prompt (`/completions`) too.
+    format!("{messages}\n{}", request["prompt"].as_str().unwrap_or(""))
 }
 
 async fn serve(responder: impl Respond + 'static) -> MockServer {
@@ -229,6 +237,11 @@ async fn hidden_tests_never_reach_a_prompt() {
         assert_eq!(sort["debugged"], true, "{strategy}: {sort}");
         assert!(sort["tokens"]["prompt"].as_u64().is_some_and(|t| t > 0));
     }
+    // The default search ran every task too (its fresh programs and votes were among the
+    // requests checked above).
+    let search = records(&out.join("search.jsonl"));
+    assert_eq!(search.len(), 3);
+    assert!(search.iter().all(|r| r["hidden_tests"] == "hidden"));
     // LDB fixes remove_Occ in one round: the hidden tests pass from budget 1 on.
     let ldb = records(&out.join("ldb-block.jsonl"));
     let occ = ldb
