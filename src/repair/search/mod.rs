@@ -533,6 +533,7 @@ impl Search<'_> {
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
+        c.max_tokens = Some(self.program_reply_cap());
         c.seed = Some(if self.as_resample(proposer) {
             // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
             self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
