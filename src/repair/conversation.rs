@@ -30,10 +30,10 @@ pub(super) struct Conversation {
     /// What the reply to the next program request starts with ([`ChatRequest::reply_prefix`]);
     /// used once: a repair request after it is answered from scratch.
     pub reply_prefix: Option<String>,
-    /// Most tokens a program reply may take ([`ChatRequest::max_tokens`]); a reply cut there
-    /// with no program in it gets no repair request (it ran away: asking again would send the
-    /// runaway back as prompt).
-    pub max_tokens: Option<u32>,
+    /// The backend's own reply limit ([`ChatModel::reply_limit`]): a program reply that long
+    /// with no program in it was cut there and gets no repair request (it ran away: asking
+    /// again would send the runaway back as prompt).
+    pub reply_limit: Option<u32>,
 }
 
 impl Conversation {
@@ -44,7 +44,7 @@ impl Conversation {
             temperature: 0.0,
             seed: None,
             reply_prefix: None,
-            max_tokens: None,
+            reply_limit: None,
         })
     }
 
@@ -57,7 +57,7 @@ impl Conversation {
             temperature,
             seed: None,
             reply_prefix: self.reply_prefix.clone(),
-            max_tokens: self.max_tokens,
+            reply_limit: self.reply_limit,
         }
     }
 
@@ -86,7 +86,6 @@ impl Conversation {
         let mut request = ChatRequest::new(self.messages.clone());
         request.stop_after_code = stop_after_code;
         request.reply_prefix = self.reply_prefix.take();
-        request.max_tokens = self.max_tokens;
         request.temperature = Some(self.temperature);
         request.json_schema = schema;
         if self.temperature > 0.0 {
@@ -115,7 +114,6 @@ impl Conversation {
         let mut request = ChatRequest::new(self.messages.clone());
         request.stop_after_code = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
         request.reply_prefix = self.reply_prefix.clone();
-        request.max_tokens = self.max_tokens;
         request.temperature = Some(self.temperature);
         if self.temperature > 0.0 {
             request.seed = self.seed;
@@ -130,7 +128,7 @@ impl Conversation {
             conv.messages
                 .push(Message::assistant(response.content.clone()));
             let cut = self
-                .max_tokens
+                .reply_limit
                 .is_some_and(|max| response.usage.completion_tokens >= u64::from(max));
             let (program, problem) = match extract_program(&response.content, entry) {
                 Ok(found) => (Some(strip_self_tests(&found.code, entry_point)), None),

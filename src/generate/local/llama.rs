@@ -57,6 +57,8 @@ pub struct LocalModel {
     load_secs: f64,
     threads: u32,
     context_len: u32,
+    /// [`LocalOptions::default_max_tokens`].
+    reply_limit: u32,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -84,6 +86,7 @@ impl LocalModel {
         }
         let threads = options.threads.unwrap_or_else(idle_cores).max(1);
         let context_len = options.context_len;
+        let reply_limit = options.default_max_tokens;
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<f64, ModelError>>();
         let stats = Arc::new(Mutex::new(CallStats::default()));
@@ -103,6 +106,7 @@ impl LocalModel {
             load_secs,
             threads,
             context_len,
+            reply_limit,
         })
     }
 
@@ -154,6 +158,10 @@ impl ChatModel for LocalModel {
 
     fn context_tokens(&self) -> Option<usize> {
         Some(self.context_len as usize)
+    }
+
+    fn reply_limit(&self) -> Option<u32> {
+        Some(self.reply_limit)
     }
 
     fn name(&self) -> String {

@@ -323,6 +323,10 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         self.inner.context_tokens()
     }
 
+    fn reply_limit(&self) -> Option<u32> {
+        self.inner.reply_limit()
+    }
+
     fn name(&self) -> String {
         self.inner.name()
     }

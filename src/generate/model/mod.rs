@@ -307,6 +307,12 @@ pub trait ChatModel: Send + Sync {
         None
     }
 
+    /// The most tokens a reply takes when the request sets no `max_tokens`, when the backend
+    /// has such a limit of its own (the embedded model). A reply that long was cut there.
+    fn reply_limit(&self) -> Option<u32> {
+        None
+    }
+
     /// A short name for reports and progress lines, e.g. `gpt-4o-mini@api.openai.com`.
     fn name(&self) -> String;
 }
@@ -390,6 +396,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn context_tokens(&self) -> Option<usize> {
         (**self).context_tokens()
     }
+    fn reply_limit(&self) -> Option<u32> {
+        (**self).reply_limit()
+    }
     fn name(&self) -> String {
         (**self).name()
     }
@@ -415,6 +424,9 @@ impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
     }
     fn context_tokens(&self) -> Option<usize> {
         (**self).context_tokens()
+    }
+    fn reply_limit(&self) -> Option<u32> {
+        (**self).reply_limit()
     }
     fn name(&self) -> String {
         (**self).name()

@@ -27,6 +27,8 @@ pub struct ScriptedModel {
     batch_sizes: Mutex<Vec<usize>>,
     /// Claim to take raw fill-in-the-middle prompts ([`ChatModel::fills_in_middle`]).
     fim: bool,
+    /// Claim a reply limit of its own ([`ChatModel::reply_limit`]).
+    reply_limit: Option<u32>,
 }
 
 impl ScriptedModel {
@@ -49,6 +51,7 @@ impl ScriptedModel {
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
             fim: false,
+            reply_limit: None,
         }
     }
 
@@ -63,6 +66,7 @@ impl ScriptedModel {
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
             fim: false,
+            reply_limit: None,
         }
     }
 
@@ -75,6 +79,13 @@ impl ScriptedModel {
     /// Claim to take raw fill-in-the-middle prompts, as the embedded model does.
     pub fn filling_in_middle(mut self) -> Self {
         self.fim = true;
+        self
+    }
+
+    /// Claim that a reply of `tokens` (as this model counts them: a token per four characters)
+    /// was cut there, as the embedded model's are at its default limit.
+    pub fn with_reply_limit(mut self, tokens: u32) -> Self {
+        self.reply_limit = Some(tokens);
         self
     }
 
@@ -198,6 +209,10 @@ impl ChatModel for ScriptedModel {
 
     fn fills_in_middle(&self) -> bool {
         self.fim
+    }
+
+    fn reply_limit(&self) -> Option<u32> {
+        self.reply_limit
     }
 
     fn name(&self) -> String {

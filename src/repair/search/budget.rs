@@ -4,11 +4,6 @@
 use crate::repair::conversation::Conversation;
 use crate::repair::search::Search;
 
-/// The least cap on a program reply: the embedded model's own default. No recorded program
-/// that passed its visible tests took more than a thousand tokens, prompt included; a reply
-/// past this is a loop, not a program.
-pub(super) const PROGRAM_REPLY_TOKENS: u32 = 1536;
-
 impl Search<'_> {
     /// Tokens a request with `messages` is expected to cost for its prompt: nothing when the
     /// same prompt was sent before (the backend keeps it), else about one token per 3.5 bytes
@@ -36,19 +31,6 @@ impl Search<'_> {
             (_, 0) => 300,
             (sum, n) => sum / n,
         }
-    }
-
-    /// The most tokens one program reply may take: [`PROGRAM_REPLY_TOKENS`], or four times the
-    /// task's text where that is longer. It depends on the task's text alone, so a class's
-    /// submissions still share their requests in the response cache.
-    pub(super) fn program_reply_cap(&self) -> u32 {
-        let text = (self.task.prompt.len() as f64 / 3.5).ceil();
-        let text = if text >= f64::from(u32::MAX / 4) {
-            u32::MAX / 4
-        } else {
-            text as u32
-        };
-        PROGRAM_REPLY_TOKENS.max(text * 4)
     }
 
     /// Whether the token budget is spent.

@@ -533,7 +533,6 @@ impl Search<'_> {
     ) -> Result<(), AgentError> {
         let started = Instant::now();
         let mut c = conv.clone_for_sample(self.options.temperature);
-        c.max_tokens = Some(self.program_reply_cap());
         c.seed = Some(if self.as_resample(proposer) {
             // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
             self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
@@ -552,6 +551,7 @@ impl Search<'_> {
             self.fresh_drawn += n as u64;
         }
         let model = self.model_of(proposer);
+        c.reply_limit = model.reply_limit();
         let (purpose, repair) = match proposer {
             Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),
             _ => (CallPurpose::Regenerate, CallPurpose::RepairProgram),
