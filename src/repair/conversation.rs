@@ -30,10 +30,6 @@ pub(super) struct Conversation {
     /// What the reply to the next program request starts with ([`ChatRequest::reply_prefix`]);
     /// used once: a repair request after it is answered from scratch.
     pub reply_prefix: Option<String>,
-    /// The backend's own reply limit ([`ChatModel::reply_limit`]): a program reply that long
-    /// with no program in it was cut there and gets no repair request (it ran away: asking
-    /// again would send the runaway back as prompt).
-    pub reply_limit: Option<u32>,
 }
 
 impl Conversation {
@@ -44,7 +40,6 @@ impl Conversation {
             temperature: 0.0,
             seed: None,
             reply_prefix: None,
-            reply_limit: None,
         })
     }
 
@@ -57,7 +52,6 @@ impl Conversation {
             temperature,
             seed: None,
             reply_prefix: self.reply_prefix.clone(),
-            reply_limit: self.reply_limit,
         }
     }
 
@@ -127,8 +121,10 @@ impl Conversation {
             conv.record(purpose, &response);
             conv.messages
                 .push(Message::assistant(response.content.clone()));
-            let cut = self
-                .reply_limit
+            // Cut at the backend's own limit ([`ChatModel::reply_limit`]) with no program in
+            // it: the reply ran away, and a repair request would send it back as prompt.
+            let cut = model
+                .reply_limit()
                 .is_some_and(|max| response.usage.completion_tokens >= u64::from(max));
             let (program, problem) = match extract_program(&response.content, entry) {
                 Ok(found) => (Some(strip_self_tests(&found.code, entry_point)), None),

@@ -551,7 +551,6 @@ impl Search<'_> {
             self.fresh_drawn += n as u64;
         }
         let model = self.model_of(proposer);
-        c.reply_limit = model.reply_limit();
         let (purpose, repair) = match proposer {
             Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),
             _ => (CallPurpose::Regenerate, CallPurpose::RepairProgram),
