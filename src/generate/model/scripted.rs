@@ -44,24 +44,20 @@ impl ScriptedModel {
 
     /// Like [`ScriptedModel::new`], with errors in the script too.
     pub fn with_results(results: impl IntoIterator<Item = Result<String, ModelError>>) -> Self {
-        ScriptedModel {
-            name: "scripted".to_string(),
-            script: Mutex::new(Script::Queue(results.into_iter().collect())),
-            requests: Mutex::new(Vec::new()),
-            batches: false,
-            batch_sizes: Mutex::new(Vec::new()),
-            fim: false,
-            reply_limit: None,
-        }
+        Self::with_script(Script::Queue(results.into_iter().collect()))
     }
 
     /// Compute each reply from the request.
     pub fn from_fn(
         f: impl Fn(&ChatRequest) -> Result<String, ModelError> + Send + Sync + 'static,
     ) -> Self {
+        Self::with_script(Script::Func(Box::new(f)))
+    }
+
+    fn with_script(script: Script) -> Self {
         ScriptedModel {
             name: "scripted".to_string(),
-            script: Mutex::new(Script::Func(Box::new(f))),
+            script: Mutex::new(script),
             requests: Mutex::new(Vec::new()),
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
