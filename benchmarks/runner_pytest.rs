@@ -38,6 +38,7 @@ fn project(root: &Path) -> Result<(Vec<TestInput>, Vec<TestInput>), String> {
         .map(|i| TestInput::Pytest {
             node_id: format!("test_prog.py::test_{i}"),
             source: String::new(),
+            guard: false,
         })
         .collect();
     Ok((plain, nodes))
@@ -154,6 +155,9 @@ fn session_time(
             args,
             collect_only: false,
             node_timeout_ms: 10_000,
+            first: Vec::new(),
+            keep_going: false,
+            cover: None,
         },
         stdin: None,
         as_main: false,

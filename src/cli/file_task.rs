@@ -54,7 +54,8 @@ pub fn load_text(
                 quiet,
             },
             pytest_task::TestsArgs {
-                tests: args.tests.as_deref(),
+                tests: &args.tests,
+                keep_passing: args.keep_passing,
                 keyword: args.keyword.as_deref(),
                 venv: args.venv.as_deref(),
                 entry: args.entry.as_deref(),
@@ -97,12 +98,14 @@ pub fn load_text(
 /// id, `-k`, a `conftest.py` or pytest settings in the project.
 fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, CliError> {
     // `--pytest` and `-k` require `--tests` (declared on the flags).
-    let Some(tests) = &args.tests else {
+    let Some(tests) = args.tests.first() else {
         return Ok(None);
     };
     let (path, node) = project::split_node(tests);
     let obvious = if args.pytest {
         Some("--pytest")
+    } else if args.tests.len() > 1 {
+        Some("several --tests")
     } else if path.is_dir() {
         Some("a test directory")
     } else if node.is_some() {
@@ -127,6 +130,13 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
     if let Some(what) = obvious {
         return Ok(Some(Reason(what.to_string())));
     }
+    // A module of a package is imported by its package path (`from pkg.mod import f`), as the
+    // project imports it: only pytest, run in the project, shows the tests that module.
+    if let Some(package) = package_of(program) {
+        return Ok(Some(Reason(format!(
+            "the program is a module of the package `{package}`"
+        ))));
+    }
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(None);
     };
@@ -139,6 +149,25 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
             .filter(|root| project::uses_pytest_config(root, &tests_abs))
             .map(|_| Reason("the project has a conftest.py or pytest settings".into())),
     )
+}
+
+/// The package a module file belongs to (its directory holds an `__init__.py`), by name.
+fn package_of(program: &Path) -> Option<String> {
+    let dir = program.parent()?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if !dir.join("__init__.py").is_file() {
+        return None;
+    }
+    let name = std::fs::canonicalize(dir)
+        .ok()?
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    Some(name)
 }
 
 /// How the plain path failed.
@@ -163,7 +192,7 @@ fn load_plain(
     runner: Runner,
     quiet: bool,
 ) -> Result<(Task, Runner), Plain> {
-    let test_file = match &args.tests {
+    let test_file = match args.tests.first() {
         Some(path) => Some((path.clone(), output::read_source(path)?)),
         None => None,
     };

@@ -38,8 +38,8 @@ pub struct Target<'a> {
 /// What the command line says about the tests (from `ProgramTests`).
 #[derive(Debug, Clone, Copy)]
 pub struct TestsArgs<'a> {
-    /// `--tests`: a directory, a file or a node id.
-    pub tests: Option<&'a Path>,
+    /// `--tests`: directories, files or node ids.
+    pub tests: &'a [PathBuf],
     /// `-k EXPR`.
     pub keyword: Option<&'a str>,
     /// `--venv DIR`.
@@ -48,6 +48,20 @@ pub struct TestsArgs<'a> {
     pub entry: Option<&'a str>,
     /// `--task TEXT`.
     pub task_text: Option<&'a str>,
+    /// Which passing tests a fix must keep passing (`ldb fix --keep-passing`).
+    pub keep_passing: KeepPassing,
+}
+
+/// Which of the project's passing tests guard a fix besides the tests given: those that pass
+/// on the given program and run the function under test, from the given tests' files or
+/// directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeepPassing {
+    /// Only the tests given (`ldb test`, and `ldb fix --keep-passing none`).
+    #[default]
+    None,
+    File,
+    Dir,
 }
 
 /// The task whose tests are the pytest nodes `args.tests` (and `-k`) select, and a runner
@@ -65,29 +79,43 @@ pub fn load(
         python_path_given,
         quiet,
     } = target;
-    let Some(tests) = args.tests else {
+    if args.tests.is_empty() {
         return Err(CliError::bad_input(
             "pytest needs tests to run: no --tests given",
             "pass --tests tests/ (a directory, a test file or a node id)",
         ));
-    };
+    }
+    // How messages name the tests: the one path given, or all of them.
+    let label = PathBuf::from(
+        args.tests
+            .iter()
+            .map(|t| t.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    let tests = label.as_path();
     let cwd = std::env::current_dir().map_err(|e| {
         CliError::bad_input(
             format!("cannot read the current directory: {e}"),
             "run ldb from an existing directory",
         )
     })?;
-    let (tests_path, node_part) = project::split_node(tests);
     // Real paths, as the sandboxed interpreter sees them (a symlinked project would otherwise
     // be shown as a link to nothing).
     let real = |path: &Path| std::fs::canonicalize(project::absolute(path, &cwd));
-    let tests_abs = real(&tests_path).map_err(|e| {
-        CliError::bad_input(
-            format!("{}: {e}", tests_path.display()),
-            "pass --tests with a test directory, a test file or a node id \
-             (tests/test_x.py::test_y)",
-        )
-    })?;
+    let mut given: Vec<(PathBuf, Option<String>)> = Vec::new();
+    for t in args.tests {
+        let (tests_path, node_part) = project::split_node(t);
+        let abs = real(&tests_path).map_err(|e| {
+            CliError::bad_input(
+                format!("{}: {e}", tests_path.display()),
+                "pass --tests with a test directory, a test file or a node id \
+                 (tests/test_x.py::test_y)",
+            )
+        })?;
+        given.push((abs, node_part));
+    }
+    let tests_abs = given[0].0.clone();
     let program_abs = real(program).map_err(|e| {
         CliError::bad_input(
             format!("{}: {e}", program.display()),
@@ -124,19 +152,31 @@ pub fn load(
     let site = env.site_dirs.clone();
     let shown = env.pth_dirs.clone();
     let system_site = env.system_site;
+    // The caller's PYTHONPATH, as plain pytest run from this shell would import with it.
+    let user_path = user_python_path(&cwd, &root, quiet);
+    let mut python_path = runner.sandbox().python_path().to_vec();
+    for dir in &user_path {
+        if !python_path.contains(dir) {
+            python_path.push(dir.clone());
+        }
+    }
     let runner = runner
         .map_sandbox(|s| {
-            s.with_site_dirs(site, shown, system_site)
+            s.with_python_path(python_path)
+                .with_site_dirs(site, shown, system_site)
                 .with_pytest_preloaded()
         })
         .with_project(PytestProject {
             mount: mount.clone(),
             rootdir: root.clone(),
         });
-    let mut pytest_args = vec![match &node_part {
-        Some(node) => format!("{}::{node}", tests_abs.display()),
-        None => tests_abs.display().to_string(),
-    }];
+    let mut pytest_args: Vec<String> = given
+        .iter()
+        .map(|(abs, node)| match node {
+            Some(node) => format!("{}::{node}", abs.display()),
+            None => abs.display().to_string(),
+        })
+        .collect();
     if let Some(k) = args.keyword {
         pytest_args.extend(["-k".to_string(), k.to_string()]);
     }
@@ -187,6 +227,7 @@ pub fn load(
         .items
         .iter()
         .map(|item| PytestNode {
+            guard: false,
             node_id: item.nodeid.clone(),
             source: project::node_source(project::NodeParts {
                 nodeid: &item.nodeid,
@@ -224,6 +265,7 @@ pub fn load(
                 .map(|n| TestInput::Pytest {
                     node_id: n.node_id.clone(),
                     source: n.source.clone(),
+                    guard: n.guard,
                 })
                 .collect();
             let entry = entry_under_test(e, several, &runner, &input.program, &tests, quiet)?;
@@ -242,14 +284,39 @@ pub fn load(
         }
         cli
     })?;
+    let mut built = built;
+    let guards = find_guards(
+        &runner,
+        &built.task,
+        &given,
+        args.keep_passing,
+        args.keyword,
+        quiet,
+    )?;
+    if !quiet && !guards.is_empty() {
+        eprintln!(
+            "ldb: {} passing test{} of {} run{} `{}`: a fix must keep {} passing (--keep-passing \
+             none leaves them out)",
+            guards.len(),
+            if guards.len() == 1 { "" } else { "s" },
+            match args.keep_passing {
+                KeepPassing::Dir => "the tests' directories",
+                _ => "the tests' files",
+            },
+            if guards.len() == 1 { "s" } else { "" },
+            built.task.entry_point,
+            if guards.len() == 1 { "it" } else { "them" },
+        );
+    }
+    built.task.pytest_nodes.extend(guards);
     if !quiet {
         eprintln!(
             "ldb: pytest {} ({}, from {}) runs {} test{} of {} ({}); project {}, rootdir {}{}",
             report.version.as_deref().unwrap_or("?"),
             env.describe(),
             report.location.as_deref().unwrap_or("?"),
-            built.task.pytest_nodes.len(),
-            if built.task.pytest_nodes.len() == 1 {
+            built.task.visible_tests.len(),
+            if built.task.visible_tests.len() == 1 {
                 ""
             } else {
                 "s"
@@ -264,6 +331,13 @@ pub fn load(
                 .map(|i| format!(" (settings: {i})"))
                 .unwrap_or_default(),
         );
+        if !user_path.is_empty() {
+            let dirs: Vec<String> = user_path.iter().map(|d| d.display().to_string()).collect();
+            eprintln!(
+                "ldb: PYTHONPATH {} is on the tests' import path, as in this shell",
+                dirs.join(":")
+            );
+        }
         if report.module_imported == Some(false) {
             eprintln!(
                 "note: collecting the tests did not import {} from its path; if they import an \
@@ -330,6 +404,138 @@ pub(super) fn entry_under_test(
         );
     }
     Ok(entry)
+}
+
+/// The regression tests of `task` (a function of a project whose given tests are nodes):
+/// the nodes of the given nodes' files (or directories) that pass on the given program and
+/// call the function under test, found by one pytest session that runs the given nodes first,
+/// then the rest, each reporting whether it called the function.
+fn find_guards(
+    runner: &Runner,
+    task: &Task,
+    given: &[(PathBuf, Option<String>)],
+    keep: KeepPassing,
+    keyword: Option<&str>,
+    quiet: bool,
+) -> Result<Vec<PytestNode>, CliError> {
+    let program = task.seed.as_deref().unwrap_or_default();
+    let Some(lines) = crate::python::splice::def_lines(program, &task.entry_point) else {
+        return Ok(Vec::new());
+    };
+    // Whole files and directories given are run whole already; their passing tests must
+    // keep passing as it is.
+    let mut pool: Vec<String> = Vec::new();
+    for (path, node) in given {
+        if node.is_none() {
+            continue;
+        }
+        let place = match keep {
+            KeepPassing::None => return Ok(Vec::new()),
+            KeepPassing::File => path.clone(),
+            KeepPassing::Dir => path.parent().map(Path::to_path_buf).unwrap_or(path.clone()),
+        };
+        let place = place.display().to_string();
+        if !pool.contains(&place) {
+            pool.push(place);
+        }
+    }
+    if pool.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(k) = keyword {
+        pool.extend(["-k".to_string(), k.to_string()]);
+    }
+    let collection = runner.collect(program, &pool)?;
+    let Some(report) = collection.report.filter(|r| r.collect_errors.is_empty()) else {
+        if !quiet {
+            eprintln!(
+                "note: the given tests' files did not collect cleanly: only the given tests \
+                 judge a fix"
+            );
+        }
+        return Ok(Vec::new());
+    };
+    let given_ids: Vec<String> = task
+        .pytest_nodes
+        .iter()
+        .map(|n| n.node_id.clone())
+        .collect();
+    let mut tests: Vec<TestInput> = task
+        .pytest_nodes
+        .iter()
+        .map(|n| TestInput::Pytest {
+            node_id: n.node_id.clone(),
+            source: n.source.clone(),
+            guard: false,
+        })
+        .collect();
+    let others: Vec<&str> = report
+        .items
+        .iter()
+        .map(|i| i.nodeid.as_str())
+        .filter(|id| !given_ids.iter().any(|g| g == id))
+        .collect();
+    if others.is_empty() {
+        return Ok(Vec::new());
+    }
+    tests.extend(others.iter().map(|id| TestInput::Pytest {
+        node_id: id.to_string(),
+        source: String::new(),
+        guard: true,
+    }));
+    let runs = runner.run_nodes_covering(program, &tests, &given_ids, lines)?;
+    Ok(runs
+        .into_iter()
+        .filter(|(o, covered)| {
+            o.test.is_guard()
+                && o.status == crate::run::TestStatus::Passed
+                && *covered == Some(true)
+        })
+        .filter_map(|(o, _)| match o.test {
+            TestInput::Pytest { node_id, .. } => Some(PytestNode {
+                source: format!("# {node_id}\n# (a regression test: passed before the fix)\n"),
+                node_id,
+                guard: true,
+            }),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The directories of the caller's `PYTHONPATH` that a run can show: relative ones resolved
+/// against `cwd`; those in the project as they are (the run shows the project), others when
+/// the sandbox can show them (a note says why one cannot).
+fn user_python_path(cwd: &Path, root: &Path, quiet: bool) -> Vec<PathBuf> {
+    let Some(value) = std::env::var_os("PYTHONPATH") else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    for part in std::env::split_paths(&value) {
+        // An empty entry is the current directory, as for the interpreter.
+        let part = if part.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            part
+        };
+        let Ok(dir) = std::fs::canonicalize(project::absolute(&part, cwd)) else {
+            continue;
+        };
+        if !dir.is_dir() {
+            continue;
+        }
+        let checked = if dir.starts_with(root) {
+            Ok(dir)
+        } else {
+            crate::run::sandbox::check_python_path(&dir)
+        };
+        match checked {
+            Ok(dir) if !dirs.contains(&dir) => dirs.push(dir),
+            Ok(_) => {}
+            Err(e) if !quiet => eprintln!("note: PYTHONPATH: {e}; the tests run without it"),
+            Err(_) => {}
+        }
+    }
+    dirs
 }
 
 fn file_error(e: file_input::FileInputError) -> CliError {

@@ -8,6 +8,7 @@ pub mod builtins;
 pub mod cfg;
 mod cfg_build;
 mod cfg_render;
+pub mod defs;
 pub mod edits;
 mod headers;
 pub mod mutate;
@@ -20,6 +21,7 @@ pub mod text;
 mod tokens;
 pub mod toplevel;
 pub mod unwritten;
+pub mod view;
 
 pub use cfg::{
     Block, BlockKind, EdgeKind, LineOwner, ProgramCfg, ScopeCfg, ScopeKind, StmtKind, StmtLines,

@@ -15,6 +15,7 @@
 //!
 //! New text takes the module's line endings (`\r\n` when every line of the module ends so).
 
+use super::defs;
 use super::toplevel::{def_lines_by_text, StmtClass, TopLevel};
 use crate::files::read::uses_crlf;
 
@@ -30,11 +31,14 @@ pub enum SpliceError {
 }
 
 /// `module` with `candidate`'s definition of `entry` (and the helpers and imports it adds) in
-/// place of its own.
+/// place of its own. `entry` is a function's dotted path: `f`, or `Cls.method` for a method,
+/// whose fix is put back at the method's indentation (a candidate may define it inside its
+/// class or alone, at the top level).
 pub fn splice(module: &str, entry: &str, candidate: &str) -> Result<String, SpliceError> {
     let lines = split_lines(module);
-    let (first, last) = module_def_lines(module, entry)
-        .ok_or_else(|| SpliceError::NotInModule(entry.to_string()))?;
+    let target =
+        Target::find(module, entry).ok_or_else(|| SpliceError::NotInModule(entry.to_string()))?;
+    let (first, last) = (target.first, target.last);
     let cand_lines = split_lines(candidate);
     let crlf = uses_crlf(module);
     let cand_text = |a: u32, b: u32| -> String {
@@ -58,36 +62,37 @@ pub fn splice(module: &str, entry: &str, candidate: &str) -> Result<String, Spli
     };
     let (entry_text, helpers, imports) = match TopLevel::read(candidate) {
         Some(top) => {
-            let def = top
-                .def(entry)
+            let def = candidate_def(candidate, entry)
                 .ok_or_else(|| SpliceError::NoEntry(entry.to_string()))?;
-            let mut entry_text = cand_text(def.first, def.last);
+            let mut entry_text =
+                reindent(&cand_text(def.first, def.last), &def.indent, &target.indent);
             // A candidate that dropped the function's docstring gets the module's back: the
             // docstring is the user's, not part of the fix.
-            let module_doc = module_top
-                .as_ref()
-                .and_then(|t| t.def(entry))
-                .and_then(|d| d.doc);
-            if let (Some((a, b)), None, Some(body)) = (module_doc, def.doc, def.body_first) {
+            if let (Some((a, b)), None, Some(body)) = (target.doc, def.doc, def.body_first) {
                 let doc: String = lines
                     .get(a as usize - 1..b as usize)
                     .map(|ls| ls.concat())
                     .unwrap_or_default()
                     .replace("\r\n", "\n");
-                let body_line = cand_lines.get(body as usize - 1).copied().unwrap_or("");
+                let body_text = reindent(&cand_text(body, def.last), &def.indent, &target.indent);
+                let body_line = body_text.lines().next().unwrap_or("");
                 let same_indent = indent(&doc) == indent(body_line) && !indent(&doc).is_empty();
                 if body > def.first && same_indent {
                     entry_text = format!(
                         "{}{}{}",
-                        cand_text(def.first, body - 1),
+                        reindent(&cand_text(def.first, body - 1), &def.indent, &target.indent),
                         doc,
-                        cand_text(body, def.last)
+                        body_text
                     );
                 }
             }
             let mut helpers: Vec<(StmtClass, String)> = Vec::new();
             let mut imports: Vec<String> = Vec::new();
             for s in &top.stmts {
+                // The statement that holds the entry (its class, or the entry itself) is the fix.
+                if s.first <= def.first && def.last <= s.last {
+                    continue;
+                }
                 let new = !s.names.is_empty() && s.names.iter().any(|n| !binds(n));
                 match s.class {
                     StmtClass::Import if new => imports.push(cand_text(s.first, s.last)),
@@ -101,15 +106,17 @@ pub fn splice(module: &str, entry: &str, candidate: &str) -> Result<String, Spli
             }
             (entry_text, helpers, imports)
         }
-        None => {
+        None if !entry.contains('.') => {
             let (a, b) = def_lines_by_text(candidate, entry)
                 .ok_or_else(|| SpliceError::NoEntry(entry.to_string()))?;
             (cand_text(a, b), Vec::new(), Vec::new())
         }
+        None => return Err(SpliceError::NoEntry(entry.to_string())),
     };
 
-    // Where new helpers go: above the comment lines that sit right on top of the entry.
-    let mut attached = first;
+    // Where new helpers go: above the comment lines that sit right on top of the entry (of
+    // its outermost class, for a method).
+    let mut attached = target.anchor;
     while attached > 1 {
         let above = lines[(attached - 2) as usize].trim_end();
         if above.starts_with('#') {
@@ -174,16 +181,99 @@ pub fn splice(module: &str, entry: &str, candidate: &str) -> Result<String, Spli
     Ok(out)
 }
 
-/// Whether `module` has a top-level definition of `entry` that [`splice`] can replace.
-pub fn defines(module: &str, entry: &str) -> bool {
-    !entry.is_empty() && module_def_lines(module, entry).is_some()
+/// The module's definition being replaced.
+struct Target {
+    first: u32,
+    last: u32,
+    /// The line new helpers go above (before its attached comments): the entry's own first
+    /// line, or its outermost class's.
+    anchor: u32,
+    indent: String,
+    doc: Option<(u32, u32)>,
 }
 
-fn module_def_lines(module: &str, entry: &str) -> Option<(u32, u32)> {
-    match TopLevel::read(module) {
-        Some(top) => top.def(entry).map(|s| (s.first, s.last)),
-        None => def_lines_by_text(module, entry),
+impl Target {
+    fn find(module: &str, entry: &str) -> Option<Target> {
+        if entry.contains('.') {
+            let site = defs::find(module, entry)?;
+            let anchor = site.classes.first().map_or(site.first, |c| c.0);
+            return Some(Target {
+                first: site.first,
+                last: site.last,
+                anchor,
+                indent: site.indent,
+                doc: site.doc,
+            });
+        }
+        match TopLevel::read(module) {
+            Some(top) => top.def(entry).map(|d| Target {
+                first: d.first,
+                last: d.last,
+                anchor: d.first,
+                indent: String::new(),
+                doc: d.doc,
+            }),
+            None => def_lines_by_text(module, entry).map(|(first, last)| Target {
+                first,
+                last,
+                anchor: first,
+                indent: String::new(),
+                doc: None,
+            }),
+        }
     }
+}
+
+/// The candidate's definition of `entry`: at its dotted path; for a method also a function of
+/// its name at the top level (the method written alone), or in some class.
+fn candidate_def(candidate: &str, entry: &str) -> Option<defs::DefSite> {
+    if let Some(site) = defs::find(candidate, entry) {
+        return Some(site);
+    }
+    if !entry.contains('.') {
+        return None;
+    }
+    let leaf = defs::leaf(entry);
+    if let Some(site) = defs::find(candidate, leaf) {
+        return Some(site);
+    }
+    defs::all_paths(candidate)
+        .into_iter()
+        .find(|(p, _)| p.ends_with(&format!(".{leaf}")))
+        .map(|(_, site)| site)
+}
+
+/// `text` with the indentation `from` of its lines made `to` (lines that do not start with
+/// `from`, inside a multi-line string say, are left as they are; blank lines stay blank).
+fn reindent(text: &str, from: &str, to: &str) -> String {
+    if from == to {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            out.push_str(if line.ends_with('\n') { "\n" } else { "" });
+            continue;
+        }
+        match line.strip_prefix(from) {
+            Some(rest) => {
+                out.push_str(to);
+                out.push_str(rest);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Whether `module` has a definition of `entry` (a dotted path) that [`splice`] can replace.
+pub fn defines(module: &str, entry: &str) -> bool {
+    !entry.is_empty() && Target::find(module, entry).is_some()
+}
+
+/// The lines of `module`'s definition of `entry` (a dotted path), first and last.
+pub fn def_lines(module: &str, entry: &str) -> Option<(u32, u32)> {
+    Target::find(module, entry).map(|t| (t.first, t.last))
 }
 
 /// The line after which new imports go: the last of the module's leading docstring, imports
@@ -324,6 +414,42 @@ mod tests {
         assert_eq!(
             spliced,
             "import math\ndef f(x):\n    return math.floor(x)\n"
+        );
+    }
+
+    const CLASSY: &str = "import os\n\n\n# A shell.\nclass Fish(object):\n    \"\"\"The fish shell.\"\"\"\n\n    @memoize\n    def info(self):\n        \"\"\"Name and version.\"\"\"\n        return 'Fish Shell'\n\n    def other(self):\n        return 1\n";
+
+    #[test]
+    fn a_method_is_replaced_at_its_indentation_from_a_class_or_a_lone_function() {
+        let alone = "def info(self):\n    \"\"\"Name and version.\"\"\"\n    return 'Fish Shell, version 3'\n";
+        let spliced = splice(CLASSY, "Fish.info", alone).unwrap();
+        assert_eq!(
+            spliced,
+            CLASSY.replace("    @memoize\n    def info(self):\n        \"\"\"Name and version.\"\"\"\n        return 'Fish Shell'\n", "    def info(self):\n        \"\"\"Name and version.\"\"\"\n        return 'Fish Shell, version 3'\n")
+        );
+        let in_class = "import re\n\nclass Fish:\n  @memoize\n  def info(self):\n      return re.sub('x', '', 'Fish')\n";
+        let spliced = splice(CLASSY, "Fish.info", in_class).unwrap();
+        assert!(spliced.starts_with("import os\nimport re\n"), "{spliced}");
+        assert!(
+            spliced.contains("    @memoize\n    def info(self):\n        \"\"\"Name and version.\"\"\"\n        return re.sub('x', '', 'Fish')\n\n    def other(self):"),
+            "{spliced}"
+        );
+        assert!(TopLevel::read(&spliced).is_some());
+    }
+
+    #[test]
+    fn a_methods_new_helper_goes_above_its_class() {
+        let candidate = "def _clean(s):\n    return s.strip()\n\ndef info(self):\n    return _clean(' Fish ')\n";
+        let spliced = splice(CLASSY, "Fish.info", candidate).unwrap();
+        assert!(
+            spliced.starts_with("import os\n\n\ndef _clean(s):\n    return s.strip()\n\n\n# A shell.\nclass Fish(object):"),
+            "{spliced}"
+        );
+        assert!(defines(CLASSY, "Fish.info") && !defines(CLASSY, "Fish.nothing"));
+        assert_eq!(def_lines(CLASSY, "Fish.info"), Some((8, 11)));
+        assert_eq!(
+            splice(CLASSY, "Fish.info", "def other():\n    pass\n"),
+            Err(SpliceError::NoEntry("Fish.info".into()))
         );
     }
 }

@@ -460,6 +460,17 @@ pub(crate) fn shape(
     }
 }
 
+/// The program as a prompt shows it: the whole program, or for one function of a user's
+/// module ([`ProgramScope::Function`]) that function with the context it uses
+/// ([`crate::python::view`]); a reply is spliced back either way ([`shape`]).
+pub(crate) fn shown_program(task: &Task, program: &str) -> String {
+    match task.scope {
+        ProgramScope::Whole => program.to_string(),
+        ProgramScope::Function => crate::python::view::function_view(program, &task.entry_point)
+            .unwrap_or_else(|| program.to_string()),
+    }
+}
+
 /// Unified diff of two programs.
 pub fn unified_diff(old: &str, new: &str) -> String {
     TextDiff::from_lines(old, new)

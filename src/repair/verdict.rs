@@ -58,7 +58,7 @@ pub async fn trace(
     }
     let vars = serde_json::json!({
         "task_prompt": task.prompt,
-        "program": program.trim_end(),
+        "program": crate::repair::shown_program(task, program).trim_end(),
         "test_summary": test_summary(outcomes),
         "failing_test": failing.test.prompt_text(),
         "failing_result": traced.result,

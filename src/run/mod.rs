@@ -34,8 +34,15 @@ pub enum TestInput {
     /// Evaluate one expression and report its value (used by `ldb trace --call`).
     Call { expr: String },
     /// One pytest node of the runner's project ([`Runner::with_project`]): its id, and its
-    /// source as a prompt shows it (the test function with its parameters filled in).
-    Pytest { node_id: String, source: String },
+    /// source as a prompt shows it (the test function with its parameters filled in). A
+    /// `guard` is a regression test: a test of the project that passed on the given program
+    /// and runs the function under test. It must keep passing; no prompt shows it.
+    Pytest {
+        node_id: String,
+        source: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        guard: bool,
+    },
 }
 
 impl TestInput {
@@ -49,10 +56,17 @@ impl TestInput {
         }
     }
 
+    /// Whether this is a regression test (a pytest node that guards what passed): never
+    /// shown to a model.
+    pub fn is_guard(&self) -> bool {
+        matches!(self, TestInput::Pytest { guard: true, .. })
+    }
+
     /// The test as a prompt shows it: a pytest node's source with its parameters, else the
-    /// one-line description.
+    /// one-line description. A regression test shows nothing of itself.
     pub fn prompt_text(&self) -> String {
         match self {
+            TestInput::Pytest { guard: true, .. } => "(a regression test of the project)".into(),
             TestInput::Pytest { source, .. } if !source.trim().is_empty() => {
                 source.trim_end().to_string()
             }
@@ -69,6 +83,22 @@ impl TestInput {
             TestInput::Call { expr } => (TestSpec::Call { expr: expr.clone() }, None, false),
         }
     }
+}
+
+/// What a prompt may say of the regression tests among `outcomes` (never which they are, nor
+/// what they check): how many of them fail, when any does.
+pub fn guards_line(outcomes: &[TestOutcome]) -> Option<String> {
+    let guards = outcomes.iter().filter(|o| o.test.is_guard()).count();
+    let failing = outcomes
+        .iter()
+        .filter(|o| o.test.is_guard() && !o.passed())
+        .count();
+    (failing > 0).then(|| {
+        format!(
+            "FAIL: {failing} of the project's other {guards} test(s), which passed before this \
+             change, fail now (not shown)"
+        )
+    })
 }
 
 fn one_line(text: &str) -> String {
@@ -90,6 +120,7 @@ pub fn visible_tests(task: &Task) -> Vec<TestInput> {
             .map(|n| TestInput::Pytest {
                 node_id: n.node_id.clone(),
                 source: n.source.clone(),
+                guard: n.guard,
             })
             .collect();
     }

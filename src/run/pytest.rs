@@ -60,6 +60,9 @@ impl Runner {
             args: args.to_vec(),
             collect_only: true,
             node_timeout_ms: 0,
+            first: Vec::new(),
+            keep_going: false,
+            cover: None,
         };
         let wall = self.sandbox.limits().wall_ms.max(60_000);
         let (out, report) = self.session(project, program, test, wall, None)?;
@@ -67,21 +70,64 @@ impl Runner {
     }
 
     /// Run `tests` (all of them pytest nodes) in one session, optionally traced; outcomes in
-    /// the order of `tests`.
+    /// the order of `tests`. Regression tests ([`TestInput::is_guard`]) run after the others,
+    /// and only when those all pass.
     pub(crate) fn run_nodes(
         &self,
         program: &str,
         tests: &[TestInput],
         trace: Option<TraceRequest>,
     ) -> Result<Vec<TestOutcome>, SandboxError> {
-        let project = self.project.as_deref().ok_or(SandboxError::NoProject)?;
-        let ids: Vec<&str> = tests
-            .iter()
-            .filter_map(|t| match t {
-                TestInput::Pytest { node_id, .. } => Some(node_id.as_str()),
-                _ => None,
+        let first: Vec<String> = if tests.iter().any(TestInput::is_guard) {
+            tests
+                .iter()
+                .filter(|t| !t.is_guard())
+                .filter_map(node_id)
+                .map(str::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (outcomes, _) = self.nodes_session(program, tests, trace, first, None)?;
+        Ok(outcomes)
+    }
+
+    /// Run `tests` in one session, `first` of them before the others (stopping after them
+    /// when one of them fails), each reporting whether it called code on `lines` (first, last)
+    /// of the module file. For finding a function's regression tests.
+    pub fn run_nodes_covering(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+        first: &[String],
+        lines: (u32, u32),
+    ) -> Result<Vec<(TestOutcome, Option<bool>)>, SandboxError> {
+        let (outcomes, report) =
+            self.nodes_session(program, tests, None, first.to_vec(), Some(lines))?;
+        Ok(outcomes
+            .into_iter()
+            .map(|o| {
+                let covered = node_id(&o.test).and_then(|id| {
+                    report
+                        .as_ref()
+                        .and_then(|r| r.nodes.iter().find(|n| n.nodeid == id))
+                        .and_then(|n| n.covered)
+                });
+                (o, covered)
             })
-            .collect();
+            .collect())
+    }
+
+    fn nodes_session(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+        trace: Option<TraceRequest>,
+        first: Vec<String>,
+        cover: Option<(u32, u32)>,
+    ) -> Result<(Vec<TestOutcome>, Option<PytestReport>), SandboxError> {
+        let project = self.project.as_deref().ok_or(SandboxError::NoProject)?;
+        let ids: Vec<&str> = tests.iter().filter_map(node_id).collect();
         let per_node = self.sandbox.limits().wall_ms;
         let mut args = vec!["--continue-on-collection-errors".to_string()];
         args.extend(ids.iter().map(|id| node_arg(&project.rootdir, id)));
@@ -89,6 +135,9 @@ impl Runner {
             args,
             collect_only: false,
             node_timeout_ms: per_node,
+            keep_going: cover.is_some(),
+            first,
+            cover,
         };
         let count = ids.len().max(1) as u64;
         let wall = per_node
@@ -96,7 +145,7 @@ impl Runner {
             .saturating_add(SESSION_START_MS);
         let traced = trace.is_some();
         let (session, report) = self.session(project, program, test, wall, trace)?;
-        Ok(tests
+        let outcomes = tests
             .iter()
             .map(|t| {
                 let mut o = node_outcome(t, &session, report.as_ref());
@@ -108,7 +157,8 @@ impl Runner {
                 }
                 o
             })
-            .collect())
+            .collect();
+        Ok((outcomes, report))
     }
 
     /// [`Runner::run_all`] where some tests are pytest nodes: those run in one session, the
@@ -212,6 +262,13 @@ impl Runner {
             source: String::new(),
         };
         Ok((classify(&load, out), report))
+    }
+}
+
+fn node_id(test: &TestInput) -> Option<&str> {
+    match test {
+        TestInput::Pytest { node_id, .. } => Some(node_id.as_str()),
+        _ => None,
     }
 }
 
@@ -406,6 +463,11 @@ fn not_run(outcome: &mut TestOutcome, session: &TestOutcome, report: Option<&Pyt
         return;
     }
     match session.status {
+        // A regression test left out: the tests the program must fix failed first.
+        TestStatus::Passed if outcome.test.is_guard() => {
+            outcome.status = TestStatus::Error;
+            outcome.summary = "not run: a test the program must fix failed".into();
+        }
         // The session finished and still never reached this node.
         TestStatus::Passed => {
             outcome.status = TestStatus::Error;

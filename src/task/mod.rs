@@ -94,6 +94,9 @@ pub struct Task {
 pub struct PytestNode {
     pub node_id: String,
     pub source: String,
+    /// A regression test: it passed on the given program and runs the function under test;
+    /// it must keep passing, and no prompt shows it ([`crate::run::TestInput::is_guard`]).
+    pub guard: bool,
 }
 
 /// What a candidate program replaces.

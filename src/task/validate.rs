@@ -10,25 +10,7 @@ use super::Task;
 use crate::python::source::{parse_module, SourceFile};
 use crate::python::text::dedent;
 
-const PYTHON_KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield",
-];
-
-/// True when `name` can be the name of a Python function: an identifier that is not a keyword.
-///
-/// Unicode letters are accepted as Python does (approximated by `char::is_alphabetic`).
-pub fn is_python_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    let Some(first) = chars.next() else {
-        return false;
-    };
-    (first == '_' || first.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-        && !PYTHON_KEYWORDS.contains(&name)
-}
+pub use crate::python::names::is_python_identifier;
 
 /// Why visible test `i` of `task` does not parse as Python, for each one that does not.
 fn unparsable(task: &Task) -> Vec<(usize, String)> {
@@ -85,7 +67,11 @@ pub(crate) fn validate(task: &Task, parse: bool) -> Result<(), Vec<FieldProblem>
                 "name the function the tests call, e.g. \"f\"; only tasks with nothing but io_tests may leave it empty",
             ));
         }
-    } else if !is_python_identifier(&task.entry_point) {
+    } else if !(is_python_identifier(&task.entry_point)
+        // A method of a user's module (`Cls.method`), repaired in place.
+        || task.scope == super::ProgramScope::Function
+            && crate::python::defs::is_path(&task.entry_point))
+    {
         problems.push(FieldProblem::new(
             "entry_point",
             format!("`{}` is not a valid Python function name", task.entry_point),

@@ -114,7 +114,7 @@ fn cpu_time_file_size_and_open_files_are_limited() {
         "spin()",
     );
     assert!(!out.passed(), "{out:?}");
-    assert_ne!(out.status, TestStatus::Timeout, "{out:?}");
+    assert!(out.summary.contains("CPU time limit"), "{out:?}");
     assert!(started.elapsed() < Duration::from_secs(30), "{out:?}");
 
     // One file past the file-size limit (16 MiB), though the disk cap (128 MiB) has room;

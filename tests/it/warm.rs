@@ -64,14 +64,14 @@ fn runs_are_children_of_a_warm_worker_and_leave_nothing_to_the_next() {
         .expect("second run");
     assert_eq!(status(&second), WorkerStatus::Passed, "{second:?}");
     assert!(second.warm, "{second:?}");
-    // Each run is PID 1 of its own namespace.
+    // Each run is the first child of the init of its own namespace.
     assert!(
-        first.stdout.text.trim().ends_with(", 1)"),
+        first.stdout.text.trim().ends_with(", 2)"),
         "{:?}",
         first.stdout
     );
     assert!(
-        second.stdout.text.trim().ends_with(", 1)"),
+        second.stdout.text.trim().ends_with(", 2)"),
         "{:?}",
         second.stdout
     );

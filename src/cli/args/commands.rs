@@ -74,6 +74,11 @@ pub struct FixArgs {
     /// Repeatable.
     #[arg(long, value_name = "PATH")]
     pub peers: Vec<PathBuf>,
+    /// In a project, the passing tests a fix must keep passing besides the tests given: those
+    /// of the given tests' files (`file`) or directories (`dir`) that pass on the program and
+    /// run the function under test. They are run, never shown to a model.
+    #[arg(long, value_enum, value_name = "SCOPE", default_value = "file")]
+    pub keep_passing: super::values::KeepPassingArg,
     /// Do not print the seed → final diff on stderr.
     #[arg(long)]
     pub no_diff: bool,

@@ -274,11 +274,12 @@ pub struct FileTaskArgs {
     #[arg(long = "test", value_name = "STMT")]
     pub test: Vec<String>,
     /// The tests of a .py program: a test file, a test directory or a pytest node id
-    /// (tests/test_x.py::test_y). A plain file (asserts and test_* functions importing the
-    /// program as `from prog import f`) runs without pytest; fixtures, parametrize, conftest.py
-    /// and the project's own modules run with the project's pytest.
-    #[arg(long = "tests", value_name = "PATH")]
-    pub tests: Option<PathBuf>,
+    /// (tests/test_x.py::test_y); repeatable, for several nodes or files (pytest runs them). A
+    /// plain file (asserts and test_* functions importing the program as `from prog import f`)
+    /// runs without pytest; fixtures, parametrize, conftest.py and the project's own modules
+    /// run with the project's pytest.
+    #[arg(long = "tests", value_name = "PATH", action = ArgAction::Append)]
+    pub tests: Vec<PathBuf>,
     /// A stdin/stdout test for a .py program that reads its input: the input and the expected
     /// output (repeatable).
     #[arg(long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]

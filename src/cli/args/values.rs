@@ -13,6 +13,28 @@ use crate::repair::search::{PatchForm, SelectRule};
 use crate::repair::Strategy;
 use crate::trace::{Level, TracerKind};
 
+/// `--keep-passing` of `ldb fix`: which passing tests a fix must keep passing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeepPassingArg {
+    /// The tests of the failing tests' files that pass and run the function under test.
+    File,
+    /// The same, from the failing tests' directories.
+    Dir,
+    /// Only the tests given.
+    None,
+}
+
+impl From<KeepPassingArg> for crate::cli::pytest_task::KeepPassing {
+    fn from(value: KeepPassingArg) -> Self {
+        use crate::cli::pytest_task::KeepPassing;
+        match value {
+            KeepPassingArg::File => KeepPassing::File,
+            KeepPassingArg::Dir => KeepPassing::Dir,
+            KeepPassingArg::None => KeepPassing::None,
+        }
+    }
+}
+
 /// `--strategy` of `ldb fix`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StrategyArg {

@@ -102,6 +102,10 @@ impl FixSettings {
                     args.task_id.as_deref(),
                     args.strict,
                 )?;
+                let mut source = source;
+                if let TaskSource::Program(tests) = &mut source {
+                    tests.keep_passing = args.keep_passing.into();
+                }
                 if args.write && matches!(source, TaskSource::Tasks { .. }) {
                     return Err(CliError::bad_input(
                         format!(

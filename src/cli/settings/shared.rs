@@ -139,8 +139,8 @@ pub fn program_file(path: &Path) -> PathBuf {
 pub struct ProgramTests {
     /// `--test STMT`, in order.
     pub test: Vec<String>,
-    /// `--tests PATH`: a test file, a directory or a pytest node id.
-    pub tests: Option<PathBuf>,
+    /// `--tests PATH` (repeatable): test files, directories or pytest node ids.
+    pub tests: Vec<PathBuf>,
     /// `--io-test INPUT EXPECTED`, in order.
     pub io_tests: Vec<(String, String)>,
     pub entry: Option<String>,
@@ -151,6 +151,8 @@ pub struct ProgramTests {
     pub no_pytest: bool,
     /// `--task TEXT`.
     pub task_text: Option<String>,
+    /// `--keep-passing` (`ldb fix` only; other commands run the tests given).
+    pub keep_passing: crate::cli::pytest_task::KeepPassing,
 }
 
 impl ProgramTests {
@@ -172,6 +174,7 @@ impl ProgramTests {
             pytest: args.pytest,
             no_pytest: args.no_pytest,
             task_text: args.task_text.clone(),
+            keep_passing: crate::cli::pytest_task::KeepPassing::None,
         }
     }
 }
@@ -221,7 +224,7 @@ impl TaskSource {
 /// The first program flag given other than `--test` and `--task` (those two also describe a
 /// snippet debugged with `--make-runnable`).
 pub fn given_beyond_test_and_task(args: &FileTaskArgs) -> Option<&'static str> {
-    if args.tests.is_some() {
+    if !args.tests.is_empty() {
         Some("--tests")
     } else if !args.io_test.is_empty() {
         Some("--io-test")
@@ -242,7 +245,7 @@ pub fn given_beyond_test_and_task(args: &FileTaskArgs) -> Option<&'static str> {
 fn given(args: &FileTaskArgs) -> Option<&'static str> {
     if !args.test.is_empty() {
         Some("--test")
-    } else if args.tests.is_some() {
+    } else if !args.tests.is_empty() {
         Some("--tests")
     } else if !args.io_test.is_empty() {
         Some("--io-test")

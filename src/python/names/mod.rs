@@ -11,3 +11,23 @@
 pub mod free;
 pub mod undefined;
 mod walk;
+
+const PYTHON_KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// True when `name` can be the name of a Python function: an identifier that is not a keyword.
+///
+/// Unicode letters are accepted as Python does (approximated by `char::is_alphabetic`).
+pub fn is_python_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first == '_' || first.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+        && !PYTHON_KEYWORDS.contains(&name)
+}

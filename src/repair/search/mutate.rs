@@ -315,8 +315,7 @@ impl Search<'_> {
         if self.task.scope != ProgramScope::Function {
             return None;
         }
-        let top = crate::python::toplevel::TopLevel::read(program)?;
-        top.def(&self.task.entry_point).map(|d| (d.first, d.last))
+        crate::python::splice::def_lines(program, &self.task.entry_point)
     }
 }
 

@@ -302,13 +302,18 @@ fn fim_request(
     let failing = site
         .outcomes
         .iter()
-        .find(|o| !o.passed())
+        .find(|o| !o.passed() && !o.test.is_guard())
         .map(|o| format!("{} ({})", o.test.describe(), o.summary));
     let header = prompts.render(
         "patch_fim",
         serde_json::json!({
             "task_lines": site.task.prompt.trim().lines().collect::<Vec<_>>(),
-            "tests": site.outcomes.iter().map(|o| o.test.describe()).collect::<Vec<_>>(),
+            "tests": site
+                .outcomes
+                .iter()
+                .filter(|o| !o.test.is_guard())
+                .map(|o| o.test.describe())
+                .collect::<Vec<_>>(),
             "failing": failing,
         }),
     )?;
@@ -345,11 +350,8 @@ fn chat_request(
             }
         })
         .collect();
-    let mut vars = crate::repair::search::proposals::context_vars(
-        &site.task.prompt,
-        site.program,
-        site.outcomes,
-    );
+    let mut vars =
+        crate::repair::search::proposals::context_vars(site.task, site.program, site.outcomes);
     vars["program"] = marked.trim_end().into();
     vars["hole_lines"] = (h.last - h.first + 1).into();
     vars["whole"] = whole.into();

@@ -21,7 +21,7 @@ impl Search<'_> {
     /// (a failure with actual vs expected, or the exception and the line that raised it).
     pub(super) fn context_vars(&self, parent: usize) -> serde_json::Value {
         let tested = &self.node(parent).tested;
-        context_vars(&self.task.prompt, &tested.program, &tested.outcomes)
+        context_vars(self.task, &tested.program, &tested.outcomes)
     }
 
     pub(super) fn feedback_conversation(&self, parent: usize) -> Result<Conversation, AgentError> {
@@ -87,11 +87,16 @@ impl Search<'_> {
         let fixer = self.fixer;
         let (program, failing) = {
             let tested = &self.node(parent).tested;
-            let failing = tested.outcomes.iter().find(|o| !o.passed()).cloned();
+            let failing = tested
+                .outcomes
+                .iter()
+                .find(|o| !o.passed() && !o.test.is_guard())
+                .cloned();
             (tested.program.clone(), failing)
         };
+        // Only regression tests fail (or none): nothing a prompt may show to judge by.
         let Some(failing) = failing else {
-            return Err(AgentError::Internal("judging a program that passes".into()));
+            return Ok(None);
         };
         self.phase(Phase::Tracing);
         let t = Instant::now();
@@ -163,12 +168,13 @@ impl Search<'_> {
 
 /// The task, the program and every visible result, as the repair prompts show them.
 pub(crate) fn context_vars(
-    task_prompt: &str,
+    task: &crate::task::Task,
     program: &str,
     outcomes: &[crate::run::TestOutcome],
 ) -> serde_json::Value {
     let summary: Vec<String> = outcomes
         .iter()
+        .filter(|o| !o.test.is_guard())
         .map(|o| {
             // Skipped and xfailed pytest nodes say so (nothing to fix there either).
             if o.status == crate::run::TestStatus::Passed {
@@ -177,10 +183,11 @@ pub(crate) fn context_vars(
                 failure_line(o, program)
             }
         })
+        .chain(crate::run::guards_line(outcomes))
         .collect();
     serde_json::json!({
-        "task_prompt": task_prompt,
-        "program": program.trim_end(),
+        "task_prompt": task.prompt,
+        "program": crate::repair::shown_program(task, program).trim_end(),
         "test_summary": summary,
     })
 }

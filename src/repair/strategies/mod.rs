@@ -54,7 +54,10 @@ impl<'a> Round<'a> {
 
     /// The first failing visible test (the one feedback is about).
     pub fn first_failure(&self) -> Option<&'a TestOutcome> {
-        self.tested.outcomes.iter().find(|o| !o.passed())
+        self.tested
+            .outcomes
+            .iter()
+            .find(|o| !o.passed() && !o.test.is_guard())
     }
 
     /// A conversation with the system prompt, at the debugging temperature.
@@ -69,7 +72,7 @@ impl<'a> Round<'a> {
     pub fn failure_vars(&self, failing: &TestOutcome, failing_result: &str) -> serde_json::Value {
         serde_json::json!({
             "task_prompt": self.task.prompt,
-            "program": self.tested.program.trim_end(),
+            "program": crate::repair::shown_program(self.task, &self.tested.program).trim_end(),
             "test_summary": test_summary(&self.tested.outcomes),
             "failing_test": failing.test.prompt_text(),
             "failing_result": failing_result,
@@ -103,6 +106,7 @@ impl<'a> Round<'a> {
 pub(super) fn test_summary(outcomes: &[TestOutcome]) -> Vec<String> {
     outcomes
         .iter()
+        .filter(|o| !o.test.is_guard())
         .map(|o| {
             // Skipped and xfailed pytest nodes say so (nothing to fix there either).
             if o.status == crate::run::TestStatus::Passed {
@@ -116,6 +120,7 @@ pub(super) fn test_summary(outcomes: &[TestOutcome]) -> Vec<String> {
                 )
             }
         })
+        .chain(crate::run::guards_line(outcomes))
         .collect()
 }
 

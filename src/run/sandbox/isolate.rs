@@ -90,8 +90,15 @@ pub fn enter(
             "no PID, mount or IPC namespace ({err}): processes the program leaves behind are only killed through its process group, and it can write wherever its user may"
         )),
     }
+    // The status of the program as its namespace's init saw it (`init_and_wait`): an init
+    // cannot die of a signal it raises, so the signal travels on this pipe.
+    let status_pipe = if iso.pid_namespace {
+        status_pipe()
+    } else {
+        None
+    };
     if iso.pid_namespace {
-        fork_and_wait(fork);
+        fork_and_wait(fork, status_pipe.map(|(read, _)| read));
         // The directories programs may import from (`Sandbox::with_python_path`).
         let python_path: Vec<_> = std::env::var_os("PYTHONPATH")
             .map(|p| std::env::split_paths(&p).collect())
@@ -192,6 +199,19 @@ pub fn enter(
             "process limit not applied: it needs a dedicated user (run as root to get one)".into(),
         );
     }
+    // Last, with every limit in place for both: this process stays as the namespace's init
+    // and the program runs in its child, so the program has a parent as it would under a
+    // shell (`os.getppid()`, psutil's `parent()`), and orphans it leaves are reaped.
+    if let Some((read, write)) = status_pipe {
+        // SAFETY: closing our copy of the read end; the waiter outside holds its own.
+        unsafe { libc::close(read) };
+        match init_and_wait(fork, write) {
+            Ok(()) => iso.init_process = true,
+            Err(e) => iso
+                .warnings
+                .push(format!("the program runs as its namespace's init ({e})")),
+        }
+    }
     iso
 }
 
@@ -219,9 +239,19 @@ fn user_namespace(flags: libc::c_int) -> Result<(), std::io::Error> {
     Ok(())
 }
 
+/// A pipe (both ends close-on-exec) for the program's wait status, from the namespace's init
+/// to the waiter outside it.
+fn status_pipe() -> Option<(libc::c_int, libc::c_int)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills two descriptors.
+    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some((fds[0], fds[1]))
+}
+
 /// Fork; the child returns and becomes PID 1 of the new PID namespace. The parent waits and
-/// exits the same way the child did, so the sandbox parent sees the program's fate directly.
-fn fork_and_wait(fork: fn() -> libc::pid_t) {
+/// exits the same way the program did, so the sandbox parent sees the program's fate directly:
+/// the status the init sends on `status` when there is one (the program ran in the init's
+/// child), else the child's own.
+fn fork_and_wait(fork: fn() -> libc::pid_t, status: Option<libc::c_int>) {
     // The worker is single-threaded here, so fork is safe.
     let pid = fork();
     if pid == 0 {
@@ -231,18 +261,56 @@ fn fork_and_wait(fork: fn() -> libc::pid_t) {
         // Could not fork: run in this process; the namespace only applies to children.
         return;
     }
-    let mut status: libc::c_int = 0;
+    let mut own: libc::c_int = 0;
+    wait_for(pid, &mut own);
+    let status = status.and_then(read_status).unwrap_or(own);
+    exit_like(status);
+}
+
+/// Wait for `pid`, retrying on interrupts; `_exit(70)` when waiting fails otherwise.
+fn wait_for(pid: libc::pid_t, status: &mut libc::c_int) {
     loop {
         // SAFETY: waiting for our own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        let r = unsafe { libc::waitpid(pid, status, 0) };
         if r == pid {
-            break;
+            return;
         }
         if r < 0 && errno().raw_os_error() != Some(libc::EINTR) {
             // SAFETY: exiting without running destructors is intended in the waiter.
             unsafe { libc::_exit(70) };
         }
     }
+}
+
+/// A wait status, read whole from `fd` (closed after), or `None` when the writer sent none.
+fn read_status(fd: libc::c_int) -> Option<libc::c_int> {
+    let mut buf = [0u8; 4];
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: reading into the rest of a local buffer.
+        let n = unsafe {
+            libc::read(
+                fd,
+                buf[got..].as_mut_ptr().cast::<libc::c_void>(),
+                buf.len() - got,
+            )
+        };
+        if n < 0 && errno().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    // SAFETY: closing our own descriptor.
+    unsafe { libc::close(fd) };
+    (got == buf.len()).then(|| libc::c_int::from_ne_bytes(buf))
+}
+
+/// Leave this process the way a process with wait status `status` left: the same exit code,
+/// or the same signal.
+fn exit_like(status: libc::c_int) -> ! {
     // SAFETY: status decoding and process exit.
     unsafe {
         if libc::WIFEXITED(status) {
@@ -256,6 +324,45 @@ fn fork_and_wait(fork: fn() -> libc::pid_t) {
             libc::_exit(128 + sig);
         }
         libc::_exit(70);
+    }
+}
+
+/// Fork once more: the child returns and runs the program; this process, the PID namespace's
+/// init, reaps every process that ends until the program has, sends the program's wait status
+/// on `status` and exits (the kernel then kills whatever the program left behind).
+fn init_and_wait(fork: fn() -> libc::pid_t, status: libc::c_int) -> Result<(), std::io::Error> {
+    let pid = fork();
+    if pid < 0 {
+        let e = errno();
+        // SAFETY: closing our own descriptor; the waiter then uses the init's own status.
+        unsafe { libc::close(status) };
+        return Err(e);
+    }
+    if pid == 0 {
+        // SAFETY: the program needs no copy of the init's pipe.
+        unsafe { libc::close(status) };
+        // The death signal is cleared by fork: the program dies with its init.
+        set_parent_death_signal();
+        return Ok(());
+    }
+    let mut program_status: libc::c_int = 0;
+    loop {
+        let mut s: libc::c_int = 0;
+        // SAFETY: reaping any child of this init.
+        let r = unsafe { libc::waitpid(-1, &mut s, 0) };
+        if r == pid {
+            program_status = s;
+            break;
+        }
+        if r < 0 && errno().raw_os_error() != Some(libc::EINTR) {
+            break;
+        }
+    }
+    let bytes = program_status.to_ne_bytes();
+    // SAFETY: writing a local buffer to our own pipe (4 bytes: atomic for a pipe).
+    unsafe {
+        libc::write(status, bytes.as_ptr().cast::<libc::c_void>(), bytes.len());
+        libc::_exit(0);
     }
 }
 

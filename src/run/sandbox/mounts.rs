@@ -281,7 +281,7 @@ fn new_root(view: &View<'_>) -> Result<Result<(), std::io::Error>, StepFailed> {
         expose(root, dir).map_err(step("cannot show a virtualenv's site-packages"))?;
     }
     if let Some((project, program)) = view.project {
-        show_project(root, project, program).map_err(step("cannot show the project"))?;
+        show_project(root, project, program, view.uid).map_err(step("cannot show the project"))?;
     }
     let dev = inside(root, Path::new("/dev"));
     let read_only = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID;
@@ -415,6 +415,16 @@ fn scratch(root: &Path, view: &View<'_>) -> Result<(), std::io::Error> {
     let target = inside(root, view.workdir);
     std::fs::create_dir_all(&target)?;
     bind(&work, &target, flags)?;
+    if view.project.is_some() {
+        // The project's writable layer lives in the scratch space too: what the tests write
+        // into the project counts against the run's disk limit and ends with the run.
+        let layer = part("project", 0o700)?;
+        std::fs::create_dir(layer.join("upper"))?;
+        std::fs::create_dir(layer.join("work"))?;
+        let aside = root.join(OVERLAY_ASIDE);
+        std::fs::create_dir(&aside)?;
+        bind(&layer, &aside, flags)?;
+    }
     // The parts stay mounted where they were bound.
     let staging_c = cstr(&staging)?;
     // SAFETY: umount2 on a path string we own.
@@ -424,9 +434,25 @@ fn scratch(root: &Path, view: &View<'_>) -> Result<(), std::io::Error> {
     std::fs::remove_dir(&staging)
 }
 
-/// The project at its own path, read-only, with `program` in place of its module file: a file
-/// of a tmpfs of its own (sized to it), bound over the user's file.
-fn show_project(root: &Path, project: &ProjectMount, program: &str) -> Result<(), std::io::Error> {
+/// Where [`scratch`] puts the project's writable layer aside until the project is shown.
+const OVERLAY_ASIDE: &str = ".ldb-project-layer";
+
+/// Directories of a project made the run's own in its writable layer, at most.
+const OWNED_DIRS: usize = 4000;
+
+/// The project at its own path, with `program` in place of its module file (a file of a tmpfs
+/// of its own, sized to it, bound over the user's file). The project is an overlay: the user's
+/// tree below, read-only, and a layer of the run's scratch space above it, so tests that write
+/// into the project (a coverage file, a cache, an output next to a test) work as under plain
+/// pytest and nothing reaches the user's files. Its directories are given to the run's user in
+/// that layer, so a tree the user keeps private (mode 0700) is readable to the run. Where no
+/// overlay can be mounted the project is shown read-only.
+fn show_project(
+    root: &Path,
+    project: &ProjectMount,
+    program: &str,
+    uid: u32,
+) -> Result<(), std::io::Error> {
     if !project.module_file.starts_with(&project.root) {
         return Err(std::io::Error::other(format!(
             "{} is not inside {}",
@@ -434,7 +460,21 @@ fn show_project(root: &Path, project: &ProjectMount, program: &str) -> Result<()
             project.root.display()
         )));
     }
-    expose(root, &project.root)?;
+    let aside = root.join(OVERLAY_ASIDE);
+    let layered = aside.is_dir() && overlay(root, &project.root, &aside).is_ok();
+    if aside.is_dir() {
+        let aside_c = cstr(&aside)?;
+        // SAFETY: umount2 on a path string we own; the overlay keeps its layer alive.
+        if unsafe { libc::umount2(aside_c.as_ptr(), libc::MNT_DETACH) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::fs::remove_dir(&aside)?;
+    }
+    if layered {
+        own_directories(&inside(root, &project.root), uid);
+    } else {
+        expose(root, &project.root)?;
+    }
     let holder = root.join(".ldb-program");
     std::fs::create_dir(&holder)?;
     let size = program.len().saturating_add(64 << 10);
@@ -460,6 +500,75 @@ fn show_project(root: &Path, project: &ProjectMount, program: &str) -> Result<()
         return Err(std::io::Error::last_os_error());
     }
     std::fs::remove_dir(&holder)
+}
+
+/// Mount an overlay of `lower` (the host's directory) at its place under `root`, its upper
+/// layer and work dir in `layer`.
+fn overlay(root: &Path, lower: &Path, layer: &Path) -> Result<(), std::io::Error> {
+    let text = |p: &Path| -> Result<String, std::io::Error> {
+        let s = p
+            .to_str()
+            .ok_or_else(|| std::io::Error::other("path is not UTF-8"))?;
+        // The option string's own separators cannot be escaped everywhere: such a path is
+        // shown read-only instead.
+        if s.contains([',', ':', '\\']) {
+            return Err(std::io::Error::other(
+                "path has a separator of mount options",
+            ));
+        }
+        Ok(s.to_string())
+    };
+    let target = inside(root, lower);
+    std::fs::create_dir_all(&target)?;
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={}",
+        text(lower)?,
+        text(&layer.join("upper"))?,
+        text(&layer.join("work"))?
+    );
+    let userxattr = format!("{options},userxattr");
+    mount(
+        Some(Path::new("overlay")),
+        &target,
+        Some("overlay"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(&options),
+    )
+    .or_else(|_| {
+        // Inside a user namespace the overlay keeps its own attributes as user xattrs.
+        mount(
+            Some(Path::new("overlay")),
+            &target,
+            Some("overlay"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(&userxattr),
+        )
+    })
+}
+
+/// Give the directories under `dir` (not `.git`'s, at most [`OWNED_DIRS`]) to `uid`, in the
+/// overlay's upper layer; best effort.
+fn own_directories(dir: &Path, uid: u32) {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(d) = stack.pop() {
+        seen += 1;
+        if seen > OWNED_DIRS {
+            break;
+        }
+        if let Ok(c) = cstr(&d) {
+            // SAFETY: lchown on a path we own the string of; failure leaves the directory as is.
+            unsafe { libc::lchown(c.as_ptr(), uid, uid) };
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name().as_bytes() != b".git" {
+                stack.push(e.path());
+            }
+        }
+    }
 }
 
 /// Make `root` the root of this mount namespace and detach the host's tree from it.

@@ -68,6 +68,18 @@ pub enum TestSpec {
         #[serde(default)]
         collect_only: bool,
         node_timeout_ms: u64,
+        /// Node ids (rootdir-relative) that run before the others; when one of them fails
+        /// the session stops after the last of them, and the rest are not run (a candidate's
+        /// regression tests run only once it passes the tests it must fix).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        first: Vec<String>,
+        /// Run every node even when one of `first` fails (they still run first).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        keep_going: bool,
+        /// Lines of the module file (first, last): every node reports whether it called code
+        /// defined there ([`NodeReport::covered`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cover: Option<(u32, u32)>,
     },
 }
 
@@ -259,6 +271,10 @@ pub struct ExceptionInfo {
 pub struct Isolation {
     pub network: bool,
     pub pid_namespace: bool,
+    /// The program runs under an init of its PID namespace, so it has a parent process
+    /// (`os.getppid()` is 1), as under a shell.
+    #[serde(default)]
+    pub init_process: bool,
     pub unprivileged_user: bool,
     pub process_limit: bool,
     /// A root of its own: the system's programs and libraries, `--python-path` dirs and a few
@@ -416,6 +432,9 @@ pub struct NodeReport {
     /// Why it was skipped or xfailed.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Whether it called code of the lines a session was asked to cover.
+    #[serde(default)]
+    pub covered: Option<bool>,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ xfails are recorded as such. Nothing here reads pytest's text output."""
 import os
 import signal
 import sys
+import threading
 import time
 
 import _ldb
@@ -105,8 +106,20 @@ def _imported(path):
 class Reporter:
     """The plugin: every node's result, as data."""
 
-    def __init__(self, module_file, chars, node_timeout, trace, collect_only):
+    def __init__(self, module_file, chars, node_timeout, trace, collect_only, first=(),
+                 cover=None, keep_going=False):
         self.module_file = module_file
+        # Node ids that run before every other node; when one of them fails, the session
+        # stops after the last of them (the others are regression tests, worth running only
+        # for a program that passes these).
+        self.first = list(first or ())
+        self.first_left = set(self.first)
+        self.first_failed = False
+        self.keep_going = keep_going
+        self.session = None
+        # Lines (first, last) of the module file: each node says whether it ran code there.
+        self.cover = tuple(cover) if cover else None
+        self.covered = False
         self.chars = chars
         self.node_timeout = node_timeout
         self.trace = trace
@@ -188,6 +201,15 @@ class Reporter:
             "missing_module": _missing_module(_original(exc)),
         })
 
+    def pytest_collection_modifyitems(self, session, config, items):
+        self.session = session
+        if not self.first:
+            return
+        rank = {nodeid: i for i, nodeid in enumerate(self.first)}
+        head = sorted((it for it in items if it.nodeid in rank), key=lambda it: rank[it.nodeid])
+        tail = [it for it in items if it.nodeid not in rank]
+        items[:] = head + tail
+
     def pytest_collection_finish(self, session):
         if self.collect_only:
             for item in session.items:
@@ -199,13 +221,37 @@ class Reporter:
     @pytest.hookimpl(hookwrapper=True, tryfirst=True) if pytest else (lambda f: f)
     def pytest_runtest_protocol(self, item, nextitem):
         self.compared = None
-        self._node(item)
+        node = self._node(item)
         if self.node_timeout > 0:
             signal.setitimer(signal.ITIMER_REAL, self.node_timeout)
+        covering = self.cover is not None
+        if covering:
+            self.covered = False
+            threading.setprofile(self._profile)
+            sys.setprofile(self._profile)
         try:
             yield
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+            if covering:
+                sys.setprofile(None)
+                threading.setprofile(None)
+                node["covered"] = self.covered
+            if item.nodeid in self.first_left:
+                self.first_left.discard(item.nodeid)
+                if node["outcome"] not in ("passed", "xpassed", "skipped", "xfailed"):
+                    self.first_failed = True
+                if not self.first_left and self.first_failed and not self.keep_going \
+                        and self.session is not None:
+                    self.session.shouldstop = "a test the program must fix failed"
+
+    def _profile(self, frame, event, arg):
+        if event != "call" or self.covered:
+            return
+        code = frame.f_code
+        if code.co_filename == self.module_file and \
+                self.cover[0] <= code.co_firstlineno <= self.cover[1]:
+            self.covered = True
 
     @pytest.hookimpl(hookwrapper=True) if pytest else (lambda f: f)
     def pytest_runtest_call(self, item):
@@ -289,6 +335,7 @@ class Reporter:
                 "left": None,
                 "right": None,
                 "reason": None,
+                "covered": None,
             }
             self.nodes[item.nodeid] = node
         return node
@@ -429,6 +476,9 @@ def run(req):
         test.get("node_timeout_ms", 0) / 1000.0,
         req.get("traced", False),
         collect_only,
+        test.get("first") or (),
+        test.get("cover"),
+        bool(test.get("keep_going")),
     )
     # Native tracebacks: pytest's own rendering of a failure is text nobody reads here.
     args = ["-p", "no:cacheprovider", "-q", "--tb=native"]

@@ -67,13 +67,30 @@ impl ProgramFacts {
 
     /// The function's header and docstring, as HumanEval writes a task.
     pub(super) fn described(&self, text: &str, entry: &str) -> Option<String> {
+        if entry.contains('.') {
+            let site = crate::python::defs::find(text, entry)?;
+            let (_, doc_end) = site.doc?;
+            return Some(dedent(&lines(text, site.first, doc_end)));
+        }
         let (_, first, _, doc_end) = self.headers.iter().find(|h| h.0 == entry)?;
         Some(lines(text, *first, (*doc_end)?))
     }
 
     pub(super) fn signature(&self, text: &str, entry: &str) -> Option<String> {
+        if entry.contains('.') {
+            let site = crate::python::defs::find(text, entry)?;
+            let end = site
+                .body_first
+                .map_or(site.def_line, |b| b.saturating_sub(1));
+            return Some(dedent(&lines(text, site.first, end.max(site.def_line))));
+        }
         let (_, first, header_end, _) = self.headers.iter().find(|h| h.0 == entry)?;
         Some(lines(text, *first, *header_end))
+    }
+
+    /// Whether the program defines the method at `path` (`Cls.method`).
+    pub(super) fn defines_method(text: &str, path: &str) -> bool {
+        crate::python::defs::find(text, path).is_some()
     }
 }
 
@@ -86,6 +103,15 @@ pub(super) fn lines(text: &str, first: u32, last: u32) -> String {
         .join("\n");
     out.push('\n');
     out
+}
+
+/// `text` with the indentation of its first line taken off every line that has it.
+fn dedent(text: &str) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let indent = &first[..first.len() - first.trim_start().len()];
+    text.split_inclusive('\n')
+        .map(|l| l.strip_prefix(indent).unwrap_or(l))
+        .collect()
 }
 
 pub(super) fn to_u32(n: usize) -> u32 {
@@ -101,11 +127,22 @@ pub(super) fn choose_entry(
 ) -> Result<Option<String>, FileInputError> {
     let path = &input.program_path;
     if let Some(entry) = input.entry.as_deref().map(str::trim) {
+        if entry.contains('.') && crate::python::defs::is_path(entry) {
+            // A method: `Cls.method` (`Outer.Inner.method` in a nested class).
+            if program.parsed && !ProgramFacts::defines_method(&input.program, entry) {
+                return Err(FileInputError::new(
+                    path,
+                    format!("`{entry}`: the program defines no method `{entry}`"),
+                    methods_hint(&input.program),
+                ));
+            }
+            return Ok(Some(entry.to_string()));
+        }
         if !crate::task::is_python_identifier(entry) {
             return Err(FileInputError::new(
                 path,
-                format!("--entry `{entry}` is not a Python function name"),
-                "pass the bare name, e.g. --entry f",
+                format!("--entry `{entry}` is not a Python function or method name"),
+                "pass the bare name, e.g. --entry f, or Cls.method for a method",
             ));
         }
         if program.parsed && !program.names.contains(entry) {
@@ -176,6 +213,21 @@ pub(super) fn choose_entry(
             }
             Err(e)
         }
+    }
+}
+
+/// The program's methods, for a hint.
+fn methods_hint(text: &str) -> String {
+    let methods: Vec<String> = crate::python::defs::all_paths(text)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.contains('.'))
+        .take(12)
+        .collect();
+    if methods.is_empty() {
+        "the program defines no methods; name a function with FILE::NAME".to_string()
+    } else {
+        format!("its methods include: {}", methods.join(", "))
     }
 }
 

@@ -77,6 +77,13 @@ pub enum ExtractError {
 /// `entry_point` the longest parsing block wins (blocks with a `def` or `class` first). With no
 /// usable fence, the largest run of lines that parses is taken, prose around it dropped.
 pub fn extract_program(reply: &str, entry_point: Option<&str>) -> Result<Extracted, ExtractError> {
+    // A method (`Cls.method`): the method written alone, else its class.
+    if let Some(path) = entry_point.filter(|e| e.contains('.')) {
+        let leaf = path.rsplit('.').next().unwrap_or(path);
+        let class = path.split('.').next().unwrap_or(path);
+        return extract_program(reply, Some(leaf))
+            .or_else(|first| extract_program(reply, Some(class)).map_err(|_| first));
+    }
     let text = normalize_newlines(reply);
     let fences = fenced_blocks(&text);
     let blocks: Vec<Block> = fences
