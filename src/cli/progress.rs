@@ -125,6 +125,7 @@ impl Progress for StderrProgress {
                 status,
                 passed,
                 total,
+                regression,
             } => {
                 let tokens = self
                     .tokens
@@ -138,8 +139,18 @@ impl Progress for StderrProgress {
                     0 => String::new(),
                     r => format!("; {r} of them replayed from the response cache"),
                 };
+                let counted = if regression == 0 {
+                    format!("{passed}/{total} visible tests pass")
+                } else {
+                    format!(
+                        "{passed}/{total} tests pass: the {} given and the {regression} \
+                         regression test{} that passed before",
+                        total - regression,
+                        if regression == 1 { "" } else { "s" }
+                    )
+                };
                 self.line(format!(
-                    "[{task_id}] {status}: {passed}/{total} visible tests pass ({} prompt + {} completion tokens{replayed})",
+                    "[{task_id}] {status}: {counted} ({} prompt + {} completion tokens{replayed})",
                     tokens.0, tokens.1
                 ));
                 if let Some(bar) = &self.bar {

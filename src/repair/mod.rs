@@ -182,6 +182,11 @@ impl Fixer {
             selection: None,
             confirmation: None,
             unexercised: Vec::new(),
+            regression_tests: tests
+                .iter()
+                .filter(|t| t.is_guard())
+                .map(TestInput::describe)
+                .collect(),
         };
         let outcome = if self.options.strategy == Strategy::Search {
             let options = &self.options.search;
@@ -224,6 +229,7 @@ impl Fixer {
             status: format!("{:?}", report.status),
             passed: report.final_passed,
             total: report.visible_total,
+            regression: report.regression_tests.len(),
         });
         report
     }
@@ -386,9 +392,15 @@ impl Fixer {
             crate::locate::unexercised(&runner, &program, &tests_owned)
         })
         .await;
-        let Ok(Ok(found)) = found else {
+        let Ok(Ok(mut found)) = found else {
             return;
         };
+        // In a user's module, only the function under test (and what a fix added in it) is
+        // the run's business; the module's other functions were never to be checked.
+        if task.scope == ProgramScope::Function {
+            let lines = crate::python::splice::def_lines(&report.final_program, &task.entry_point);
+            found.retain(|f| lines.is_some_and(|(a, b)| a <= f.first_line && f.last_line <= b));
+        }
         for f in &found {
             let lines = if f.first_line == f.last_line {
                 format!("line {}", f.first_line)

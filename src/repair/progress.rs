@@ -78,6 +78,8 @@ pub enum ProgressEvent {
         status: String,
         passed: usize,
         total: usize,
+        /// Of `total`, the project's regression tests (tests that passed before).
+        regression: usize,
     },
 }
 

@@ -74,6 +74,11 @@ pub struct FixReport {
     /// Functions of the returned program that no visible test runs: nothing checked them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unexercised: Vec<crate::locate::Unexercised>,
+    /// The project's regression tests among the visible tests (pytest node ids): tests that
+    /// passed on the given program and run the function under test, which every fix must keep
+    /// passing. Counted in `visible_total`; never shown to a model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regression_tests: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

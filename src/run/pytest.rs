@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::sandbox::protocol::{SwapBatch, SwapCandidate};
 use super::sandbox::pytest::{NodeOutcome, NodeReport, PytestReport};
 use super::sandbox::{ProjectMount, RunSpec, Sandbox, SandboxError, TestSpec};
-use super::{classify, Runner, TestInput, TestOutcome, TestStatus};
+use super::{classify, in_parallel, Runner, TestInput, TestOutcome, TestStatus};
 use crate::run::tracer::TraceRequest;
 
 /// A project whose tests pytest runs.
@@ -63,6 +64,7 @@ impl Runner {
             first: Vec::new(),
             keep_going: false,
             cover: None,
+            batch: None,
         };
         let wall = self.sandbox.limits().wall_ms.max(60_000);
         let (out, report) = self.session(project, program, test, wall, None)?;
@@ -118,6 +120,104 @@ impl Runner {
             .collect())
     }
 
+    /// Run `tests` on many `programs`, each `seed` with one function (`entry`) changed, in
+    /// few sessions: the tests are collected once per session and each program's function is
+    /// swapped in, in a child process of its own ([`SwapBatch`]). Outcomes per program, in
+    /// order; `None` for a program that cannot run this way (it changes more than the
+    /// function and new module-level statements, or its function cannot take the original's
+    /// place), which the caller runs the ordinary way. A swapped-in function does not see
+    /// what the module computed with the old one when it was imported: a program this passes
+    /// is to be run the ordinary way before it is trusted.
+    pub fn run_swapped(
+        &self,
+        seed: &str,
+        entry: &str,
+        programs: &[String],
+        tests: &[TestInput],
+    ) -> Vec<Option<Vec<TestOutcome>>> {
+        let mut out: Vec<Option<Vec<TestOutcome>>> = programs.iter().map(|_| None).collect();
+        let (Some(project), Some(lines)) = (
+            self.project.as_deref(),
+            crate::python::splice::def_lines(seed, entry),
+        ) else {
+            return out;
+        };
+        let swaps: Vec<(usize, SwapCandidate)> = programs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| swap_candidate(seed, p, entry).map(|c| (i, c)))
+            .collect();
+        if swaps.is_empty() || tests.is_empty() {
+            return out;
+        }
+        let ids: Vec<&str> = tests.iter().filter_map(node_id).collect();
+        let first: Vec<String> = if tests.iter().any(TestInput::is_guard) {
+            tests
+                .iter()
+                .filter(|t| !t.is_guard())
+                .filter_map(node_id)
+                .map(str::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let per_node = self.sandbox.limits().wall_ms;
+        let candidate_ms = per_node
+            .saturating_mul(ids.len() as u64)
+            .saturating_add(1000);
+        let chunk = swaps
+            .len()
+            .div_ceil(self.jobs().max(1))
+            .clamp(1, SWAP_CHUNK);
+        let chunks: Vec<&[(usize, SwapCandidate)]> = swaps.chunks(chunk).collect();
+        let results = in_parallel(&chunks, self.jobs(), |part| {
+            let mut args = vec!["--continue-on-collection-errors".to_string()];
+            args.extend(ids.iter().map(|id| node_arg(&project.rootdir, id)));
+            let test = TestSpec::Pytest {
+                args,
+                collect_only: false,
+                node_timeout_ms: per_node,
+                first: first.clone(),
+                keep_going: false,
+                cover: None,
+                batch: Some(SwapBatch {
+                    entry: entry.to_string(),
+                    lines,
+                    candidates: part.iter().map(|(_, c)| c.clone()).collect(),
+                    candidate_ms,
+                }),
+            };
+            let wall = candidate_ms
+                .saturating_mul(part.len() as u64)
+                .saturating_add(SESSION_START_MS);
+            self.session(project, seed, test, wall, None)
+        });
+        for (part, result) in chunks.iter().zip(results) {
+            let Some(Ok((session, Some(report)))) = result else {
+                continue;
+            };
+            if report.batch_error.is_some() {
+                continue;
+            }
+            for ((i, _), swapped) in part.iter().zip(&report.batch) {
+                let Some(nodes) = &swapped.nodes else {
+                    continue;
+                };
+                let one = PytestReport {
+                    nodes: nodes.clone(),
+                    ..PytestReport::default()
+                };
+                out[*i] = Some(
+                    tests
+                        .iter()
+                        .map(|t| node_outcome(t, &session, Some(&one)))
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
     fn nodes_session(
         &self,
         program: &str,
@@ -138,6 +238,7 @@ impl Runner {
             keep_going: cover.is_some(),
             first,
             cover,
+            batch: None,
         };
         let count = ids.len().max(1) as u64;
         let wall = per_node
@@ -263,6 +364,60 @@ impl Runner {
         };
         Ok((classify(&load, out), report))
     }
+}
+
+/// Candidates a swap session takes at most.
+const SWAP_CHUNK: usize = 48;
+
+/// `program` as a [`SwapCandidate`] of `seed`: its `def` of `entry`, and the top-level lines
+/// it adds above the function (imports, helpers). `None` when it changes anything else (the
+/// decorators, the rest of the module) or adds lines that are not top-level statements.
+pub fn swap_candidate(seed: &str, program: &str, entry: &str) -> Option<SwapCandidate> {
+    let s = crate::python::defs::find(seed, entry)?;
+    let p = crate::python::defs::find(program, entry)?;
+    let sl: Vec<&str> = seed.split_inclusive('\n').collect();
+    let pl: Vec<&str> = program.split_inclusive('\n').collect();
+    let range = |lines: &[&str], a: u32, b: u32| -> Option<Vec<String>> {
+        let (a, b) = (a as usize, b as usize);
+        (a <= b && b <= lines.len()).then(|| lines[a..b].iter().map(|l| l.to_string()).collect())
+    };
+    // The decorators stay, and so does everything after the function.
+    if range(&sl, s.first - 1, s.def_line - 1)? != range(&pl, p.first - 1, p.def_line - 1)? {
+        return None;
+    }
+    if range(&sl, s.last, sl.len() as u32)? != range(&pl, p.last, pl.len() as u32)? {
+        return None;
+    }
+    // Above it, the seed's lines in order, with whole top-level statements added.
+    let before_s = &sl[..(s.first - 1) as usize];
+    let before_p = &pl[..(p.first - 1) as usize];
+    let mut prelude = String::new();
+    let mut k = 0;
+    let mut inserted_block_start = true;
+    for line in before_p {
+        if k < before_s.len() && before_s[k] == *line {
+            k += 1;
+            inserted_block_start = true;
+            continue;
+        }
+        if inserted_block_start && line.starts_with([' ', '\t']) {
+            return None;
+        }
+        inserted_block_start = false;
+        prelude.push_str(line);
+    }
+    if k != before_s.len() {
+        return None;
+    }
+    let def: String = pl[(p.def_line - 1) as usize..p.last as usize]
+        .iter()
+        .map(|l| l.strip_prefix(p.indent.as_str()).unwrap_or(l))
+        .collect();
+    Some(SwapCandidate {
+        def,
+        line: p.def_line,
+        prelude,
+    })
 }
 
 fn node_id(test: &TestInput) -> Option<&str> {

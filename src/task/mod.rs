@@ -201,7 +201,15 @@ impl Task {
     pub fn shown_fields(&self) -> Vec<(String, usize)> {
         let mut fields = vec![("prompt".to_string(), self.prompt.len())];
         if let Some(seed) = &self.seed {
-            fields.push(("seed".into(), seed.len()));
+            // One function of a user's module: prompts show it with its context, not the file.
+            let shown = match self.scope {
+                ProgramScope::Function => {
+                    crate::python::view::function_view(seed, &self.entry_point)
+                        .map_or(seed.len(), |v| v.len())
+                }
+                ProgramScope::Whole => seed.len(),
+            };
+            fields.push(("seed".into(), shown));
         }
         if let Some(source) = &self.source {
             fields.push(("source.code".into(), source.code.len()));

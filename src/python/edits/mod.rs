@@ -24,7 +24,11 @@
 mod exprs;
 pub mod guard;
 mod stmts;
+pub(crate) mod strings;
+mod values;
 mod walk;
+
+pub use values::Hints;
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -59,8 +63,14 @@ pub enum EditKind {
     Return,
     /// A start (`count = 0`) given to a name the function only ever updates (`count += 1`).
     Start,
-    /// `if not p: return EMPTY` added at the top of a function ([`guard`]).
+    /// `if not p: return EMPTY` added at the top of a function ([`guard`]), `if x is None`
+    /// guards, an `except` that catches more.
     Guard,
+    /// A string literal rewritten as a failing test's expected value has it, or a regular
+    /// expression's class or quantifier changed.
+    Literal,
+    /// A call's arguments: one dropped, two swapped, a keyword added or changed.
+    Argument,
 }
 
 /// One edited program.
@@ -112,6 +122,18 @@ pub(crate) struct Context<'a> {
 /// Every edit of the statements starting on `targets` (first lines, most suspicious first),
 /// in that order, at most `limit`.
 pub fn edits(program: &str, targets: &[u32], limit: usize) -> Vec<Edit> {
+    edits_with(program, targets, limit, &Hints::default(), None)
+}
+
+/// [`edits`], and before them the edits `hints` guide ([`values`]) of every statement of the
+/// lines `range` (the function under test), at most `limit` of those too.
+pub fn edits_with(
+    program: &str,
+    targets: &[u32],
+    limit: usize,
+    hints: &Hints,
+    range: Option<(u32, u32)>,
+) -> Vec<Edit> {
     let src = SourceFile::new(program.to_string());
     let Ok(suite) = parse_module(&src) else {
         return Vec::new();
@@ -124,6 +146,7 @@ pub fn edits(program: &str, targets: &[u32], limit: usize) -> Vec<Edit> {
         .collect();
     builtins.extend(module_names.iter().cloned());
     let mut found: Vec<(u32, Vec<Candidate>)> = Vec::new();
+    let mut valued: Vec<(u32, Vec<Candidate>)> = Vec::new();
     let mut finder = Finder {
         text: program,
         src: &src,
@@ -131,6 +154,9 @@ pub fn edits(program: &str, targets: &[u32], limit: usize) -> Vec<Edit> {
         globals: &builtins,
         module_names: &module_names,
         found: &mut found,
+        hints,
+        range,
+        valued: &mut valued,
     };
     finder.body(
         &suite,
@@ -142,29 +168,36 @@ pub fn edits(program: &str, targets: &[u32], limit: usize) -> Vec<Edit> {
     // Most suspicious statement first; within one, in the order the edits were listed.
     found.sort_by_key(|(line, _)| targets.iter().position(|t| t == line).unwrap_or(usize::MAX));
 
+    // Value-guided edits first, the statements most suspicious first among them; each kind
+    // has `limit` of its own.
+    valued.sort_by_key(|(line, _)| targets.iter().position(|t| t == line).unwrap_or(usize::MAX));
     let mut out = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     seen.insert(program_key(program));
-    for (line, candidates) in found {
-        for c in candidates {
-            if out.len() >= limit {
-                return out;
+    for group in [valued, found] {
+        let mut taken = 0;
+        'lines: for (line, candidates) in group {
+            for c in candidates {
+                if taken >= limit {
+                    break 'lines;
+                }
+                let Some(edited) = apply(program, &c.repls) else {
+                    continue;
+                };
+                if parse_module(&SourceFile::new(edited.clone())).is_err() {
+                    continue;
+                }
+                if !seen.insert(program_key(&edited)) {
+                    continue;
+                }
+                taken += 1;
+                out.push(Edit {
+                    kind: c.kind,
+                    line,
+                    description: c.description,
+                    program: edited,
+                });
             }
-            let Some(edited) = apply(program, &c.repls) else {
-                continue;
-            };
-            if parse_module(&SourceFile::new(edited.clone())).is_err() {
-                continue;
-            }
-            if !seen.insert(program_key(&edited)) {
-                continue;
-            }
-            out.push(Edit {
-                kind: c.kind,
-                line,
-                description: c.description,
-                program: edited,
-            });
         }
     }
     out
@@ -196,6 +229,10 @@ struct Finder<'a> {
     globals: &'a BTreeSet<String>,
     module_names: &'a BTreeSet<String>,
     found: &'a mut Vec<(u32, Vec<Candidate>)>,
+    hints: &'a Hints,
+    /// Lines whose statements get value-guided edits.
+    range: Option<(u32, u32)>,
+    valued: &'a mut Vec<(u32, Vec<Candidate>)>,
 }
 
 impl<'a> Finder<'a> {
@@ -209,7 +246,12 @@ impl<'a> Finder<'a> {
     ) {
         for (index, stmt) in body.iter().enumerate() {
             let line = self.src.line_of_offset(u32::from(stmt.start()));
-            if self.targets.contains(&line) {
+            let in_range = self.range.is_some_and(|(a, b)| a <= line && line <= b)
+                && !matches!(
+                    stmt,
+                    Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
+                );
+            if self.targets.contains(&line) || in_range {
                 let mut defined = self.globals.clone();
                 defined.extend(locals.iter().cloned());
                 let ctx = Context {
@@ -222,9 +264,18 @@ impl<'a> Finder<'a> {
                     siblings: body,
                     index,
                 };
-                let mut candidates = exprs::edits(stmt, &ctx);
-                candidates.extend(stmts::edits(stmt, &ctx));
-                self.found.push((line, candidates));
+                if self.targets.contains(&line) {
+                    let mut candidates = exprs::edits(stmt, &ctx);
+                    candidates.extend(stmts::edits(stmt, &ctx));
+                    self.found.push((line, candidates));
+                }
+                if in_range && !self.hints.is_empty() {
+                    self.valued
+                        .push((line, values::edits(stmt, &ctx, self.hints)));
+                } else if in_range {
+                    self.valued
+                        .push((line, values::edits(stmt, &ctx, &Hints::default())));
+                }
             }
             let function = match stmt {
                 Stmt::FunctionDef(f) => Some((&f.args, &f.body)),

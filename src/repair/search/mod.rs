@@ -29,6 +29,7 @@ mod budget;
 mod choose;
 mod complete;
 mod harden;
+mod hints;
 mod inputs;
 mod mutate;
 mod node;

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use crate::locate::{localise_runs, observe, Observation};
-use crate::python::edits::{edits, EditKind};
+use crate::python::edits::{edits_with, EditKind};
 use crate::python::normalize::program_key;
 use crate::repair::record::{CandidateRecord, EditRecord};
 use crate::repair::search::select::{agrees, behaviour};
@@ -90,8 +90,14 @@ impl Search<'_> {
             .map(|(first, _)| first)
             .take(top)
             .collect();
+        let entry = self.task.entry_point.clone();
+        // What the failing tests saw guides edits of every statement of the function.
+        let hints = super::hints::hints(&self.node(parent).tested.outcomes);
+        let value_range = self
+            .entry_lines(&program)
+            .or_else(|| crate::python::splice::def_lines(&program, &entry));
         let work = move || -> Result<(Vec<u32>, Vec<Tried>), crate::run::sandbox::SandboxError> {
-            let candidates: Vec<_> = edits(&program, &lines, limit)
+            let candidates: Vec<_> = edits_with(&program, &lines, limit, &hints, value_range)
                 .into_iter()
                 .chain(extra)
                 .filter(|e| !(no_added_return && e.kind == EditKind::Return))
@@ -99,10 +105,23 @@ impl Search<'_> {
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.
             let quick = runner.with_wall_ms((parent_ms * 10).clamp(1000, 3000));
-            let tried = in_parallel(&candidates, runner.jobs(), |edit| {
+            // In a project, the edits run first with the function swapped into one session
+            // per few dozen edits; an edit that passes there is run the ordinary way too.
+            let swapped: Vec<Option<Vec<TestOutcome>>> = if runner.project().is_some() {
+                let programs: Vec<String> = candidates.iter().map(|e| e.program.clone()).collect();
+                quick.run_swapped(&program, &entry, &programs, &visible)
+            } else {
+                candidates.iter().map(|_| None).collect()
+            };
+            let indexed: Vec<(usize, &crate::python::edits::Edit)> =
+                candidates.iter().enumerate().collect();
+            let tried = in_parallel(&indexed, runner.jobs(), |(i, edit)| {
                 let t = Instant::now();
                 // Stops at the first test that times out (pytest nodes: one session).
-                let outcomes = quick.run_in_order(&edit.program, &visible)?;
+                let outcomes = match swapped.get(*i).cloned().flatten() {
+                    Some(outcomes) if outcomes.iter().any(|o| !o.passed()) => outcomes,
+                    _ => quick.run_in_order(&edit.program, &visible)?,
+                };
                 let passed = outcomes.iter().filter(|o| o.passed()).count();
                 let mut derived_ok = true;
                 if passed == visible.len() {

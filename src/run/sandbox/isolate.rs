@@ -45,7 +45,13 @@ pub fn enter_network() -> Network {
         Ok(()) => Network {
             isolated: true,
             in_user_namespace: !root,
-            warnings: Vec::new(),
+            // A test may serve and connect on loopback (a local HTTP server, a socket pair
+            // by port): the namespace's own `lo` reaches nothing outside it.
+            warnings: loopback_up()
+                .err()
+                .map(|e| format!("loopback not up in the run's network ({e})"))
+                .into_iter()
+                .collect(),
         },
         Err(e) => Network {
             isolated: false,
@@ -53,6 +59,35 @@ pub fn enter_network() -> Network {
             warnings: vec![format!("network not isolated ({e})")],
         },
     }
+}
+
+/// Bring up the loopback interface of this process's (new) network namespace.
+fn loopback_up() -> Result<(), std::io::Error> {
+    // SAFETY: a datagram socket only to name the interface; closed below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: an ifreq zeroed, named "lo", read then written back with IFF_UP by ioctl.
+    let result = unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) != 0 {
+            Err(errno())
+        } else {
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) != 0 {
+                Err(errno())
+            } else {
+                Ok(())
+            }
+        }
+    };
+    // SAFETY: closing our own socket.
+    unsafe { libc::close(fd) };
+    result
 }
 
 /// Apply every other protection that this machine allows, for one run. Returns in the process

@@ -80,6 +80,9 @@ pub enum TestSpec {
         /// defined there ([`NodeReport::covered`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cover: Option<(u32, u32)>,
+        /// Many candidates of one function in this one session ([`SwapBatch`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<SwapBatch>,
     },
 }
 
@@ -353,6 +356,47 @@ pub struct PytestReport {
     /// The CPU time it took (the process's, user and system).
     #[serde(default)]
     pub session_cpu_ms: Option<f64>,
+    /// A [`SwapBatch`]'s results, one per candidate in order.
+    #[serde(default)]
+    pub batch: Vec<SwapResult>,
+    /// Why the batch could not run at all (the function was not loaded).
+    #[serde(default)]
+    pub batch_error: Option<String>,
+}
+
+/// Candidates of one function run in one pytest session: the tests are collected once, and
+/// each candidate's function is put in place of the original in a child process of its own
+/// (its code swapped into the function objects), where the nodes run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SwapBatch {
+    /// The function's dotted path (`f`, `Cls.method`).
+    pub entry: String,
+    /// Its lines in the module as collected (first decorator to last line).
+    pub lines: (u32, u32),
+    pub candidates: Vec<SwapCandidate>,
+    /// Time one candidate may take, all its nodes together.
+    pub candidate_ms: u64,
+}
+
+/// One candidate of a [`SwapBatch`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SwapCandidate {
+    /// Its `def` (decorators left out), dedented.
+    pub def: String,
+    /// The line of its `def` in the candidate program.
+    pub line: u32,
+    /// Module-level statements it adds (imports, helpers), run in the module first.
+    #[serde(default)]
+    pub prelude: String,
+}
+
+/// What one candidate of a [`SwapBatch`] did: its nodes, or why it could not run this way.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SwapResult {
+    #[serde(default)]
+    pub nodes: Option<Vec<NodeReport>>,
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// A collector pytest could not collect: a test file that does not import, a conftest.py that

@@ -420,6 +420,225 @@ class Reporter:
         }
 
 
+class SwapError(Exception):
+    """A candidate that cannot be put in place of the function in this session."""
+
+
+def _raw_functions(code):
+    """Every function object whose code is `code` (the function itself, wherever the module,
+    a class or a decorator's closure holds it)."""
+    import gc
+    import types
+    return [f for f in gc.get_referrers(code)
+            if isinstance(f, types.FunctionType) and f.__code__ is code]
+
+
+def _entry_code(module_file, leaf, lines):
+    """The code object of the function under test: defined in `module_file`, named `leaf`,
+    starting within `lines` (its first decorator's line to its last line)."""
+    import gc
+    import types
+    found = None
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType):
+            code = obj.__code__
+            if code.co_filename == module_file and code.co_name == leaf and \
+                    lines[0] <= code.co_firstlineno <= lines[1]:
+                found = code
+                break
+    return found
+
+
+def _compile_def(source, first_line, leaf, module_file, needs_class_cell):
+    """A function made from one candidate's `def` (no decorators), its lines numbered as in
+    the candidate program."""
+    import ast
+    tree = ast.parse(source)
+    fn = next((n for n in tree.body
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == leaf), None)
+    if fn is None:
+        raise SwapError("the candidate defines no %s" % leaf)
+    fn.decorator_list = []
+    ast.increment_lineno(tree, first_line - fn.lineno)
+    if needs_class_cell:
+        # Zero-argument super() needs the __class__ cell a class body gives its methods.
+        holder = ast.ClassDef(name="_ldb_swap", bases=[], keywords=[], body=[fn],
+                              decorator_list=[])
+        module = ast.Module(body=[holder], type_ignores=[])
+    else:
+        module = ast.Module(body=[fn], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, module_file, "exec")
+    for const in code.co_consts:
+        if needs_class_cell and getattr(const, "co_name", None) == "_ldb_swap":
+            for inner in const.co_consts:
+                if getattr(inner, "co_name", None) == leaf:
+                    return inner
+        if getattr(const, "co_name", None) == leaf:
+            return const
+    raise SwapError("the candidate's %s did not compile to a function" % leaf)
+
+
+class Batch:
+    """A plugin that runs many candidates of one function in one session: collection (the
+    project's and the tests' imports) happens once; each candidate then runs in a forked
+    child, with its code put in place of the function's (every function object holding the
+    original code gets the candidate's code and defaults), and its nodes run there. The
+    parent never runs a candidate's code. A candidate that cannot be swapped in (a closure of
+    another shape) gets an error, and the caller runs it the ordinary way."""
+
+    def __init__(self, reporter, spec, module_file):
+        self.reporter = reporter
+        self.spec = spec
+        self.module_file = module_file
+        self.results = []
+        self.error = None
+
+    @pytest.hookimpl(tryfirst=True) if pytest else (lambda f: f)
+    def pytest_runtestloop(self, session):
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            return None
+        items = list(session.items)
+        entry = self.spec["entry"]
+        leaf = entry.rsplit(".", 1)[-1]
+        lines = tuple(self.spec["lines"])
+        code = _entry_code(self.module_file, leaf, lines)
+        if code is None:
+            self.error = "the function under test was not loaded by the tests' collection"
+            return True
+        originals = _raw_functions(code)
+        needs_class_cell = "__class__" in code.co_freevars
+        for cand in self.spec["candidates"]:
+            self.results.append(self._one(session, items, cand, code, originals,
+                                          needs_class_cell, leaf))
+        return True
+
+    def _one(self, session, items, cand, code, originals, needs_class_cell, leaf):
+        try:
+            new = _compile_def(cand["def"], cand["line"], leaf, self.module_file,
+                               needs_class_cell)
+        except SyntaxError as exc:
+            return {"error": "does not compile: %s" % exc}
+        except SwapError as exc:
+            return {"error": str(exc)}
+        if new.co_freevars != code.co_freevars:
+            return {"error": "its free variables differ from the function's"}
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            try:
+                self._child(session, items, cand, new, originals, write)
+            finally:
+                os._exit(0)
+        os.close(write)
+        deadline = time.monotonic() + self.spec.get("candidate_ms", 10000) / 1000.0
+        chunks = []
+        import select
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([read], [], [], left)
+            if not ready:
+                continue
+            data = os.read(read, 1 << 16)
+            if not data:
+                break
+            chunks.append(data)
+        timed_out = time.monotonic() >= deadline
+        if timed_out:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        os.close(read)
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        if timed_out:
+            return {"error": "timeout"}
+        try:
+            import json
+            return {"nodes": json.loads(b"".join(chunks).decode("utf-8"))}
+        except BaseException:
+            return {"error": "the candidate's run ended without a report"}
+
+    def _child(self, session, items, cand, new, originals, write):
+        import json
+        try:
+            signal.signal(signal.SIGALRM, _on_alarm)
+            module = None
+            for m in list(sys.modules.values()):
+                if getattr(m, "__file__", None) == self.module_file:
+                    module = m
+                    break
+            prelude = cand.get("prelude") or ""
+            if prelude and module is not None:
+                exec(compile(prelude, self.module_file, "exec"), module.__dict__)
+            defaults = None
+            kwdefaults = None
+            if originals:
+                # Defaults are evaluated where the def runs: in the module's globals.
+                import types
+                probe = types.FunctionType(new, originals[0].__globals__, new.co_name,
+                                           None, originals[0].__closure__)
+                fresh = _defaults_of(cand, originals[0].__globals__, new.co_name)
+                defaults, kwdefaults = fresh if fresh is not None else (
+                    probe.__defaults__, probe.__kwdefaults__)
+            for f in originals:
+                f.__code__ = new
+                f.__defaults__ = defaults
+                f.__kwdefaults__ = kwdefaults
+            rep = self.reporter
+            rep.nodes = {}
+            rep.first_left = set(rep.first)
+            rep.first_failed = False
+            session.shouldstop = False
+            session.shouldfail = False
+            for i, item in enumerate(items):
+                nextitem = items[i + 1] if i + 1 < len(items) else None
+                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                if session.shouldstop or session.shouldfail:
+                    break
+            payload = json.dumps(list(rep.nodes.values())).encode("utf-8")
+        except BaseException as exc:
+            payload = json.dumps({"error": "%s: %s" % (
+                type(exc).__name__, ldb_harness._safe_str(exc))}).encode("utf-8")
+        view = memoryview(payload)
+        while view:
+            n = os.write(write, view)
+            view = view[n:]
+        os.close(write)
+
+
+def _defaults_of(cand, globals_, name):
+    """The candidate's default values, evaluated in the module's globals (None when it has no
+    defaults to evaluate or they cannot be)."""
+    import ast
+    try:
+        tree = ast.parse(cand["def"])
+        fn = next(n for n in tree.body
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
+        fn.decorator_list = []
+        fn.body = [ast.Pass()]
+        fn.returns = None
+        for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+            a.annotation = None
+        for a in (fn.args.vararg, fn.args.kwarg):
+            if a is not None:
+                a.annotation = None
+        module = ast.Module(body=[fn], type_ignores=[])
+        ast.fix_missing_locations(module)
+        scope = {}
+        exec(compile(module, "<defaults>", "exec"), globals_, scope)
+        made = scope[name]
+        return made.__defaults__, made.__kwdefaults__
+    except BaseException:
+        return None
+
+
 def warm_up():
     """One empty session, in a warm worker before it forks: what pytest compiles, imports and
     caches on first use (regular expressions, lazily imported modules, the distributions on the
@@ -492,8 +711,13 @@ def run(req):
     code = None
     started = time.perf_counter()
     started_cpu = time.process_time()
+    plugins = [reporter]
+    batch = None
+    if test.get("batch"):
+        batch = Batch(reporter, test["batch"], project.get("module_file"))
+        plugins.append(batch)
     try:
-        code = pytest.main(args, plugins=[reporter])
+        code = pytest.main(args, plugins=plugins)
     except SystemExit as exc:
         result = dict(result, **ldb_harness._result("exited", "test", exit_code=ldb_harness._exit_code(exc)))
         result["pytest"] = report
@@ -516,5 +740,8 @@ def run(req):
     report["items"] = reporter.items
     report["nodes"] = list(reporter.nodes.values())
     report["module_imported"] = reporter.module_imported
+    if batch is not None:
+        report["batch"] = batch.results
+        report["batch_error"] = batch.error
     ldb_harness.flush_streams()
     return result
