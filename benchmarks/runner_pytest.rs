@@ -158,6 +158,8 @@ fn session_time(
             first: Vec::new(),
             keep_going: false,
             cover: None,
+            batch: None,
+            trace_project: None,
         },
         stdin: None,
         as_main: false,

@@ -197,6 +197,19 @@ def cmd_fidelity(env, bugs, args):
               file=sys.stderr)
 
 
+def judge(scored, diff):
+    """fixed: the whole test file passes; regressing: a change that passes the failing tests
+    and breaks others; wrong: a change that does not pass the failing tests; not fixed: no
+    change written."""
+    if scored.get("result") == "PASS":
+        return "fixed"
+    if not diff.strip():
+        return "not fixed"
+    if (scored.get("visible") or {}).get("ok"):
+        return "regressing"
+    return "wrong"
+
+
 def changed_lines(diff):
     return sum(1 for l in diff.splitlines()
                if l[:1] in "+-" and not l.startswith(("+++", "---")) and l[1:].strip())
@@ -252,10 +265,7 @@ def cmd_fix(env, bugs, args, extra):
             scored = json.loads(score.stdout)
         except ValueError:
             scored = {"error": score.stderr[-500:]}
-        written = bool(diff.strip())
-        verdict = "fixed" if scored.get("pass") else (
-            "regressing" if written and scored.get("visible_pass") else
-            "wrong" if written else "not fixed")
+        verdict = judge(scored, diff)
         rec = {"id": bug["id"], "slice": bug["slice"], "exit": code, "status": status,
                "verdict": verdict, "tokens": tokens, "seconds": round(seconds, 1),
                "changed_lines": changed_lines(diff), "patch_lines": changed_lines(bug["patch"]),
@@ -282,7 +292,7 @@ def cmd_locate(env, bugs, args):
             cmd = [env.ldb, "locate"]
             for node in bug["failing_tests"]:
                 cmd += ["--tests", node]
-            cmd += ["--venv", str(env.venv(bug)), "--json"]
+            cmd += ["--venv", str(env.venv(bug)), "--json", "--top", "50"]
             started = time.time()
             try:
                 p = subprocess.run(cmd, cwd=project, env=e, capture_output=True, text=True,
@@ -300,20 +310,21 @@ def cmd_locate(env, bugs, args):
         if doc is None:
             rec["error"] = stderr.strip()[-500:]
         else:
-            functions = [f.get("function") for f in doc.get("functions", [])]
-            want = bug["function"]
-            for i, name in enumerate(functions):
-                if name == want and str(doc.get("functions", [])[i].get("file", "")).endswith(
+            functions = doc.get("functions", [])
+            for i, f in enumerate(functions):
+                if f.get("function") == bug["function"] and str(f.get("file", "")).endswith(
                         bug["file"]):
                     rec["function_rank"] = i + 1
                     break
-            lines = doc.get("lines", [])
-            for i, l in enumerate(lines):
-                if str(l.get("file", "")).endswith(bug["file"]) and any(
-                        l.get("first", 0) <= n <= l.get("last", 0) for n in fixed_lines):
+            for i, l in enumerate(doc.get("lines", [])):
+                if str(l.get("file", "")).endswith(bug["file"]) and l.get("line") in fixed_lines:
                     rec["line_rank"] = i + 1
                     break
-            rec["functions"] = functions[:5]
+            rec["functions"] = [
+                {k: f.get(k) for k in ("file", "function", "score", "failing_runs",
+                                        "passing_runs", "traceback_depth", "called_by_test")}
+                for f in functions[:10]]
+            rec["failing"] = doc.get("failing")
         append(out, rec)
         print("%s: function rank %s, line rank %s" % (bug["id"], rec["function_rank"],
                                                       rec["line_rank"]), file=sys.stderr)
@@ -365,6 +376,7 @@ def cmd_table(paths):
         elif kind == "fix":
             by = {}
             for r in recs:
+                r["verdict"] = judge(r["score"], r["diff"])
                 by.setdefault(r["id"].split(":")[0], []).append(r)
             print("| project | bugs | fixed | plausible but regressing | not fixed | tokens per fix "
                   "| median s | median changed lines (developer's) |")

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::progress::StderrProgress;
-use super::settings::{FixInput, FixSettings, SeedChoice, TaskSource};
+use super::settings::{FixInput, FixSettings, ProgramTests, SeedChoice, TaskSource};
 use super::test_cmd::select_tasks;
 use crate::repair::record::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
 use crate::repair::{FixOptions, Fixer, SeedSource, Strategy};
@@ -24,7 +24,91 @@ struct ResultLine<'a> {
     program: &'a str,
 }
 
+/// Functions of a project tried in turn when no function is named (`ldb fix --tests NODE`),
+/// most suspicious first, at most.
+const LOCATED_TRIED: usize = 3;
+
 pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
+    if let FixInput::Task(TaskSource::Project(tests)) = &s.input {
+        let tests = tests.clone();
+        return run_project(s, tests);
+    }
+    run_target(s)
+}
+
+/// No function named: find it from what the failing tests ran, then fix the most suspicious
+/// functions in turn until one is fixed.
+fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliError> {
+    let located = super::project_target::locate(&tests, s.sandbox.runner()?, s.quiet)?;
+    if located.failing == 0 {
+        if !s.quiet {
+            eprintln!("ldb: every given test passes: nothing to fix");
+        }
+        return Ok(ExitStatus::Success);
+    }
+    let tried: Vec<_> = located.ranked.iter().take(LOCATED_TRIED).collect();
+    if tried.is_empty() {
+        return Err(CliError::bad_input(
+            format!(
+                "the failing test{} ran no function of the project under {}",
+                if located.failing == 1 { "" } else { "s" },
+                located.root.display()
+            ),
+            "name the function under test: ldb fix path/to/module.py::NAME --tests ...",
+        ));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    if !s.quiet {
+        let names: Vec<String> = tried
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} ({:.2})",
+                    super::project_target::target_of(f, &cwd).display(),
+                    f.score
+                )
+            })
+            .collect();
+        eprintln!(
+            "ldb: the failing test{} ran {} function{} of the project; most suspicious: {} \
+             (ldb locate shows why)",
+            if located.failing == 1 { "" } else { "s" },
+            located.ranked.len(),
+            if located.ranked.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
+    }
+    let mut last = ExitStatus::TestsFailed;
+    for (i, f) in tried.iter().enumerate() {
+        let target = super::project_target::target_of(f, &cwd);
+        if !s.quiet {
+            eprintln!(
+                "ldb: fixing {} ({} of {})",
+                target.display(),
+                i + 1,
+                tried.len()
+            );
+        }
+        let mut one = s.clone();
+        one.target = target;
+        one.input = FixInput::Task(TaskSource::Program(tests.clone()));
+        match run_target(one) {
+            Ok(ExitStatus::Success) => return Ok(ExitStatus::Success),
+            Ok(status) => last = status,
+            // One function that cannot be fixed (it does not splice, its module does not
+            // import alone) leaves the next to try.
+            Err(e) if i + 1 < tried.len() => {
+                if !s.quiet {
+                    eprintln!("ldb: {}: trying the next function", e.message);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(last)
+}
+
+fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
     // `--write` holds the file for the whole run: locked (a second run waits), checked to be
     // writable before any model call, and read once; the fix replaces it only if unchanged.
     let program_file = file_task::program_file(&s.target);
@@ -53,6 +137,11 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
                 None => file_task::load(&s.target, tests, runner, s.quiet)?,
             };
             (vec![task], runner)
+        }
+        FixInput::Task(TaskSource::Project(_)) => {
+            return Err(CliError::internal(
+                "a project's function is found before it is fixed",
+            ))
         }
         FixInput::Task(TaskSource::Tasks { task_id, strict }) => {
             let (tasks, bad) = select_tasks(&s.target, task_id.as_deref(), *strict)?;

@@ -37,6 +37,9 @@ struct LocateReport {
 }
 
 pub fn run(s: &LocateSettings) -> Result<ExitStatus, CliError> {
+    if let crate::cli::settings::TaskSource::Project(tests) = &s.source {
+        return run_project(s, tests);
+    }
     let (mut tasks, _, runner) = load_source(&s.target, &s.source, s.sandbox.runner()?, false)?;
     if tasks.len() != 1 {
         return Err(CliError::bad_input(
@@ -173,6 +176,132 @@ fn render(r: &LocateReport, loc: &Localisation) -> String {
              apart: the statement that raised comes first, then ties go to later statements \
              (--ties)\n",
         );
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct ProjectLine {
+    file: std::path::PathBuf,
+    function: String,
+    line: u32,
+    score: f64,
+}
+
+#[derive(Serialize)]
+struct ProjectReport<'a> {
+    root: &'a std::path::Path,
+    given: usize,
+    failing: usize,
+    others: usize,
+    others_passing: usize,
+    functions: &'a [crate::locate::project::RankedFunction],
+    /// Lines of the ranked functions, the first function's first.
+    lines: Vec<ProjectLine>,
+}
+
+/// `ldb locate --tests NODE` with no program: the project's functions, then their lines.
+fn run_project(
+    s: &LocateSettings,
+    tests: &crate::cli::settings::ProgramTests,
+) -> Result<ExitStatus, CliError> {
+    let located = crate::cli::project_target::locate(tests, s.sandbox.runner()?, false)?;
+    let functions: Vec<_> = located.ranked.iter().take(s.top).cloned().collect();
+    let lines: Vec<ProjectLine> = functions
+        .iter()
+        .flat_map(|f| {
+            f.lines.iter().map(|(line, score)| ProjectLine {
+                file: f.file.clone(),
+                function: f.function.clone(),
+                line: *line,
+                score: *score,
+            })
+        })
+        .collect();
+    let report = ProjectReport {
+        root: &located.root,
+        given: located.given,
+        failing: located.failing,
+        others: located.others,
+        others_passing: located.others_passing,
+        functions: &functions,
+        lines,
+    };
+    if s.json {
+        output::print_json(&report)?;
+    } else {
+        output::print(&render_project(&report));
+    }
+    Ok(if located.failing == 0 {
+        ExitStatus::Success
+    } else {
+        ExitStatus::TestsFailed
+    })
+}
+
+fn render_project(r: &ProjectReport<'_>) -> String {
+    let mut out = format!(
+        "{} of {} given test{} fail; {} of the {} other test{} of their files pass (project {})\n",
+        r.failing,
+        r.given,
+        if r.given == 1 { "" } else { "s" },
+        r.others_passing,
+        r.others,
+        if r.others == 1 { "" } else { "s" },
+        r.root.display()
+    );
+    if r.failing == 0 {
+        out.push_str("every given test passes: nothing to localise\n");
+        return out;
+    }
+    out.push_str(
+        "functions the failing tests ran, most suspicious first (Ochiai over their body lines; \
+         ties: the innermost frame of a traceback, then a function the failing test called \
+         itself):\n",
+    );
+    out.push_str("  rank  score  fail/pass  function\n");
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for (i, f) in r.functions.iter().enumerate() {
+        let file = f.file.strip_prefix(&cwd).unwrap_or(&f.file);
+        let mut why = Vec::new();
+        if let Some(d) = f.traceback_depth {
+            why.push(if d == 1 {
+                "raised here".to_string()
+            } else {
+                format!("in the traceback, {d} frames out")
+            });
+        }
+        if f.called_by_test {
+            why.push("called by the failing test".into());
+        }
+        out.push_str(&format!(
+            "  {:<4}  {:>5.2}  {:>4}/{:<4}  {}::{} (lines {}-{}){}\n",
+            i + 1,
+            f.score,
+            f.failing_runs,
+            f.passing_runs,
+            file.display(),
+            f.function,
+            f.first_line,
+            f.last_line,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!("  <- {}", why.join(", "))
+            }
+        ));
+        if i == 0 {
+            let top: Vec<String> = f
+                .lines
+                .iter()
+                .take(5)
+                .map(|(l, sc)| format!("{l} ({sc:.2})"))
+                .collect();
+            out.push_str(&format!(
+                "        most suspicious lines: {}\n",
+                top.join(", ")
+            ));
+        }
     }
     out
 }

@@ -17,6 +17,7 @@ mod model_cmd;
 mod models;
 mod output;
 mod progress;
+mod project_target;
 mod pytest_task;
 mod report_cmd;
 mod serve_cmd;

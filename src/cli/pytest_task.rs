@@ -64,28 +64,38 @@ pub enum KeepPassing {
     Dir,
 }
 
-/// The task whose tests are the pytest nodes `args.tests` (and `-k`) select, and a runner
-/// that runs them in the project.
-pub fn load(
-    target: Target<'_>,
-    args: TestsArgs<'_>,
+/// Where a project's pytest run happens: the project, its environment, the tests given, and a
+/// runner set up to run them there (the program in place of the module file).
+pub struct Setup {
+    /// How messages name the tests: the one path given, or all of them.
+    pub label: PathBuf,
+    /// The given tests: real paths, and their node parts.
+    pub given: Vec<(PathBuf, Option<String>)>,
+    pub root: PathBuf,
+    pub env: PythonEnv,
+    pub mount: ProjectMount,
+    pub runner: Runner,
+    /// The caller's PYTHONPATH entries the runs import from.
+    pub user_path: Vec<PathBuf>,
+    /// pytest's arguments for the given tests (and `-k`).
+    pub pytest_args: Vec<String>,
+}
+
+/// The project around `program` (a module file) and the tests of `args`, its environment,
+/// and a runner that runs pytest there.
+pub fn setup(
+    program: &Path,
+    args: &TestsArgs<'_>,
     runner: Runner,
-    reason: &Reason,
-) -> Result<(Task, Runner), CliError> {
-    let Target {
-        program,
-        function,
-        text,
-        python_path_given,
-        quiet,
-    } = target;
+    python_path_given: bool,
+    quiet: bool,
+) -> Result<Setup, CliError> {
     if args.tests.is_empty() {
         return Err(CliError::bad_input(
             "pytest needs tests to run: no --tests given",
             "pass --tests tests/ (a directory, a test file or a node id)",
         ));
     }
-    // How messages name the tests: the one path given, or all of them.
     let label = PathBuf::from(
         args.tests
             .iter()
@@ -93,7 +103,6 @@ pub fn load(
             .collect::<Vec<_>>()
             .join(" "),
     );
-    let tests = label.as_path();
     let cwd = std::env::current_dir().map_err(|e| {
         CliError::bad_input(
             format!("cannot read the current directory: {e}"),
@@ -180,7 +189,28 @@ pub fn load(
     if let Some(k) = args.keyword {
         pytest_args.extend(["-k".to_string(), k.to_string()]);
     }
-    let collection = runner.collect(&text, &pytest_args)?;
+    Ok(Setup {
+        label,
+        given,
+        root,
+        env,
+        mount,
+        runner,
+        user_path,
+        pytest_args,
+    })
+}
+
+/// Collect the given tests with `text` in the module's place: pytest's report, checked (no
+/// pytest, collection errors, unknown nodes are errors with hints), and the runner set to
+/// pytest's own rootdir.
+pub fn collect_checked(
+    setup: &Setup,
+    text: &str,
+    program: &Path,
+    reason: &Reason,
+) -> Result<(PytestReport, PathBuf, Runner), CliError> {
+    let collection = setup.runner.collect(text, &setup.pytest_args)?;
     let Some(report) = collection.report else {
         let mut e = CliError::sandbox(format!(
             "pytest's collection ended without a report: {}",
@@ -200,16 +230,52 @@ pub fn load(
         }
         return Err(e);
     };
-    check_collection(&report, tests, program, &root, &env, reason)?;
+    check_collection(
+        &report,
+        &setup.label,
+        program,
+        &setup.root,
+        &setup.env,
+        reason,
+    )?;
     let rootdir = report
         .rootdir
         .as_deref()
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.clone());
-    let runner = runner.with_project(PytestProject {
-        mount,
+        .unwrap_or_else(|| setup.root.clone());
+    let runner = setup.runner.clone().with_project(PytestProject {
+        mount: setup.mount.clone(),
         rootdir: rootdir.clone(),
     });
+    Ok((report, rootdir, runner))
+}
+
+/// The task whose tests are the pytest nodes `args.tests` (and `-k`) select, and a runner
+/// that runs them in the project.
+pub fn load(
+    target: Target<'_>,
+    args: TestsArgs<'_>,
+    runner: Runner,
+    reason: &Reason,
+) -> Result<(Task, Runner), CliError> {
+    let Target {
+        program,
+        function,
+        text,
+        python_path_given,
+        quiet,
+    } = target;
+    let st = setup(program, &args, runner, python_path_given, quiet)?;
+    let (report, rootdir, runner) = collect_checked(&st, &text, program, reason)?;
+    let Setup {
+        label,
+        given,
+        root,
+        env,
+        user_path,
+        ..
+    } = st;
+    let tests = label.as_path();
     if report.items.is_empty() {
         return Err(CliError::bad_input(
             format!(

@@ -183,6 +183,11 @@ pub fn load_source(
             let (tasks, skipped) = select_tasks(target, task_id.as_deref(), *strict)?;
             Ok((tasks, skipped, runner))
         }
+        TaskSource::Project(_) => Err(CliError::bad_input(
+            "no program given",
+            "name the program: ldb test path/to/module.py --tests ... (ldb locate --tests NODE \
+             finds the function from a failing test)",
+        )),
     }
 }
 

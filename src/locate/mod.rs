@@ -11,6 +11,7 @@
 
 pub mod coverage;
 pub mod observe;
+pub mod project;
 pub mod spectrum;
 
 use serde::Serialize;

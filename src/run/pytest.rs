@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::sandbox::protocol::{SwapBatch, SwapCandidate};
+use super::sandbox::protocol::{ProjectTrace, SwapBatch, SwapCandidate};
 use super::sandbox::pytest::{NodeOutcome, NodeReport, PytestReport};
 use super::sandbox::{ProjectMount, RunSpec, Sandbox, SandboxError, TestSpec};
 use super::{classify, in_parallel, Runner, TestInput, TestOutcome, TestStatus};
@@ -65,6 +65,7 @@ impl Runner {
             keep_going: false,
             cover: None,
             batch: None,
+            trace_project: None,
         };
         let wall = self.sandbox.limits().wall_ms.max(60_000);
         let (out, report) = self.session(project, program, test, wall, None)?;
@@ -180,6 +181,7 @@ impl Runner {
                 first: first.clone(),
                 keep_going: false,
                 cover: None,
+                trace_project: None,
                 batch: Some(SwapBatch {
                     entry: entry.to_string(),
                     lines,
@@ -218,6 +220,49 @@ impl Runner {
         out
     }
 
+    /// Run `tests` in one session (`first` of them first, every one run), tracing the
+    /// project's own files ([`ProjectTrace`]): each node's outcome and its report (the lines
+    /// it ran, the functions it called from the test, an exception's project frames).
+    pub fn trace_project(
+        &self,
+        program: &str,
+        tests: &[TestInput],
+        first: &[String],
+        trace: ProjectTrace,
+    ) -> Result<Vec<(TestOutcome, Option<NodeReport>)>, SandboxError> {
+        let project = self.project.as_deref().ok_or(SandboxError::NoProject)?;
+        let ids: Vec<&str> = tests.iter().filter_map(node_id).collect();
+        let per_node = self.sandbox.limits().wall_ms;
+        let mut args = vec!["--continue-on-collection-errors".to_string()];
+        args.extend(ids.iter().map(|id| node_arg(&project.rootdir, id)));
+        let test = TestSpec::Pytest {
+            args,
+            collect_only: false,
+            node_timeout_ms: per_node,
+            first: first.to_vec(),
+            keep_going: true,
+            cover: None,
+            batch: None,
+            trace_project: Some(trace),
+        };
+        let wall = per_node
+            .saturating_mul(ids.len().max(1) as u64)
+            .saturating_add(SESSION_START_MS);
+        let (session, report) = self.session(project, program, test, wall, None)?;
+        Ok(tests
+            .iter()
+            .map(|t| {
+                let node = node_id(t).and_then(|id| {
+                    report
+                        .as_ref()
+                        .and_then(|r| r.nodes.iter().find(|n| n.nodeid == id))
+                        .cloned()
+                });
+                (node_outcome(t, &session, report.as_ref()), node)
+            })
+            .collect())
+    }
+
     fn nodes_session(
         &self,
         program: &str,
@@ -239,6 +284,7 @@ impl Runner {
             first,
             cover,
             batch: None,
+            trace_project: None,
         };
         let count = ids.len().max(1) as u64;
         let wall = per_node

@@ -12,8 +12,11 @@ use crate::generate::local::catalog::DEFAULT_MODEL;
 #[derive(Debug, Args)]
 pub struct FixArgs {
     /// Task file (task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records), or a Python
-    /// program (prog.py) with --tests, --test or --io-test.
-    pub task: PathBuf,
+    /// program (prog.py, or a project's src/pkg/mod.py::function) with --tests, --test or
+    /// --io-test. Left out in a project: `ldb fix --tests tests/test_x.py::test_y` finds the
+    /// function from what the failing test ran.
+    #[arg(required_unless_present = "tests")]
+    pub task: Option<PathBuf>,
     /// Only the task with this id.
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
@@ -177,8 +180,10 @@ pub struct TraceArgs {
 #[derive(Debug, Args)]
 pub struct LocateArgs {
     /// Task file (its seed is the program), or a Python program with --tests, --test or
-    /// --io-test.
-    pub task: PathBuf,
+    /// --io-test. Left out in a project: `ldb locate --tests tests/test_x.py::test_y` ranks
+    /// the project's functions, then their lines.
+    #[arg(required_unless_present = "tests")]
+    pub task: Option<PathBuf>,
     /// Program to localise (default: the task's `seed`).
     #[arg(long, value_name = "FILE.py")]
     pub program: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! Settings of `ldb fix`, `test`, `trace`, `locate`, `cfg`, `report`, `serve` and `model`.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::models::ModelSettings;
 use super::shared::{
@@ -23,7 +23,7 @@ use crate::trace::sample::SampleConfig;
 use crate::trace::{Level, TracerKind};
 
 /// `ldb fix`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FixSettings {
     /// The task file, the program (`prog.py[::function]`) or the snippet.
     pub target: PathBuf,
@@ -97,20 +97,20 @@ impl FixSettings {
             }
             None => {
                 let source = TaskSource::resolve(
-                    &args.task,
+                    args.task.as_deref(),
                     &args.file,
                     args.task_id.as_deref(),
                     args.strict,
                 )?;
                 let mut source = source;
-                if let TaskSource::Program(tests) = &mut source {
+                if let TaskSource::Program(tests) | TaskSource::Project(tests) = &mut source {
                     tests.keep_passing = args.keep_passing.into();
                 }
                 if args.write && matches!(source, TaskSource::Tasks { .. }) {
                     return Err(CliError::bad_input(
                         format!(
                             "--write writes a fixed .py program back, but {} is a task file",
-                            args.task.display()
+                            args.task.as_deref().unwrap_or(Path::new("")).display()
                         ),
                         "use --out FILE (or redirect stdout) for a task file's result",
                     ));
@@ -147,7 +147,7 @@ impl FixSettings {
             prefill: !args.search.no_prefill,
         };
         Ok(FixSettings {
-            target: args.task.clone(),
+            target: args.task.clone().unwrap_or_default(),
             input,
             seed,
             options,
@@ -182,7 +182,7 @@ impl TestSettings {
     pub fn resolve(args: &TestArgs) -> Result<Self, CliError> {
         Ok(TestSettings {
             source: TaskSource::resolve(
-                &args.task,
+                Some(&args.task),
                 &args.file,
                 args.task_id.as_deref(),
                 args.strict,
@@ -263,8 +263,13 @@ pub struct LocateSettings {
 impl LocateSettings {
     pub fn resolve(args: &LocateArgs) -> Result<Self, CliError> {
         Ok(LocateSettings {
-            source: TaskSource::resolve(&args.task, &args.file, args.task_id.as_deref(), false)?,
-            target: args.task.clone(),
+            source: TaskSource::resolve(
+                args.task.as_deref(),
+                &args.file,
+                args.task_id.as_deref(),
+                false,
+            )?,
+            target: args.task.clone().unwrap_or_default(),
             program: args.program.clone(),
             top: args.top,
             ties: args.ties.into(),

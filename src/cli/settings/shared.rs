@@ -182,6 +182,9 @@ impl ProgramTests {
 /// Where a command's task comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TaskSource {
+    /// No program named: the project of the tests the flags name, where localisation finds
+    /// the function to fix (`ldb fix --tests NODE`).
+    Project(ProgramTests),
     /// A `.py` program (`prog.py` or `prog.py::function`) and the tests the flags name.
     Program(ProgramTests),
     /// A task file; with `task_id`, only that task of it.
@@ -196,11 +199,15 @@ impl TaskSource {
     /// A program's tests for a `.py` target; for a task file, the program flags are refused
     /// (they would be silently ignored: a task file carries its own tests).
     pub fn resolve(
-        target: &Path,
+        target: Option<&Path>,
         file: &FileTaskArgs,
         task_id: Option<&str>,
         strict: bool,
     ) -> Result<Self, CliError> {
+        let Some(target) = target else {
+            // Declared on the flags: a missing target comes with --tests.
+            return Ok(TaskSource::Project(ProgramTests::resolve(file)));
+        };
         if is_program(target) {
             return Ok(TaskSource::Program(ProgramTests::resolve(file)));
         }

@@ -83,9 +83,7 @@ fn unescape(body: &str) -> Option<String> {
             out.push(c);
             continue;
         }
-        let Some(e) = chars.next() else {
-            return None;
-        };
+        let e = chars.next()?;
         match e {
             '\n' => {}
             '\\' => out.push('\\'),

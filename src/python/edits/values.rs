@@ -183,7 +183,13 @@ fn transplant(value: &str, actual: &str, expected: &str) -> Vec<String> {
     if a.len() > 20_000 || e.len() > 20_000 {
         return Vec::new();
     }
-    let fields = fields(value);
+    // A literal found as it is (its fields unfilled: a query's `%s` passed on as text) maps
+    // whole; otherwise its fields match what filled them.
+    let fields = if find(&a, &v, 0).is_some() {
+        Vec::new()
+    } else {
+        fields(value)
+    };
     // The literal as pieces between its fields.
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
@@ -415,8 +421,11 @@ fn regex_variants(value: &str, chars: &[char]) -> Vec<String> {
 // ---------------------------------------------------------------------------------------
 // Calls.
 
+/// A rendered call: its name, its positional arguments and its keyword arguments, as text.
+type RenderedCall = (String, Vec<String>, Vec<(String, String)>);
+
 /// A rendered call `name(a, b, k=v)`: its name and its arguments, as text.
-fn parse_call(text: &str) -> Option<(String, Vec<String>, Vec<(String, String)>)> {
+fn parse_call(text: &str) -> Option<RenderedCall> {
     let text = text.trim();
     let open = text.find('(')?;
     if !text.ends_with(')') {
@@ -561,15 +570,16 @@ fn mock_keywords(c: &ast::ExprCall, ctx: &Context<'_>, hints: &Hints, out: &mut 
                     ));
                 }
                 None => {
-                    let sep = if c.args.is_empty() && c.keywords.is_empty() {
-                        ""
-                    } else {
-                        ", "
+                    // Right after the last argument (a closing parenthesis on a line of its
+                    // own stays there).
+                    let (at, sep) = match argument_spans(c).last() {
+                        Some(&(_, end)) => (end, ", "),
+                        None => (close, ""),
                     };
                     out.push(one(
                         EditKind::Argument,
-                        close,
-                        close,
+                        at,
+                        at,
                         format!("{sep}{k}={v}"),
                         format!(
                             "add {k}={v} to the call of {callee} (as the expected call has it)"
@@ -614,7 +624,7 @@ enum Arg {
 /// The call's arguments in source order: their spans.
 fn argument_spans(c: &ast::ExprCall) -> Vec<(usize, usize)> {
     let mut all: Vec<(usize, usize)> = c.args.iter().map(span).collect();
-    all.extend(c.keywords.iter().map(|k| span(k)));
+    all.extend(c.keywords.iter().map(span));
     all.sort_unstable();
     all
 }

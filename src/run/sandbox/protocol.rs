@@ -83,6 +83,10 @@ pub enum TestSpec {
         /// Many candidates of one function in this one session ([`SwapBatch`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         batch: Option<SwapBatch>,
+        /// Every node reports the lines it ran of the project's files
+        /// ([`NodeReport::lines`]), and an exception the project frames it went through.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_project: Option<ProjectTrace>,
     },
 }
 
@@ -267,6 +271,10 @@ pub struct ExceptionInfo {
     /// test's own file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_location: Option<String>,
+    /// The frames of the project's own files it went through (pytest runs that trace the
+    /// project): file, line, function, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub project_frames: Vec<(String, u32, String)>,
 }
 
 /// Which protections were in force for the run; anything missing is named in `warnings`.
@@ -362,6 +370,15 @@ pub struct PytestReport {
     /// Why the batch could not run at all (the function was not loaded).
     #[serde(default)]
     pub batch_error: Option<String>,
+}
+
+/// Which files of a project a session traces: those under `root` but not under `skip` (the
+/// tests) and not `conftest.py`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProjectTrace {
+    pub root: PathBuf,
+    #[serde(default)]
+    pub skip: Vec<PathBuf>,
 }
 
 /// Candidates of one function run in one pytest session: the tests are collected once, and
@@ -479,6 +496,13 @@ pub struct NodeReport {
     /// Whether it called code of the lines a session was asked to cover.
     #[serde(default)]
     pub covered: Option<bool>,
+    /// The lines it ran of each project file (a session that traces the project).
+    #[serde(default)]
+    pub lines: Option<std::collections::BTreeMap<String, Vec<u32>>>,
+    /// The project's functions it called from outside the project's code (from the test):
+    /// file and first line.
+    #[serde(default)]
+    pub entries: Vec<(String, u32)>,
 }
 
 #[cfg(test)]

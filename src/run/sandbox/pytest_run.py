@@ -103,6 +103,11 @@ def _imported(path):
     return False
 
 
+def _test_named(name):
+    """Whether a file's name says it holds tests (pytest's default patterns) or fixtures."""
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+
+
 class Reporter:
     """The plugin: every node's result, as data."""
 
@@ -120,6 +125,11 @@ class Reporter:
         # Lines (first, last) of the module file: each node says whether it ran code there.
         self.cover = tuple(cover) if cover else None
         self.covered = False
+        # The project's files whose executed lines each node reports (`trace_project`).
+        self.project_root = None
+        self.project_skip = ()
+        self.project_lines = None
+        self.project_files = {}
         self.chars = chars
         self.node_timeout = node_timeout
         self.trace = trace
@@ -229,6 +239,12 @@ class Reporter:
             self.covered = False
             threading.setprofile(self._profile)
             sys.setprofile(self._profile)
+        tracing = self.project_root is not None
+        if tracing:
+            self.project_lines = {}
+            self.project_entries = set()
+            threading.settrace(self._project_call)
+            sys.settrace(self._project_call)
         try:
             yield
         finally:
@@ -237,6 +253,11 @@ class Reporter:
                 sys.setprofile(None)
                 threading.setprofile(None)
                 node["covered"] = self.covered
+            if tracing:
+                sys.settrace(None)
+                threading.settrace(None)
+                node["lines"] = {f: sorted(ls) for f, ls in self.project_lines.items()}
+                node["entries"] = sorted([f, line] for f, line in self.project_entries)
             if item.nodeid in self.first_left:
                 self.first_left.discard(item.nodeid)
                 if node["outcome"] not in ("passed", "xpassed", "skipped", "xfailed"):
@@ -244,6 +265,33 @@ class Reporter:
                 if not self.first_left and self.first_failed and not self.keep_going \
                         and self.session is not None:
                     self.session.shouldstop = "a test the program must fix failed"
+
+    def _in_project(self, filename):
+        known = self.project_files.get(filename)
+        if known is None:
+            real = os.path.realpath(filename) if filename else ""
+            known = bool(real) and real.endswith(".py") and \
+                real.startswith(self.project_root + os.sep) and \
+                not any(real == p or real.startswith(p + os.sep) for p in self.project_skip) \
+                and not _test_named(os.path.basename(real))
+            self.project_files[filename] = known
+        return known
+
+    def _project_call(self, frame, event, arg):
+        if event != "call" or not self._in_project(frame.f_code.co_filename):
+            return None
+        lines = self.project_lines.setdefault(frame.f_code.co_filename, set())
+        lines.add(frame.f_lineno)
+        back = frame.f_back
+        if back is None or not self._in_project(back.f_code.co_filename):
+            # Called from outside the project's code: by the test (or a fixture).
+            self.project_entries.add((frame.f_code.co_filename, frame.f_code.co_firstlineno))
+
+        def local(frame, event, arg):
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return local
+        return local
 
     def _profile(self, frame, event, arg):
         if event != "call" or self.covered:
@@ -366,6 +414,11 @@ class Reporter:
             elif test_path and exc.filename == test_path:
                 test_location = "%s:%d" % (self._relative(exc.filename), exc.lineno)
                 test_line = (exc.text or "").strip() or None
+        project_frames = []
+        if self.project_root is not None:
+            for f in frames:
+                if self._in_project(f.filename):
+                    project_frames.append([f.filename, f.lineno, f.name])
         try:
             tb = "".join(traceback.format_list(kept))
         except BaseException:
@@ -381,6 +434,7 @@ class Reporter:
             "test_line": test_line,
             "traceback": tb + type(exc).__name__ + ": " + message + "\n",
             "test_location": test_location,
+            "project_frames": project_frames,
         }
 
     def _describe(self, item):
@@ -699,6 +753,10 @@ def run(req):
         test.get("cover"),
         bool(test.get("keep_going")),
     )
+    traced_project = test.get("trace_project")
+    if traced_project:
+        reporter.project_root = os.path.realpath(traced_project["root"])
+        reporter.project_skip = tuple(os.path.realpath(p) for p in traced_project.get("skip", ()))
     # Native tracebacks: pytest's own rendering of a failure is text nobody reads here.
     args = ["-p", "no:cacheprovider", "-q", "--tb=native"]
     if collect_only:
