@@ -197,5 +197,6 @@ pub fn snippet_task(
         scope: Default::default(),
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
+        untold: false,
     }
 }

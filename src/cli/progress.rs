@@ -143,8 +143,8 @@ impl Progress for StderrProgress {
                     format!("{passed}/{total} visible tests pass")
                 } else {
                     format!(
-                        "{passed}/{total} tests pass: the {} given and the {regression} \
-                         regression test{} that passed before",
+                        "{passed}/{total} tests pass (the {} given, and {regression} \
+                         regression test{} that passed before)",
                         total - regression,
                         if regression == 1 { "" } else { "s" }
                     )

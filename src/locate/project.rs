@@ -1,6 +1,7 @@
 //! From a failing test to the function to fix, across a project: the functions and methods of
-//! the project's files ranked by what the failing tests and the passing ones ran (Ochiai over
-//! each function's body lines), then by the tracebacks of the failing runs (the innermost
+//! the project's files ranked by what the failing tests and the passing ones ran (the Ochiai
+//! score of the function's most suspicious line, then of its body as a whole), then by the
+//! tracebacks of the failing runs (the innermost
 //! project frame first), then by whether a failing test called the function itself. Within each
 //! function, its lines ranked the same way.
 //!
@@ -121,12 +122,15 @@ pub fn rank(runs: &[ProjectRun], read: impl Fn(&Path) -> Option<String>) -> Vec<
                 })
                 .collect();
             lines.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+            // A function is as suspicious as its most suspicious line: a branch only the
+            // failing tests take stands out even where passing tests run the rest.
+            let best_line = lines.first().map_or(o, |l| l.1);
             out.push(RankedFunction {
                 file: file.clone(),
                 function: path.clone(),
                 first_line: site.first,
                 last_line: site.last,
-                score: o,
+                score: best_line.max(o),
                 ochiai: o,
                 failing_runs: ef,
                 passing_runs: ep,
@@ -139,6 +143,7 @@ pub fn rank(runs: &[ProjectRun], read: impl Fn(&Path) -> Option<String>) -> Vec<
     out.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
+            .then_with(|| b.ochiai.total_cmp(&a.ochiai))
             .then_with(|| {
                 a.traceback_depth
                     .unwrap_or(u32::MAX)

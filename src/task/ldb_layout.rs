@@ -47,6 +47,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         scope: Default::default(),
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
+        untold: false,
     })
 }
 

@@ -133,6 +133,7 @@ fn build(
         scope: Default::default(),
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
+        untold: false,
     })
 }
 

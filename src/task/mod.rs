@@ -87,6 +87,11 @@ pub struct Task {
     /// the loader of a project; not part of `task.json`.
     #[serde(skip)]
     pub pytest_nodes: Vec<PytestNode>,
+    /// No text says what the function should do (a project's function without a docstring,
+    /// and no `--task`): only its tests do. Nothing can be written afresh from the task then.
+    /// Set by the loader of a program file; not part of `task.json`.
+    #[serde(skip)]
+    pub untold: bool,
 }
 
 /// A test of a task that pytest runs: its node id, and its source as a prompt shows it.

@@ -19,6 +19,11 @@ pub struct SearchArgs {
     /// Search: candidates proposed at most per task.
     #[arg(long, value_name = "N", default_value_t = 24)]
     pub max_candidates: usize,
+    /// Search: seconds a task may take; past them no more candidates are proposed and the best
+    /// found is returned (default: none; 120 for a project's function no docstring describes,
+    /// which also gets --budget-tokens 3000 unless given).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub time_limit: Option<u64>,
     /// Search: proposers and samples each draws per parent program (fresh: per round), in the
     /// order they run: mutate (model-free edits at the suspicious statements; the count is
     /// ignored), complete (the model writes the functions left as `pass` or `return`), patch

@@ -105,6 +105,7 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         tie_votes: args.tie_votes,
         settle_votes: !args.all_votes,
         harden: !args.no_harden,
+        time_limit: args.time_limit.map(std::time::Duration::from_secs),
     }
 }
 

@@ -619,7 +619,7 @@ fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
 }
 
 /// Names read that nothing defines: each replaced at every use by a defined name spelt alike.
-fn rename_undefined(all: &[&Expr], ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+pub(super) fn rename_undefined(all: &[&Expr], ctx: &Context<'_>, out: &mut Vec<Candidate>) {
     // Names the statement binds itself: a comprehension's targets, a lambda's parameters, a
     // `:=` target. Read inside, they are defined.
     let mut own = BTreeSet::new();

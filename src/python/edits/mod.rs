@@ -286,8 +286,16 @@ impl<'a> Finder<'a> {
             match (stmt, function) {
                 (_, Some((args, fbody))) => {
                     let mut names = BTreeSet::new();
-                    walk::function_names(args, fbody, &mut names);
                     let mut vars = BTreeSet::new();
+                    // A nested function reads its enclosing function's names (closures).
+                    let nested = parents[..parents.len() - 1]
+                        .iter()
+                        .any(|p| matches!(p, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)));
+                    if nested {
+                        names.extend(locals.iter().cloned());
+                        vars.extend(variables.iter().cloned());
+                    }
+                    walk::function_names(args, fbody, &mut names);
                     walk::function_variables(args, fbody, &mut vars);
                     self.body(fbody, fbody, &names, &vars, parents);
                 }

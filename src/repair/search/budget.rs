@@ -33,20 +33,30 @@ impl Search<'_> {
         }
     }
 
-    /// Whether the token budget is spent.
-    pub(super) fn spent_budget(&self) -> bool {
-        self.fixer
-            .options
-            .budget_tokens
-            .is_some_and(|b| self.spent >= b)
+    /// The token budget: the user's, else a function no text describes gets
+    /// [`UNTOLD_BUDGET_TOKENS`](super::options::UNTOLD_BUDGET_TOKENS).
+    pub(super) fn budget_tokens(&self) -> Option<u64> {
+        self.fixer.options.budget_tokens.or(self
+            .task
+            .untold
+            .then_some(super::options::UNTOLD_BUDGET_TOKENS))
     }
 
-    /// Whether `cost` more tokens stay within the budget.
+    /// Whether the search ran past its time limit.
+    pub(super) fn out_of_time(&self) -> bool {
+        self.options
+            .time_limit
+            .is_some_and(|limit| self.started.elapsed() >= limit)
+    }
+
+    /// Whether the token budget or the time is spent.
+    pub(super) fn spent_budget(&self) -> bool {
+        self.budget_tokens().is_some_and(|b| self.spent >= b) || self.out_of_time()
+    }
+
+    /// Whether `cost` more tokens stay within the budget (and there is time left).
     pub(super) fn fits(&self, cost: u64) -> bool {
-        self.fixer
-            .options
-            .budget_tokens
-            .is_none_or(|b| self.spent + cost <= b)
+        self.budget_tokens().is_none_or(|b| self.spent + cost <= b) && !self.out_of_time()
     }
     /// How many of `wanted` samples of `conv` to draw now: what the budget can pay for (the
     /// prompt once, a reply each), the candidates left, and the votes the selection still needs.

@@ -48,6 +48,10 @@ impl Search<'_> {
             return Ok(());
         }
         let chosen = match self.passing.as_slice() {
+            // Nothing passes: the best candidate, unless the program has regression tests
+            // (a project's tests that passed before): a change that breaks some of them is
+            // worse than none, so the program stays as it was.
+            [] if self.tests.iter().any(TestInput::is_guard) => 0,
             [] => self.beam().first().copied().unwrap_or(0),
             // Peers vote on every passing program, the seed's too.
             _ if completed && !self.peers.is_empty() => self.select(report).await?,

@@ -116,7 +116,12 @@ struct Search<'a> {
     peers: Vec<String>,
     /// The peers' behaviours on the selection's extra inputs (fixed for the task), once run.
     peer_behaviours: Option<peers::Runs>,
+    /// When the search began (its time limit counts from here).
+    started: Instant,
 }
+
+/// What the model does for a task no text describes, in place of fresh programs.
+const UNTOLD_REPAIRS: &[(Proposer, usize)] = &[(Proposer::Patch, 2)];
 
 /// Why the search stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,6 +151,15 @@ pub(super) async fn run(
     fixer.report_tokens(&id, &report.seed.calls, progress);
     let seed_program = report.seed.program.clone();
     report.final_program = seed_program.clone();
+    // A function no text describes: its tests are its whole spec, and a program written
+    // afresh from them learns the tests, not the function.
+    let untold;
+    let options = if task.untold {
+        untold = options.for_untold(UNTOLD_REPAIRS);
+        &untold
+    } else {
+        options
+    };
 
     let mut search = Search {
         fixer,
@@ -175,6 +189,7 @@ pub(super) async fn run(
         votes_settled: false,
         peers: Vec::new(),
         peer_behaviours: None,
+        started: Instant::now(),
     };
     let outcome = search.explore(report).await;
     search.finish(report, outcome.is_ok()).await?;
@@ -247,11 +262,66 @@ impl Search<'_> {
             match stop? {
                 // The votes are in but two groups weigh the same: one more vote decides.
                 Some(Stop::Solved) if self.votes_tied().await? => {}
+                Some(Stop::Budget) => {
+                    self.say_where_it_stopped();
+                    break;
+                }
                 Some(_) => break,
                 None => {}
             }
         }
         Ok(())
+    }
+
+    /// A notice of why the search stopped short (time or tokens) and what it tried.
+    fn say_where_it_stopped(&self) {
+        if !self.passing.is_empty() {
+            return;
+        }
+        let why = if self.out_of_time() {
+            format!(
+                "its {} s are spent (--time-limit)",
+                self.options.time_limit.map_or(0, |t| t.as_secs())
+            )
+        } else if self.spent_budget() {
+            format!(
+                "its {} tokens are spent (--budget-tokens)",
+                self.budget_tokens().unwrap_or(0)
+            )
+        } else {
+            return;
+        };
+        let mut tried: Vec<String> = Vec::new();
+        for proposer in [
+            Proposer::Mutate,
+            Proposer::Patch,
+            Proposer::Feedback,
+            Proposer::Ldb,
+            Proposer::Fresh,
+            Proposer::Complete,
+        ] {
+            let n = self
+                .candidates
+                .iter()
+                .filter(|c| c.proposer == proposer)
+                .count();
+            if n > 0 {
+                tried.push(format!("{n} {}", proposer.name()));
+            }
+        }
+        self.progress.event(ProgressEvent::Notice {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "stopped: {why}; tried {} candidate(s) ({}), none passes every test; the best \
+                 passes {} of {}",
+                self.candidates.len().saturating_sub(1),
+                tried.join(", "),
+                self.beam()
+                    .first()
+                    .map_or(0, |&b| self.node(b).tested.passed),
+                self.tests.len()
+            ),
+        });
     }
 
     /// One round: the proposers in portfolio order; a repair proposer works on every parent
@@ -397,7 +467,7 @@ impl Search<'_> {
                 }
             }
         }
-        if !proposed_any && self.fixer.options.budget_tokens.is_some() {
+        if !proposed_any && (self.budget_tokens().is_some() || self.out_of_time()) {
             // Nothing fitted in what is left of the budget.
             return Ok(Some(Stop::Budget));
         }

@@ -74,7 +74,15 @@ pub struct SearchOptions {
     /// other answers; edits that pass the visible tests get the same check, and one that
     /// fails it is set aside for one that passes it or edited again.
     pub harden: bool,
+    /// Seconds the search may run: past it, no more proposals are drawn and what was found is
+    /// returned (`None`: no limit).
+    pub time_limit: Option<std::time::Duration>,
 }
+
+/// What a task no text describes gets by default (a function of a user's project without a
+/// docstring): a token budget and a time limit, where the user set none.
+pub const UNTOLD_BUDGET_TOKENS: u64 = 3000;
+pub const UNTOLD_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Default for SearchOptions {
     fn default() -> Self {
@@ -131,6 +139,7 @@ impl Default for SearchOptions {
             // seeds it edited 7 (inputs outside the tasks) and every one still passes
             // (benchmarks/RESULTS.md, "Passing programs that raise on an emptied argument").
             harden: true,
+            time_limit: None,
         }
     }
 }
@@ -170,6 +179,28 @@ impl SearchOptions {
             return Err(PortfolioError::Empty);
         }
         Ok(out)
+    }
+
+    /// The settings for a task no text describes (only its tests say what the function should
+    /// do): nothing can be written afresh, so `fresh` and `complete` give way to repairs of the
+    /// given program (`replacement`, when they were all the model did), and no fresh programs
+    /// are drawn to confirm a fix (`select`, `verify`).
+    pub fn for_untold(&self, replacement: &[(Proposer, usize)]) -> SearchOptions {
+        let mut o = self.clone();
+        o.portfolio
+            .retain(|(p, _)| !matches!(p, Proposer::Fresh | Proposer::Complete));
+        let model = |p: &Proposer| !matches!(p, Proposer::Mutate | Proposer::Seed);
+        if !o.portfolio.iter().any(|(p, _)| model(p)) {
+            for r in replacement {
+                if !o.portfolio.iter().any(|(p, _)| *p == r.0) {
+                    o.portfolio.push(*r);
+                }
+            }
+        }
+        o.select = 0;
+        o.verify = 0;
+        o.time_limit = o.time_limit.or(Some(UNTOLD_TIME_LIMIT));
+        o
     }
 
     /// The portfolio in the form [`Self::parse_portfolio`] reads.

@@ -234,6 +234,7 @@ fn finish(
 ) -> Result<Task, FileInputError> {
     let path = &input.program_path;
     let entry = choose_entry(input, program, &visible)?;
+    let mut untold = false;
     let prompt = match input.task_text.as_deref().map(str::trim) {
         Some(text) if !text.is_empty() => text.to_string(),
         _ => {
@@ -244,6 +245,7 @@ fn finish(
             match found {
                 Some(text) => text,
                 None => {
+                    untold = true;
                     notes.push(format!(
                         "{} has no docstring saying what it should do, so the tests alone say it \
                          (--task TEXT describes the task)",
@@ -278,6 +280,7 @@ fn finish(
         scope,
         peers: Vec::new(),
         pytest_nodes,
+        untold,
     })
 }
 

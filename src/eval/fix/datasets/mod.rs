@@ -413,6 +413,7 @@ mod tests {
             scope: Default::default(),
             peers: Vec::new(),
             pytest_nodes: Vec::new(),
+            untold: false,
         }
     }
 
