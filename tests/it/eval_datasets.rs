@@ -249,6 +249,7 @@ fn hidden_tests_fall_back_to_visible_ones() {
         scope: Default::default(),
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
+        untold: false,
     };
     let (tests, source) = HiddenScorer::tests_of(&t);
     assert_eq!(

@@ -85,6 +85,7 @@ fn loads_single_task_json() {
             scope: Default::default(),
             peers: Vec::new(),
             pytest_nodes: Vec::new(),
+            untold: false,
         }]
     );
 }

@@ -147,6 +147,7 @@ pub fn edits_with(
     builtins.extend(module_names.iter().cloned());
     let mut found: Vec<(u32, Vec<Candidate>)> = Vec::new();
     let mut valued: Vec<(u32, Vec<Candidate>)> = Vec::new();
+    let mut generic: Vec<(u32, Vec<Candidate>)> = Vec::new();
     let mut finder = Finder {
         text: program,
         src: &src,
@@ -157,6 +158,7 @@ pub fn edits_with(
         hints,
         range,
         valued: &mut valued,
+        generic: &mut generic,
     };
     finder.body(
         &suite,
@@ -168,13 +170,17 @@ pub fn edits_with(
     // Most suspicious statement first; within one, in the order the edits were listed.
     found.sort_by_key(|(line, _)| targets.iter().position(|t| t == line).unwrap_or(usize::MAX));
 
-    // Value-guided edits first, the statements most suspicious first among them; each kind
-    // has `limit` of its own.
-    valued.sort_by_key(|(line, _)| targets.iter().position(|t| t == line).unwrap_or(usize::MAX));
+    // Value-guided edits first, then the usual ones, then the other kinds; the statements
+    // most suspicious first in each; each group has `limit` of its own.
+    let by_suspicion = |(line, _): &(u32, Vec<Candidate>)| {
+        targets.iter().position(|t| t == line).unwrap_or(usize::MAX)
+    };
+    valued.sort_by_key(by_suspicion);
+    generic.sort_by_key(by_suspicion);
     let mut out = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     seen.insert(program_key(program));
-    for group in [valued, found] {
+    for group in [valued, found, generic] {
         let mut taken = 0;
         'lines: for (line, candidates) in group {
             for c in candidates {
@@ -233,6 +239,8 @@ struct Finder<'a> {
     /// Lines whose statements get value-guided edits.
     range: Option<(u32, u32)>,
     valued: &'a mut Vec<(u32, Vec<Candidate>)>,
+    /// The other edits of those statements ([`values`]).
+    generic: &'a mut Vec<(u32, Vec<Candidate>)>,
 }
 
 impl<'a> Finder<'a> {
@@ -269,12 +277,10 @@ impl<'a> Finder<'a> {
                     candidates.extend(stmts::edits(stmt, &ctx));
                     self.found.push((line, candidates));
                 }
-                if in_range && !self.hints.is_empty() {
-                    self.valued
-                        .push((line, values::edits(stmt, &ctx, self.hints)));
-                } else if in_range {
-                    self.valued
-                        .push((line, values::edits(stmt, &ctx, &Hints::default())));
+                if in_range {
+                    let (guided, generic) = values::edits(stmt, &ctx, self.hints);
+                    self.valued.push((line, guided));
+                    self.generic.push((line, generic));
                 }
             }
             let function = match stmt {

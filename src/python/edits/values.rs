@@ -51,8 +51,18 @@ impl Hints {
 /// Edits of one string literal, at most.
 const PER_LITERAL: usize = 24;
 
-pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>, hints: &Hints) -> Vec<Candidate> {
-    let mut out = Vec::new();
+/// The edits of one statement: those the failing tests' values point at (a literal made as
+/// the expected value has it, a keyword argument as a mock's expected call has it, an
+/// `except` for what was raised), and the generic ones of the kinds above (regular
+/// expressions, arguments, calls, guards, a name nothing defines renamed), which come after
+/// the usual edits.
+pub(super) fn edits(
+    stmt: &Stmt,
+    ctx: &Context<'_>,
+    hints: &Hints,
+) -> (Vec<Candidate>, Vec<Candidate>) {
+    let mut guided = Vec::new();
+    let mut generic = Vec::new();
     let mut exprs: Vec<&Expr> = Vec::new();
     for e in own_exprs(stmt) {
         all_exprs(e, &mut exprs);
@@ -60,21 +70,21 @@ pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>, hints: &Hints) -> Vec<Candid
     for e in &exprs {
         match e {
             Expr::Constant(c) if matches!(c.value, Constant::Str(_)) => {
-                literal(e, ctx, hints, &exprs, &mut out)
+                literal(e, ctx, hints, &exprs, (&mut guided, &mut generic))
             }
             Expr::Call(c) => {
-                mock_keywords(c, ctx, hints, &mut out);
-                arguments(c, ctx, &mut out);
+                mock_keywords(c, ctx, hints, &mut guided);
+                arguments(c, ctx, &mut generic);
             }
-            Expr::Attribute(_) => attribute_call(e, ctx, &exprs, &mut out),
+            Expr::Attribute(_) => attribute_call(e, ctx, &exprs, &mut generic),
             _ => {}
         }
     }
+    except_more(stmt, ctx, hints, &mut guided);
     // A name nothing defines is a slip wherever it is, suspicious or not.
-    super::exprs::rename_undefined(&exprs, ctx, &mut out);
-    guards(stmt, ctx, hints, &mut out);
-    except_more(stmt, ctx, hints, &mut out);
-    out
+    super::exprs::rename_undefined(&exprs, ctx, &mut generic);
+    guards(stmt, ctx, hints, &mut generic);
+    (guided, generic)
 }
 
 fn one(kind: EditKind, start: usize, end: usize, text: String, description: String) -> Candidate {
@@ -97,7 +107,13 @@ fn short(s: &str) -> String {
 // ---------------------------------------------------------------------------------------
 // String literals.
 
-fn literal(e: &Expr, ctx: &Context<'_>, hints: &Hints, exprs: &[&Expr], out: &mut Vec<Candidate>) {
+fn literal(
+    e: &Expr,
+    ctx: &Context<'_>,
+    hints: &Hints,
+    exprs: &[&Expr],
+    (guided, generic): (&mut Vec<Candidate>, &mut Vec<Candidate>),
+) {
     let token = text_of(ctx.text, e);
     let Some((value, form)) = read_literal(token) else {
         return;
@@ -120,12 +136,12 @@ fn literal(e: &Expr, ctx: &Context<'_>, hints: &Hints, exprs: &[&Expr], out: &mu
     };
     for (actual, expected) in &hints.compared {
         for new in transplant(&value, actual, expected) {
-            push(new, out, "as the expected value has it");
+            push(new, guided, "as the expected value has it");
         }
     }
     if is_regex(e, &value, &form, exprs) {
         for new in regex_variants(&value, &hints.chars) {
-            push(new, out, "regular expression");
+            push(new, generic, "regular expression");
         }
     }
 }
