@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 # Debian's CPython 3.11: ldb embeds it (pyo3) and the sandbox runs it as an unprivileged user,
 # so it must live where every user can read it (see .cargo/config.toml).
 # pytest for it runs the tests of projects (`ldb test src/pkg/m.py --tests tests/`) and the
-# fixture project's tests.
+# fixture projects' tests; decorator and psutil are what the shell fixture project imports.
 # cmake, clang and libclang-dev build llama.cpp, the embedded model's engine.
-packages=(python3.11 libpython3.11 libpython3.11-dev python3-pytest pkg-config cmake clang libclang-dev)
+packages=(python3.11 libpython3.11 libpython3.11-dev python3-pytest python3-decorator python3-psutil pkg-config cmake clang libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -44,6 +44,7 @@ mod report_html;
 mod sandbox;
 mod search;
 mod serve;
+mod shell_project;
 mod strategies;
 mod task_loading;
 mod trace_snapshots;

@@ -29,9 +29,10 @@ pub struct SearchArgs {
     /// ignored), complete (the model writes the functions left as `pass` or `return`), patch
     /// (the model rewrites the suspicious lines), feedback (repair from the
     /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program
-    /// from the task).
-    #[arg(long, value_name = "LIST", default_value = "mutate,complete:2,fresh:4", value_parser = parse::portfolio)]
-    pub proposers: Portfolio,
+    /// from the task). Default: mutate,complete:2,fresh:4; for a project's function no
+    /// docstring describes, mutate,patch:2 (nothing to write a fresh program from).
+    #[arg(long, value_name = "LIST", value_parser = parse::portfolio)]
+    pub proposers: Option<Portfolio>,
     /// Search: programs carried from one round to the next.
     #[arg(long, value_name = "B", default_value_t = 2)]
     pub beam: usize,

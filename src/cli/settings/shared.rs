@@ -86,7 +86,11 @@ pub fn prompts(dir: Option<&Path>) -> Result<Prompts, CliError> {
 /// The search's options (the value parsers checked the portfolio and the temperature).
 pub fn search_options(args: &SearchArgs) -> SearchOptions {
     SearchOptions {
-        portfolio: args.proposers.0.clone(),
+        portfolio: args
+            .proposers
+            .as_ref()
+            .map_or_else(|| SearchOptions::default().portfolio, |p| p.0.clone()),
+        portfolio_given: args.proposers.is_some(),
         beam: args.beam.max(1),
         max_candidates: args.max_candidates,
         temperature: args.search_temperature,

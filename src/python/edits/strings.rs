@@ -143,7 +143,17 @@ pub(crate) fn write_literal(value: &str, form: &Form) -> String {
             return format!("{}{}{value}{}", form.prefix, form.quote, form.quote);
         }
     }
-    let q = form.quote.chars().next().unwrap_or('\'');
+    let mut q = form.quote.chars().next().unwrap_or('\'');
+    let other = if q == '\'' { '"' } else { '\'' };
+    // The other quotes, where they need no escape and the usual ones would.
+    if !triple && value.contains(q) && !value.contains(other) {
+        q = other;
+    }
+    let quote = if triple {
+        form.quote.clone()
+    } else {
+        q.to_string()
+    };
     let mut body = String::with_capacity(value.len() + 8);
     for c in value.chars() {
         match c {
@@ -166,7 +176,7 @@ pub(crate) fn write_literal(value: &str, form: &Form) -> String {
         .chars()
         .filter(|c| !matches!(c, 'r' | 'R'))
         .collect();
-    format!("{prefix}{}{body}{}", form.quote, form.quote)
+    format!("{prefix}{quote}{body}{quote}")
 }
 
 /// Where position `p` of `old` (between characters, 0 to its length) lands in `new`: the
@@ -246,7 +256,8 @@ mod tests {
         let (v, f) = read_literal(r#"'"{0}={1}"'"#).expect("plain");
         assert_eq!(v, "\"{0}={1}\"");
         assert_eq!(write_literal("{0}={1}", &f), "'{0}={1}'");
-        assert_eq!(write_literal("it's\n", &f), r"'it\'s\n'");
+        assert_eq!(write_literal("it's\n", &f), r#""it's\n""#);
+        assert_eq!(write_literal("'\"", &f), r#"'\'"'"#);
         let (v, _) = read_literal(r"'a\x41\n\\'").expect("escapes");
         assert_eq!(v, "aA\n\\");
         assert!(read_literal("b'x'").is_none());

@@ -192,7 +192,7 @@ fn fields(value: &str) -> Vec<(usize, usize)> {
 /// (its format fields matching anything) shows up in `actual`, the text at the same place in
 /// `expected`, with the fields put back.
 fn transplant(value: &str, actual: &str, expected: &str) -> Vec<String> {
-    if value.chars().count() < 2 || actual == expected {
+    if value.is_empty() || actual == expected {
         return Vec::new();
     }
     let v: Vec<char> = value.chars().collect();
@@ -208,62 +208,58 @@ fn transplant(value: &str, actual: &str, expected: &str) -> Vec<String> {
     } else {
         fields(value)
     };
-    // The literal as pieces between its fields.
+    // The literal's text between its fields, as (start, end) in `v`, the empty ones left out.
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
     for &(fs, fe) in &fields {
-        pieces.push((at, fs));
+        if fs > at {
+            pieces.push((at, fs));
+        }
         at = fe;
     }
-    pieces.push((at, v.len()));
-    let Some(first_piece) = pieces.iter().find(|(x, y)| y > x) else {
+    if v.len() > at {
+        pieces.push((at, v.len()));
+    }
+    let (Some(&first), Some(&last)) = (pieces.first(), pieces.last()) else {
         return Vec::new();
     };
-    let first_text = &v[first_piece.0..first_piece.1];
+    // Fields before the first piece and after the last match nothing certain: they stay.
+    let leading: String = v[..first.0].iter().collect();
+    let trailing: String = v[last.1..].iter().collect();
+    let middle: Vec<(usize, usize)> = fields
+        .iter()
+        .copied()
+        .filter(|&(fs, _)| fs >= first.1 && fs < last.0)
+        .collect();
     let align = Alignment::new(actual, expected);
     let mut out = Vec::new();
     let mut start = 0;
-    let mut matches = 0;
-    while let Some(i) = find(&a, first_text, start) {
+    let mut tries = 0;
+    while let Some(i) = find(&a, &v[first.0..first.1], start) {
         start = i + 1;
-        matches += 1;
-        if matches > 4 {
+        tries += 1;
+        if tries > 4 {
             break;
         }
-        // Match the pieces in order from here, each field taking the least it can.
+        // The pieces in order from here, each field taking the least it can.
         let mut spans: Vec<(usize, usize)> = Vec::new();
         let mut pos = i;
-        let mut ok = true;
-        for (k, &(ps, pe)) in pieces.iter().enumerate() {
-            let piece = &v[ps..pe];
-            let found = if k == 0 || piece.is_empty() {
-                Some(pos)
-            } else {
-                find(&a, piece, pos)
+        for &(ps, pe) in &pieces {
+            let Some(f) = find(&a, &v[ps..pe], pos) else {
+                break;
             };
-            let first_nonempty = std::ptr::eq(&pieces[k], first_piece);
-            let found = if first_nonempty { Some(i) } else { found };
-            match found {
-                Some(f) => {
-                    spans.push((f, f + piece.len()));
-                    pos = f + piece.len();
-                }
-                None => {
-                    ok = false;
-                    break;
-                }
-            }
+            spans.push((f, f + (pe - ps)));
+            pos = f + (pe - ps);
         }
-        if !ok {
+        if spans.len() != pieces.len() {
             continue;
         }
-        // Field values: the actual text between consecutive pieces.
-        let field_values: Vec<String> = spans
+        let values: Vec<String> = spans
             .windows(2)
             .map(|w| a[w[0].1..w[1].0].iter().collect())
             .collect();
-        let span_start = spans.first().map(|s| s.0).unwrap_or(i);
-        let span_end = spans.last().map(|s| s.1).unwrap_or(i);
+        let span_start = spans[0].0;
+        let span_end = spans[spans.len() - 1].1;
         let (Some(lo), Some(hi)) = (align.position(span_start), align.position(span_end)) else {
             continue;
         };
@@ -272,10 +268,12 @@ fn transplant(value: &str, actual: &str, expected: &str) -> Vec<String> {
                 continue;
             }
             let mapped: String = e[from..to].iter().collect();
-            if let Some(back) = refield(&mapped, &field_values, value, &fields) {
-                if back != value && !out.contains(&back) {
-                    out.push(back);
-                }
+            let Some(inner) = refield(&mapped, &values, &v, &middle) else {
+                continue;
+            };
+            let back = format!("{leading}{inner}{trailing}");
+            if back != value && !out.contains(&back) {
+                out.push(back);
             }
         }
     }
@@ -287,22 +285,16 @@ fn transplant(value: &str, actual: &str, expected: &str) -> Vec<String> {
 fn refield(
     mapped: &str,
     values: &[String],
-    literal: &str,
+    literal: &[char],
     fields: &[(usize, usize)],
 ) -> Option<String> {
-    if fields.is_empty() {
-        return Some(mapped.to_string());
-    }
-    let lit: Vec<char> = literal.chars().collect();
     let mut out = String::new();
     let mut rest = mapped;
     for (k, &(fs, fe)) in fields.iter().enumerate() {
-        let field: String = lit[fs..fe].iter().collect();
+        let field: String = literal[fs..fe].iter().collect();
         let value = values.get(k)?;
-        // A field at the very start or end of the literal matched nothing certain: keep it.
         if value.is_empty() {
-            out.push_str(&field);
-            continue;
+            return None;
         }
         let at = rest.find(value.as_str())?;
         out.push_str(&rest[..at]);
@@ -983,6 +975,16 @@ mod tests {
         let got = transplant("Fish Shell", "Fish Shell", "Fish Shell 3.5.9");
         assert!(got.contains(&"Fish Shell 3.5.9".to_string()), "{got:?}");
         assert!(transplant("zz", "abc", "abd").is_empty());
+        // Fields at the ends stay; the text between them takes the expected value's.
+        let got = transplant(
+            "{}, version {}",
+            "Fish Shell, version 3.5.9",
+            "Fish Shell 3.5.9",
+        );
+        assert!(got.contains(&"{} {}".to_string()), "{got:?}");
+        // One character.
+        let got = transplant("\"", "'a b\"", "'a b'");
+        assert!(got.contains(&"'".to_string()), "{got:?}");
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct SearchOptions {
     /// Proposers and how many samples each draws per parent (fresh: per round), in the order
     /// they run.
     pub portfolio: Vec<(Proposer, usize)>,
+    /// The user chose the portfolio (`--proposers`): it is kept as given, also for a task no
+    /// text describes.
+    pub portfolio_given: bool,
     /// Programs carried to the next round.
     pub beam: usize,
     /// Candidates proposed at most (the seed not counted).
@@ -101,6 +104,7 @@ impl Default for SearchOptions {
                 (Proposer::Complete, 2),
                 (Proposer::Fresh, 4),
             ],
+            portfolio_given: false,
             beam: 2,
             max_candidates: 24,
             temperature: 0.8,
@@ -187,6 +191,12 @@ impl SearchOptions {
     /// are drawn to confirm a fix (`select`, `verify`).
     pub fn for_untold(&self, replacement: &[(Proposer, usize)]) -> SearchOptions {
         let mut o = self.clone();
+        if o.portfolio_given {
+            o.select = 0;
+            o.verify = 0;
+            o.time_limit = o.time_limit.or(Some(UNTOLD_TIME_LIMIT));
+            return o;
+        }
         o.portfolio
             .retain(|(p, _)| !matches!(p, Proposer::Fresh | Proposer::Complete));
         let model = |p: &Proposer| !matches!(p, Proposer::Mutate | Proposer::Seed);

@@ -765,6 +765,9 @@ def run(req):
     cwd = project.get("cwd")
     if cwd:
         os.chdir(cwd)
+        # As `python -m pytest` runs: the directory it starts in is on the import path.
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     code = None
     started = time.perf_counter()
