@@ -194,23 +194,7 @@ impl Runner {
                 .saturating_add(SESSION_START_MS);
             self.session(project, seed, test, wall, None)
         });
-        let debug = std::env::var_os("LDB_DEBUG_SWAP").is_some();
         for (part, result) in chunks.iter().zip(results) {
-            if debug {
-                match &result {
-                    Some(Ok((session, report))) => eprintln!(
-                        "swap: {} candidates, session {:?} ms ({}), batch error {:?}, {} results, errors {:?}",
-                        part.len(),
-                        report.as_ref().and_then(|r| r.session_ms),
-                        session.summary,
-                        report.as_ref().and_then(|r| r.batch_error.clone()),
-                        report.as_ref().map_or(0, |r| r.batch.len()),
-                        report.as_ref().map(|r| r.batch.iter().filter_map(|b| b.error.clone()).take(3).collect::<Vec<_>>())
-                    ),
-                    Some(Err(e)) => eprintln!("swap: {} candidates: {e}", part.len()),
-                    None => eprintln!("swap: not run"),
-                }
-            }
             let Some(Ok((session, Some(report)))) = result else {
                 continue;
             };

@@ -32,6 +32,12 @@ pub(super) struct Derived {
     pub no_added_return: bool,
 }
 
+/// Regression tests observed for localisation, at most.
+const LOCATE_GUARDS: usize = 8;
+
+/// Edits of a project's function tried between looks at the clock and at what passed.
+const PROJECT_GROUP: usize = 96;
+
 /// One tested edit.
 struct Tried {
     edit: crate::python::edits::Edit,
@@ -96,6 +102,7 @@ impl Search<'_> {
         let value_range = self
             .entry_lines(&program)
             .or_else(|| crate::python::splice::def_lines(&program, &entry));
+        let deadline = self.options.time_limit.map(|limit| self.started + limit);
         let work = move || -> Result<(Vec<u32>, Vec<Tried>), crate::run::sandbox::SandboxError> {
             let candidates: Vec<_> = edits_with(&program, &lines, limit, &hints, value_range)
                 .into_iter()
@@ -105,57 +112,80 @@ impl Search<'_> {
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.
             let quick = runner.with_wall_ms((parent_ms * 10).clamp(1000, 3000));
-            // In a project, the edits run first with the function swapped into one session
-            // per few dozen edits; an edit that passes there is run the ordinary way too.
-            let swapped: Vec<Option<Vec<TestOutcome>>> = if runner.project().is_some() {
-                let programs: Vec<String> = candidates.iter().map(|e| e.program.clone()).collect();
-                quick.run_swapped(&program, &entry, &programs, &visible)
+            // In a project the edits go in groups: each group's edits run with the function
+            // swapped into one session per few dozen edits (one that passes there is run the
+            // ordinary way too), and after a group that found a fix, or past the time limit,
+            // the rest are left.
+            let in_project = runner.project().is_some();
+            let group = if in_project {
+                PROJECT_GROUP
             } else {
-                candidates.iter().map(|_| None).collect()
+                candidates.len().max(1)
             };
-            let indexed: Vec<(usize, &crate::python::edits::Edit)> =
-                candidates.iter().enumerate().collect();
-            let tried = in_parallel(&indexed, runner.jobs(), |(i, edit)| {
-                let t = Instant::now();
-                // Stops at the first test that times out (pytest nodes: one session).
-                let outcomes = match swapped.get(*i).cloned().flatten() {
-                    Some(outcomes) if outcomes.iter().any(|o| !o.passed()) => outcomes,
-                    _ => quick.run_in_order(&edit.program, &visible)?,
+            let mut rest = candidates;
+            let mut out = Vec::with_capacity(rest.len());
+            while !rest.is_empty() {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let take = rest.len().min(group);
+                let chunk: Vec<crate::python::edits::Edit> = rest.drain(..take).collect();
+                let swapped: Vec<Option<Vec<TestOutcome>>> = if in_project {
+                    let programs: Vec<String> = chunk.iter().map(|e| e.program.clone()).collect();
+                    quick.run_swapped(&program, &entry, &programs, &visible)
+                } else {
+                    chunk.iter().map(|_| None).collect()
                 };
-                let passed = outcomes.iter().filter(|o| o.passed()).count();
-                let mut derived_ok = true;
-                if passed == visible.len() {
-                    for (call, want) in derived_calls.iter().zip(&expected) {
-                        let o = quick.run(&edit.program, call, None)?;
-                        if !agrees(want, &behaviour(&o)) {
-                            derived_ok = false;
-                            break;
+                let indexed: Vec<(usize, &crate::python::edits::Edit)> =
+                    chunk.iter().enumerate().collect();
+                let tried = in_parallel(&indexed, runner.jobs(), |(i, edit)| {
+                    let t = Instant::now();
+                    // Stops at the first test that times out (pytest nodes: one session).
+                    let outcomes = match swapped.get(*i).cloned().flatten() {
+                        Some(outcomes) if outcomes.iter().any(|o| !o.passed()) => outcomes,
+                        _ => quick.run_in_order(&edit.program, &visible)?,
+                    };
+                    let passed = outcomes.iter().filter(|o| o.passed()).count();
+                    let mut derived_ok = true;
+                    if passed == visible.len() {
+                        for (call, want) in derived_calls.iter().zip(&expected) {
+                            let o = quick.run(&edit.program, call, None)?;
+                            if !agrees(want, &behaviour(&o)) {
+                                derived_ok = false;
+                                break;
+                            }
                         }
                     }
-                }
-                Ok::<_, crate::run::sandbox::SandboxError>((
-                    outcomes,
-                    passed,
-                    derived_ok,
-                    ms(t.elapsed()),
-                ))
-            });
-            let mut out = Vec::with_capacity(candidates.len());
-            for (edit, r) in candidates.into_iter().zip(tried) {
-                let Some(r) = r else { continue };
-                let (outcomes, passed, derived_ok, ms) = r?;
-                let rank = lines
-                    .iter()
-                    .position(|l| *l == edit.line)
-                    .unwrap_or(usize::MAX);
-                out.push(Tried {
-                    edit,
-                    rank,
-                    outcomes,
-                    passed,
-                    derived_ok,
-                    ms,
+                    Ok::<_, crate::run::sandbox::SandboxError>((
+                        outcomes,
+                        passed,
+                        derived_ok,
+                        ms(t.elapsed()),
+                    ))
                 });
+                for (edit, r) in chunk.into_iter().zip(tried) {
+                    let Some(r) = r else { continue };
+                    let (outcomes, passed, derived_ok, ms) = r?;
+                    let rank = lines
+                        .iter()
+                        .position(|l| *l == edit.line)
+                        .unwrap_or(usize::MAX);
+                    out.push(Tried {
+                        edit,
+                        rank,
+                        outcomes,
+                        passed,
+                        derived_ok,
+                        ms,
+                    });
+                }
+                if in_project
+                    && out
+                        .iter()
+                        .any(|t| t.passed == visible.len() && t.derived_ok)
+                {
+                    break;
+                }
             }
             Ok((lines, out))
         };
@@ -284,7 +314,21 @@ impl Search<'_> {
         let program = self.node(parent).tested.program.clone();
         let entry_lines = self.entry_lines(&program);
         let runner = self.fixer.runner.clone();
-        let visible = self.tests.to_vec();
+        // Every test the program must fix, and a few of the regression tests: each run here
+        // is traced on its own, and a few passing runs tell the spectrum what most would.
+        let mut guards = 0;
+        let visible: Vec<TestInput> = self
+            .tests
+            .iter()
+            .filter(|t| {
+                if !t.is_guard() {
+                    return true;
+                }
+                guards += 1;
+                guards <= LOCATE_GUARDS
+            })
+            .cloned()
+            .collect();
         let derived_calls: Vec<TestInput> = derived.map(|d| d.calls.clone()).unwrap_or_default();
         let expected: Vec<String> = derived.map(|d| d.expected.clone()).unwrap_or_default();
         let started = Instant::now();

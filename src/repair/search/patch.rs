@@ -317,9 +317,10 @@ fn fim_request(
             "failing": failing,
         }),
     )?;
+    let (before, after) = fim_context(site, h);
     let raw = format!(
-        "<|fim_prefix|>{header}{}{}<|fim_suffix|>{}<|fim_middle|>",
-        h.before, h.indent, h.after
+        "<|fim_prefix|>{header}{before}{}<|fim_suffix|>{after}<|fim_middle|>",
+        h.indent
     );
     let mut request = ChatRequest::new(vec![crate::generate::model::Message::user(format!(
         "fill in line {} of the program",
@@ -329,6 +330,41 @@ fn fim_request(
     request.max_lines = Some(site.room());
     request.max_tokens = Some(48 * site.room());
     Ok(request)
+}
+
+/// The text a fill-in-the-middle prompt shows around the hole: the program before and after
+/// it, or for one function of a user's module that function's view
+/// ([`crate::python::view`]): what the function uses, then the function up to the hole, and
+/// after it the rest of the function.
+fn fim_context(site: &PatchSite<'_>, h: &Hole) -> (String, String) {
+    let whole = (h.before.clone(), h.after.clone());
+    if site.task.scope != crate::task::ProgramScope::Function {
+        return whole;
+    }
+    let entry = &site.task.entry_point;
+    let (Some(def), Some(view)) = (
+        crate::python::defs::find(site.program, entry),
+        crate::python::view::function_view(site.program, entry),
+    ) else {
+        return whole;
+    };
+    if h.first < def.first || h.last > def.last {
+        return whole;
+    }
+    let lines: Vec<&str> = site.program.split_inclusive('\n').collect();
+    let span = |a: u32, b: u32| -> String {
+        lines
+            .get(a.saturating_sub(1) as usize..(b as usize).min(lines.len()))
+            .map(|ls| ls.concat())
+            .unwrap_or_default()
+    };
+    let function = span(def.first, def.last);
+    let Some(header) = view.strip_suffix(function.as_str()) else {
+        return whole;
+    };
+    let before = format!("{header}{}", span(def.first, h.first - 1));
+    let after = format!("\n{}", span(h.last + 1, def.last));
+    (before, after)
 }
 
 fn chat_request(
@@ -352,7 +388,9 @@ fn chat_request(
         .collect();
     let mut vars =
         crate::repair::search::proposals::context_vars(site.task, site.program, site.outcomes);
-    vars["program"] = marked.trim_end().into();
+    vars["program"] = crate::repair::shown_program(site.task, &marked)
+        .trim_end()
+        .into();
     vars["hole_lines"] = (h.last - h.first + 1).into();
     vars["whole"] = whole.into();
     vars["body_of"] = site.body_of.into();
