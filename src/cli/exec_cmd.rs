@@ -198,5 +198,6 @@ pub fn snippet_task(
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
         untold: false,
+        in_project: false,
     }
 }

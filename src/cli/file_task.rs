@@ -152,7 +152,7 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
 }
 
 /// The package a module file belongs to (its directory holds an `__init__.py`), by name.
-fn package_of(program: &Path) -> Option<String> {
+pub(super) fn package_of(program: &Path) -> Option<String> {
     let dir = program.parent()?;
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")

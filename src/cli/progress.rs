@@ -126,6 +126,7 @@ impl Progress for StderrProgress {
                 passed,
                 total,
                 regression,
+                regression_passed,
             } => {
                 let tokens = self
                     .tokens
@@ -139,13 +140,25 @@ impl Progress for StderrProgress {
                     0 => String::new(),
                     r => format!("; {r} of them replayed from the response cache"),
                 };
+                let given = total - regression;
+                let given_passed = passed - regression_passed.min(passed);
                 let counted = if regression == 0 {
                     format!("{passed}/{total} visible tests pass")
+                } else if given_passed < given {
+                    // The regression tests run only once the given ones pass.
+                    format!(
+                        "{given_passed}/{given} given test{} pass{} (its {regression} \
+                         regression test{} run once {} pass{})",
+                        if given == 1 { "" } else { "s" },
+                        if given == 1 { "es" } else { "" },
+                        if regression == 1 { "" } else { "s" },
+                        if given == 1 { "it" } else { "they" },
+                        if given == 1 { "es" } else { "" },
+                    )
                 } else {
                     format!(
-                        "{passed}/{total} tests pass (the {} given, and {regression} \
-                         regression test{} that passed before)",
-                        total - regression,
+                        "{passed}/{total} tests pass (the {given} given, and {regression_passed} \
+                         of {regression} regression test{} that passed before)",
                         if regression == 1 { "" } else { "s" }
                     )
                 };

@@ -351,6 +351,9 @@ pub fn load(
         cli
     })?;
     let mut built = built;
+    // A package's function or a method is a real project's code: repaired where it is.
+    built.task.in_project =
+        built.task.entry_point.contains('.') || super::file_task::package_of(program).is_some();
     let guards = find_guards(
         &runner,
         &built.task,
@@ -413,6 +416,13 @@ pub fn load(
         }
         for note in &built.notes {
             eprintln!("note: {note}");
+        }
+        if built.task.in_project && !built.task.untold {
+            eprintln!(
+                "note: {} is a project's code: it is repaired where it is, not written afresh \
+                 from its docstring",
+                built.task.entry_point
+            );
         }
     }
     Ok((built.task, runner))

@@ -187,6 +187,7 @@ impl Fixer {
                 .filter(|t| t.is_guard())
                 .map(TestInput::describe)
                 .collect(),
+            regression_passed: 0,
         };
         let outcome = if self.options.strategy == Strategy::Search {
             let options = &self.options.search;
@@ -230,6 +231,7 @@ impl Fixer {
             passed: report.final_passed,
             total: report.visible_total,
             regression: report.regression_tests.len(),
+            regression_passed: report.regression_passed,
         });
         report
     }

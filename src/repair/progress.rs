@@ -80,6 +80,8 @@ pub enum ProgressEvent {
         total: usize,
         /// Of `total`, the project's regression tests (tests that passed before).
         regression: usize,
+        /// Of `passed`, the regression tests.
+        regression_passed: usize,
     },
 }
 

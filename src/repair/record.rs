@@ -79,6 +79,14 @@ pub struct FixReport {
     /// passing. Counted in `visible_total`; never shown to a model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub regression_tests: Vec<String>,
+    /// Of `final_passed`, the regression tests. They run only once the given tests pass, so
+    /// a program that fails a given test passes none of them here without having broken one.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub regression_passed: usize,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

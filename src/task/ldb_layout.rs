@@ -48,6 +48,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
         untold: false,
+        in_project: false,
     })
 }
 

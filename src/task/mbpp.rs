@@ -134,6 +134,7 @@ fn build(
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
         untold: false,
+        in_project: false,
     })
 }
 

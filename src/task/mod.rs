@@ -92,6 +92,19 @@ pub struct Task {
     /// Set by the loader of a program file; not part of `task.json`.
     #[serde(skip)]
     pub untold: bool,
+    /// A function of a package's module or a method (a real project's code): the search
+    /// repairs it where it is, not writing it afresh, within the project defaults (120 s,
+    /// 3,000 tokens), docstring or not. Set by the loader of a project; not part of `task.json`.
+    #[serde(skip)]
+    pub in_project: bool,
+}
+
+impl Task {
+    /// Whether the search only repairs the given program: its tests are its spec
+    /// ([`Self::untold`]) or it is a project's function ([`Self::in_project`]).
+    pub fn repairs_only(&self) -> bool {
+        self.untold || self.in_project
+    }
 }
 
 /// A test of a task that pytest runs: its node id, and its source as a prompt shows it.

@@ -62,6 +62,7 @@ pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem>
         scope: Default::default(),
         pytest_nodes: Vec::new(),
         untold: false,
+        in_project: false,
     };
     // DESIGN.md's example writes hidden tests as a bare `def check(candidate): ...`; without the
     // call they would pass every program. Adding it is idempotent, so saved tasks reload unchanged.

@@ -250,6 +250,7 @@ fn hidden_tests_fall_back_to_visible_ones() {
         peers: Vec::new(),
         pytest_nodes: Vec::new(),
         untold: false,
+        in_project: false,
     };
     let (tests, source) = HiddenScorer::tests_of(&t);
     assert_eq!(

@@ -86,6 +86,7 @@ fn loads_single_task_json() {
             peers: Vec::new(),
             pytest_nodes: Vec::new(),
             untold: false,
+            in_project: false,
         }]
     );
 }

@@ -89,9 +89,10 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N", default_value_t = 400)]
     pub mutate_limit: usize,
     /// Search, mutate: edits in a row (when no single edit passes, the edits that got
-    /// furthest are edited again).
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub mutate_depth: usize,
+    /// furthest are edited again) [default: 2; 1 for a project's function, whose later rounds
+    /// edit the best edits after the model's patches]
+    #[arg(long, value_name = "N")]
+    pub mutate_depth: Option<usize>,
     /// Search, patch: statements the model rewrites per program, most suspicious first.
     #[arg(long, value_name = "N", default_value_t = 2)]
     pub patch_top: usize,

@@ -38,7 +38,7 @@ impl Search<'_> {
     pub(super) fn budget_tokens(&self) -> Option<u64> {
         self.fixer.options.budget_tokens.or(self
             .task
-            .untold
+            .repairs_only()
             .then_some(super::options::UNTOLD_BUDGET_TOKENS))
     }
 

@@ -86,6 +86,11 @@ impl Search<'_> {
         let chosen_tested = &self.node(chosen).tested;
         report.final_program = chosen_tested.program.clone();
         report.final_passed = chosen_tested.passed;
+        report.regression_passed = chosen_tested
+            .outcomes
+            .iter()
+            .filter(|o| o.test.is_guard() && o.passed())
+            .count();
         let all_pass = chosen_tested.passed == self.tests.len();
         report.status = match (all_pass, chosen) {
             (true, 0) => FixStatus::AlreadyPassing,

@@ -154,7 +154,7 @@ pub(super) async fn run(
     // A function no text describes: its tests are its whole spec, and a program written
     // afresh from them learns the tests, not the function.
     let untold;
-    let options = if task.untold {
+    let options = if task.repairs_only() {
         untold = options.for_untold(UNTOLD_REPAIRS);
         &untold
     } else {
@@ -729,12 +729,23 @@ impl Search<'_> {
         record.visible_passed = Some(tested.passed);
         record.errors = errors;
         record.diff_lines = diff_lines;
+        // The regression tests run once the given ones pass: until then the count is of those.
+        let given_failing = tested
+            .outcomes
+            .iter()
+            .any(|o| !o.test.is_guard() && !o.passed());
+        let (shown_passed, shown_total) = if given_failing {
+            let given = tested.outcomes.iter().filter(|o| !o.test.is_guard());
+            (given.clone().filter(|o| o.passed()).count(), given.count())
+        } else {
+            (tested.passed, self.tests.len())
+        };
         self.progress.event(ProgressEvent::Tested {
             task_id: self.task.task_id.clone(),
             iteration: round,
             candidate: Some(id),
-            passed: tested.passed,
-            total: self.tests.len(),
+            passed: shown_passed,
+            total: shown_total,
             first_failure: tested
                 .outcomes
                 .iter()

@@ -57,6 +57,8 @@ pub struct SearchOptions {
     /// `mutate`: edits in a row (2: when no single edit passes, the edits that got furthest
     /// are edited again).
     pub mutate_depth: usize,
+    /// The user chose `mutate_depth`: a project's function keeps it.
+    pub mutate_depth_given: bool,
     /// `patch`: statements rewritten per parent, most suspicious first.
     pub patch_top: usize,
     /// `patch`: how the model is asked.
@@ -128,6 +130,7 @@ impl Default for SearchOptions {
             locate_top: 8,
             mutate_limit: 400,
             mutate_depth: 2,
+            mutate_depth_given: false,
             patch_top: 2,
             patch_form: crate::repair::search::patch::PatchForm::Auto,
             vote_patience: 0,
@@ -191,6 +194,11 @@ impl SearchOptions {
     /// are drawn to confirm a fix (`select`, `verify`).
     pub fn for_untold(&self, replacement: &[(Proposer, usize)]) -> SearchOptions {
         let mut o = self.clone();
+        // A project's edits are many and each runs its tests: the model's patches come before
+        // the edits of edits, which the next round's beam gets anyway.
+        if !o.mutate_depth_given {
+            o.mutate_depth = 1;
+        }
         if o.portfolio_given {
             o.select = 0;
             o.verify = 0;

@@ -362,9 +362,68 @@ fn fim_context(site: &PatchSite<'_>, h: &Hole) -> (String, String) {
     let Some(header) = view.strip_suffix(function.as_str()) else {
         return whole;
     };
-    let before = format!("{header}{}", span(def.first, h.first - 1));
-    let after = format!("\n{}", span(h.last + 1, def.last));
+    // A long function is shown around the hole: its signature, then the lines nearest the
+    // hole, so the prompt stays within a project's budget and the model reads what is near.
+    let header = tail_lines(header, FIM_HEADER_CHARS);
+    let signature_end = (def.first..h.first)
+        .find(|&n| {
+            lines
+                .get(n as usize - 1)
+                .is_some_and(|l| l.trim_end().ends_with(':') && !l.trim_start().starts_with('@'))
+        })
+        .unwrap_or(def.first);
+    let signature = span(def.first, signature_end);
+    let near = tail_lines(&span(signature_end + 1, h.first - 1), FIM_BEFORE_CHARS);
+    let skipped = span(signature_end + 1, h.first - 1).len() > near.len();
+    let gap = if skipped {
+        let indent: String = near
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.chars().take_while(|c| c.is_whitespace()).collect())
+            .unwrap_or_else(|| "    ".into());
+        format!("{indent}...\n")
+    } else {
+        String::new()
+    };
+    let before = format!("{header}{signature}{gap}{near}");
+    let after = format!(
+        "\n{}",
+        head_lines(&span(h.last + 1, def.last), FIM_AFTER_CHARS)
+    );
     (before, after)
+}
+
+/// How much of a function's view a fill-in-the-middle prompt shows: the names it uses, the
+/// lines before the hole, the lines after it (characters, whole lines).
+const FIM_HEADER_CHARS: usize = 2_000;
+const FIM_BEFORE_CHARS: usize = 3_000;
+const FIM_AFTER_CHARS: usize = 1_200;
+
+/// The last whole lines of `text` within `max` characters.
+fn tail_lines(text: &str, max: usize) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut size = 0;
+    for line in text.split_inclusive('\n').rev() {
+        if size + line.len() > max {
+            break;
+        }
+        size += line.len();
+        kept.push(line);
+    }
+    kept.reverse();
+    kept.concat()
+}
+
+/// The first whole lines of `text` within `max` characters.
+fn head_lines(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        if out.len() + line.len() > max {
+            break;
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 fn chat_request(
@@ -603,5 +662,57 @@ mod tests {
             chat_middle("```python\na = 1\nif a:\n    b = 2\n```", "    "),
             "a = 1\n    if a:\n        b = 2"
         );
+    }
+
+    #[test]
+    fn a_long_functions_hole_is_shown_with_its_signature_and_nearby_lines() {
+        let mut body = String::new();
+        for i in 0..400 {
+            body.push_str(&format!("        x{i} = {i}\n"));
+        }
+        let program = format!(
+            "import os\n\n\nclass C:\n    def long(self,\n             a):\n{body}        return a\n"
+        );
+        let mut task: Task = serde_json::from_value(serde_json::json!({
+            "task_id": "t", "prompt": "", "entry_point": "C.long"
+        }))
+        .unwrap();
+        task.scope = crate::task::ProgramScope::Function;
+        // The hole: line 300 of the program, deep in the body.
+        let site = PatchSite {
+            task: &task,
+            program: &program,
+            outcomes: &[],
+            first: 300,
+            last: 300,
+            body_of: None,
+        };
+        let h = hole(&program, 300, 300).unwrap();
+        let (before, after) = fim_context(&site, &h);
+        assert!(
+            before.contains("    def long(self,\n             a):\n"),
+            "{before}"
+        );
+        assert!(before.contains("        ...\n"), "{before}");
+        assert!(before.ends_with("        x292 = 292\n"), "{before}");
+        assert!(!before.contains("x10 = 10\n"));
+        assert!(before.len() <= FIM_HEADER_CHARS + FIM_BEFORE_CHARS + 200);
+        assert!(after.starts_with("\n        x294 = 294\n"), "{after}");
+        assert!(after.len() <= FIM_AFTER_CHARS + 1);
+        // A short function is shown whole.
+        let short = "def f(x):\n    y = x\n    return y\n";
+        let mut task = task.clone();
+        task.entry_point = "f".into();
+        let site = PatchSite {
+            task: &task,
+            program: short,
+            first: 2,
+            last: 2,
+            ..site
+        };
+        let (before, after) = fim_context(&site, &hole(short, 2, 2).unwrap());
+        assert!(before.ends_with("def f(x):\n"), "{before}");
+        assert!(!before.contains("..."));
+        assert_eq!(after, "\n    return y\n");
     }
 }

@@ -281,6 +281,7 @@ fn finish(
         peers: Vec::new(),
         pytest_nodes,
         untold,
+        in_project: false,
     })
 }
 

@@ -414,6 +414,7 @@ mod tests {
             peers: Vec::new(),
             pytest_nodes: Vec::new(),
             untold: false,
+            in_project: false,
         }
     }
 
