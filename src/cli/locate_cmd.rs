@@ -241,10 +241,11 @@ fn run_project(
 
 fn render_project(r: &ProjectReport<'_>) -> String {
     let mut out = format!(
-        "{} of {} given test{} fail; {} of the {} other test{} of their files pass (project {})\n",
+        "{} of {} given test{} fail{}; {} of the {} other test{} of their files pass (project {})\n",
         r.failing,
         r.given,
         if r.given == 1 { "" } else { "s" },
+        if r.failing == 1 { "s" } else { "" },
         r.others_passing,
         r.others,
         if r.others == 1 { "" } else { "s" },

@@ -400,6 +400,11 @@ pub fn load(
                 .map(|i| format!(" (settings: {i})"))
                 .unwrap_or_default(),
         );
+        eprintln!(
+            "ldb: the tests run in a sandbox, not in this shell: their own HOME and /tmp, no \
+             network beyond loopback, and writes to the project go to a scratch copy that is \
+             discarded (docs/fix.md#the-sandbox-of-a-project)"
+        );
         if !user_path.is_empty() {
             let dirs: Vec<String> = user_path.iter().map(|d| d.display().to_string()).collect();
             eprintln!(

@@ -269,3 +269,35 @@ fn with_no_function_named_the_failing_test_leads_to_it() {
         "{fixed}"
     );
 }
+
+#[test]
+fn the_readme_project_example_is_fixed_by_the_range_its_expected_value_needs() {
+    // examples/textkit: `slugify`'s regular expression drops digits; the failing assertion
+    // expects 'top-10-tips' where it got 'top-tips'. The class gains `0-9`, found from the
+    // failing test alone, with the two passing tests of its file kept passing.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("textkit");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/textkit"),
+        &root,
+    );
+    let out = fix(
+        &root,
+        &[
+            "--tests",
+            "tests/test_slug.py::test_numbers_are_kept",
+            "--write",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("2 of 2 regression tests that passed before"),
+        "{stderr}"
+    );
+    let fixed = std::fs::read_to_string(root.join("textkit/slug.py")).expect("read");
+    assert!(
+        fixed.contains(r#"re.findall(r"[a-z0-9]+", title.lower())"#),
+        "{fixed}"
+    );
+}

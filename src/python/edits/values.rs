@@ -36,6 +36,9 @@ pub struct Hints {
     /// Characters of the failing tests' own strings and expected values that are neither
     /// letters, digits nor spaces (what a regular expression's class may lack).
     pub chars: Vec<char>,
+    /// Ranges a regular expression's class may lack: `0-9`, `A-Z`, `a-z` when an expected
+    /// value has such characters that the actual value lacks.
+    pub ranges: Vec<&'static str>,
     /// Expected values short enough to return, as Python source (`[]`, `None`, `'x'`).
     pub returns: Vec<String>,
     /// Exceptions the failing tests raised inside the program.
@@ -140,6 +143,13 @@ fn literal(
         }
     }
     if is_regex(e, &value, &form, exprs) {
+        for new in regex_ranges(&value, &hints.ranges) {
+            push(
+                new,
+                guided,
+                "a regular expression's class as the expected value needs",
+            );
+        }
         for new in regex_variants(&value, &hints.chars) {
             push(new, generic, "regular expression");
         }
@@ -342,6 +352,53 @@ fn is_regex(e: &Expr, value: &str, form: &Form, exprs: &[&Expr]) -> bool {
         _ => false,
     });
     is_arg || (form.raw && (value.contains('[') || value.contains("(?")))
+}
+
+/// A regular expression whose (not negated) character class gains a range it lacks: `0-9`
+/// where the expected value has digits the actual one lacks.
+fn regex_ranges(value: &str, ranges: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let c: Vec<char> = value.chars().collect();
+    let mut i = 0;
+    while i < c.len() {
+        if c[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if c[i] != '[' {
+            i += 1;
+            continue;
+        }
+        let negated = c.get(i + 1) == Some(&'^');
+        let mut j = i + 1 + usize::from(negated);
+        if c.get(j) == Some(&']') {
+            j += 1;
+        }
+        while j < c.len() && c[j] != ']' {
+            if c[j] == '\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        if j >= c.len() {
+            break;
+        }
+        let body: String = c[i + 1..j].iter().collect();
+        if !negated && !body.contains("\\w") {
+            for range in ranges {
+                let covered = body.contains(range) || (*range == "0-9" && body.contains("\\d"));
+                if covered {
+                    continue;
+                }
+                let mut v: String = c[..j].iter().collect();
+                v.push_str(range);
+                v.extend(&c[j..]);
+                out.push(v);
+            }
+        }
+        i = j + 1;
+    }
+    out
 }
 
 /// Variants of a regular expression: a class with a character added or one taken out, a
@@ -985,6 +1042,24 @@ mod tests {
         // One character.
         let got = transplant("\"", "'a b\"", "'a b'");
         assert!(got.contains(&"'".to_string()), "{got:?}");
+    }
+
+    #[test]
+    fn a_regex_class_gains_the_range_the_expected_value_needs() {
+        assert_eq!(regex_ranges("[a-z]+", &["0-9"]), ["[a-z0-9]+"]);
+        assert_eq!(
+            regex_ranges("([a-z]+)-[a-z]", &["0-9", "A-Z"]),
+            [
+                "([a-z0-9]+)-[a-z]",
+                "([a-zA-Z]+)-[a-z]",
+                "([a-z]+)-[a-z0-9]",
+                "([a-z]+)-[a-zA-Z]"
+            ]
+        );
+        // Covered already, or a negated class (adding would exclude more).
+        assert!(regex_ranges(r"[\d.]+", &["0-9"]).is_empty());
+        assert!(regex_ranges(r"[\w]+", &["0-9"]).is_empty());
+        assert!(regex_ranges("[^a-z]+", &["0-9"]).is_empty());
     }
 
     #[test]

@@ -9,6 +9,9 @@ use crate::python::edits::strings::read_literal;
 use crate::python::edits::Hints;
 use crate::run::TestOutcome;
 
+/// A kind of character (`char::is_ascii_digit`).
+type CharKind = fn(&char) -> bool;
+
 /// Expected values longer than this are not offered as a guard's return value.
 const RETURN_CHARS: usize = 40;
 /// Characters offered to a regular expression's class, at most.
@@ -53,6 +56,20 @@ pub(super) fn hints(outcomes: &[TestOutcome]) -> Hints {
             for c in e.chars() {
                 if is_class_char(c) && !chars.contains(&c) {
                     chars.push(c);
+                }
+            }
+            // Kinds of characters the expected value has and the actual one lacks.
+            let kinds: [(&str, CharKind); 3] = [
+                ("0-9", char::is_ascii_digit),
+                ("A-Z", char::is_ascii_uppercase),
+                ("a-z", char::is_ascii_lowercase),
+            ];
+            for (range, is) in kinds {
+                if e.chars().any(|c| is(&c))
+                    && !a.chars().any(|c| is(&c))
+                    && !h.ranges.contains(&range)
+                {
+                    h.ranges.push(range);
                 }
             }
             if !h.compared.contains(&(a.clone(), e.clone())) {

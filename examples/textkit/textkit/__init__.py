@@ -1,0 +1,1 @@
+"""Small text helpers for a website."""
