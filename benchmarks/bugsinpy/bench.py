@@ -52,6 +52,17 @@ def select(bugs, args):
     return chosen
 
 
+def interleave(bugs):
+    """The bugs with their projects in turn: the first of each, then the second of each, ..."""
+    by_project = {}
+    for b in bugs:
+        by_project.setdefault(b["project"], []).append(b)
+    out = []
+    for i in range(max((len(v) for v in by_project.values()), default=0)):
+        out.extend(v[i] for v in by_project.values() if i < len(v))
+    return out
+
+
 class Env:
     def __init__(self, args):
         self.dataset = Path(args.dataset)
@@ -244,7 +255,7 @@ def cmd_fix(env, bugs, args, extra):
                 stderr = (t.stderr or b"").decode("utf-8", "replace") if isinstance(
                     t.stderr, bytes) else (t.stderr or "")
             seconds = time.time() - started
-            status, tokens = None, None
+            status, tokens, cost = None, None, None
             if report.exists():
                 try:
                     doc = json.load(open(report))
@@ -253,6 +264,8 @@ def cmd_fix(env, bugs, args, extra):
                     usage = task.get("usage") or {}
                     tokens = (usage.get("prompt_tokens", 0) or 0) + (
                         usage.get("completion_tokens", 0) or 0)
+                    # What the budget counts: prompt tokens the backend held already are free.
+                    cost = tokens - (usage.get("cached_prompt_tokens", 0) or 0)
                 except (ValueError, KeyError, IndexError):
                     pass
         diff = subprocess.run(["git", "diff", "--", bug["file"]], cwd=project,
@@ -267,7 +280,7 @@ def cmd_fix(env, bugs, args, extra):
             scored = {"error": score.stderr[-500:]}
         verdict = judge(scored, diff)
         rec = {"id": bug["id"], "slice": bug["slice"], "exit": code, "status": status,
-               "verdict": verdict, "tokens": tokens, "seconds": round(seconds, 1),
+               "verdict": verdict, "tokens": tokens, "cost": cost, "seconds": round(seconds, 1),
                "changed_lines": changed_lines(diff), "patch_lines": changed_lines(bug["patch"]),
                "score": scored, "stderr_tail": stderr.strip().splitlines()[-6:],
                "diff": diff[:4000]}
@@ -422,6 +435,9 @@ def main():
     ap.add_argument("--ldb", default=str(ROOT / "target" / "release" / "ldb"))
     ap.add_argument("--out", help="results JSONL (resumed)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per ldb run")
+    ap.add_argument("--interleave", action="store_true",
+                    help="take the projects' bugs in turn (a run stopped early still samples "
+                         "every project)")
     ap.add_argument("--no-target", action="store_true",
                     help="fix: name no function (ldb finds it from the failing test)")
     args = ap.parse_args(argv)
@@ -432,6 +448,8 @@ def main():
         sys.exit("bench.py: no BugsInPy dataset at %s (--dataset)" % args.dataset)
     env = Env(args)
     bugs = select(load_bugs(Path(args.dataset)), args)
+    if args.interleave:
+        bugs = interleave(bugs)
     if not args.out:
         sys.exit("bench.py: --out RESULTS.jsonl is required")
     if args.command == "fidelity":
