@@ -391,28 +391,35 @@ def cmd_table(paths):
             for r in recs:
                 r["verdict"] = judge(r["score"], r["diff"])
                 by.setdefault(r["id"].split(":")[0], []).append(r)
-            print("| project | bugs | fixed | plausible but regressing | not fixed | tokens per fix "
-                  "| median s | median changed lines (developer's) |")
-            print("|---|---|---|---|---|---|---|---|")
+            print("| project | bugs | fixed | plausible but regressing | written, failing "
+                  "| not fixed | tokens per fix (budget's) | median s | median changed lines "
+                  "(developer's) |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
             for name, rs in sorted(by.items()) + [("total", recs)]:
                 fixed = [r for r in rs if r["verdict"] == "fixed"]
                 reg = [r for r in rs if r["verdict"] == "regressing"]
+                wrong = [r for r in rs if r["verdict"] == "wrong"]
                 tokens = sum(r["tokens"] or 0 for r in rs)
-                print("| %s | %d | %d | %d | %d | %s | %.0f | %s (%s) |" % (
-                    name, len(rs), len(fixed), len(reg), len(rs) - len(fixed) - len(reg),
-                    "%.0f" % (tokens / len(fixed)) if fixed else "-",
+                cost = sum(r.get("cost") or 0 for r in rs)
+                print("| %s | %d | %d | %d | %d | %d | %s | %.0f | %s (%s) |" % (
+                    name, len(rs), len(fixed), len(reg), len(wrong),
+                    len(rs) - len(fixed) - len(reg) - len(wrong),
+                    "%.0f (%.0f)" % (tokens / len(fixed), cost / len(fixed)) if fixed else "-",
                     statistics.median(r["seconds"] for r in rs),
                     statistics.median(r["changed_lines"] for r in fixed) if fixed else "-",
                     statistics.median(r["patch_lines"] for r in fixed) if fixed else "-"))
         else:
-            n = len(recs)
-            f1 = sum(1 for r in recs if r["function_rank"] == 1)
-            f3 = sum(1 for r in recs if r["function_rank"] and r["function_rank"] <= 3)
-            l1 = sum(1 for r in recs if r["line_rank"] == 1)
-            l3 = sum(1 for r in recs if r["line_rank"] and r["line_rank"] <= 3)
-            print("| bugs | function top-1 | function top-3 | line top-1 | line top-3 |")
-            print("|---|---|---|---|---|")
-            print("| %d | %d | %d | %d | %d |" % (n, f1, f3, l1, l3))
+            by = {}
+            for r in recs:
+                by.setdefault(r["id"].split(":")[0], []).append(r)
+            print("| project | bugs | function top-1 | function top-3 | line top-1 | line top-3 |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for name, rs in sorted(by.items()) + [("total", recs)]:
+                f1 = sum(1 for r in rs if r["function_rank"] == 1)
+                f3 = sum(1 for r in rs if r["function_rank"] and r["function_rank"] <= 3)
+                l1 = sum(1 for r in rs if r["line_rank"] == 1)
+                l3 = sum(1 for r in rs if r["line_rank"] and r["line_rank"] <= 3)
+                print("| %s | %d | %d | %d | %d | %d |" % (name, len(rs), f1, f3, l1, l3))
         print()
 
 

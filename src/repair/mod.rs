@@ -258,6 +258,8 @@ impl Fixer {
         let mut program = report.seed.program.clone();
         report.final_program = program.clone();
         let mut best: Option<(String, usize)> = None;
+        // The seed's outcomes: a later program may not skip what it ran.
+        let mut given: Option<Vec<crate::run::TestOutcome>> = None;
         // `Strategy::None` measures the seed alone: one test run, no model call after the seed.
         let rounds = if self.options.strategy.improves() {
             self.options.max_iters
@@ -269,7 +271,15 @@ impl Fixer {
             let mut timings = Timings::default();
             phase(index, Phase::Testing);
             let t = Instant::now();
-            let tested = self.test(&program, tests).await?;
+            let mut tested = self.test(&program, tests).await?;
+            match &given {
+                Some(given) => {
+                    if crate::run::hold_to_given(&mut tested.outcomes, given) > 0 {
+                        tested.passed = tested.outcomes.iter().filter(|o| o.passed()).count();
+                    }
+                }
+                None => given = Some(tested.outcomes.clone()),
+            }
             timings.tests_ms = ms(t.elapsed());
             progress.event(ProgressEvent::Tested {
                 task_id: id.clone(),

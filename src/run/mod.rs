@@ -211,6 +211,32 @@ impl TestOutcome {
     }
 }
 
+/// Hold a candidate's outcomes to the given program's: a test the given program ran (passed,
+/// failed, raised) that the candidate skips or xfails counts as failed, since a skip inside
+/// the code under test (`pytest.skip()`, `pytest.xfail()`) would otherwise pass any test.
+/// Tests are matched by position and identity; returns how many were held.
+pub fn hold_to_given(outcomes: &mut [TestOutcome], given: &[TestOutcome]) -> usize {
+    let mut held = 0;
+    for (o, g) in outcomes.iter_mut().zip(given) {
+        let skipped = matches!(o.status, TestStatus::Skipped | TestStatus::XFailed);
+        let given_ran = !matches!(g.status, TestStatus::Skipped | TestStatus::XFailed);
+        if skipped && given_ran && o.test == g.test {
+            o.summary = format!(
+                "{} where the given program ran it ({}): a fix may not skip a test",
+                if o.status == TestStatus::Skipped {
+                    "skipped"
+                } else {
+                    "xfailed"
+                },
+                g.status.label()
+            );
+            o.status = TestStatus::Failed;
+            held += 1;
+        }
+    }
+    held
+}
+
 /// Runs tests of programs in a [`Sandbox`].
 #[derive(Debug, Clone)]
 pub struct Runner {

@@ -492,3 +492,32 @@ fn another_program_takes_the_module_files_place() {
         module
     );
 }
+
+/// A "fix" that skips every test from inside the function would pass them all as pytest counts
+/// (a skip is no failure): a test the given program ran may not be skipped by a candidate.
+#[tokio::test]
+async fn a_candidate_that_skips_the_tests_is_not_a_fix() {
+    for strategy in ["resample", "search"] {
+        let (_dir, root) = project();
+        let program = root.join("src/ranking/stats.py");
+        let original = std::fs::read_to_string(&program).expect("read");
+        let skip = "def second_largest(scores):\n    import pytest\n    pytest.skip(\"x\")\n";
+        let (out, _) = fix(
+            &root,
+            &["--write", "--strategy", strategy, "--proposers", "fresh:2"],
+            skip,
+        )
+        .await;
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{strategy}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains("a fix may not skip a test"),
+            "{strategy}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&program).expect("read"),
+            original,
+            "{strategy}"
+        );
+    }
+}
