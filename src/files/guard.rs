@@ -94,25 +94,33 @@ impl WriteGuard {
         let now = read::read_bytes(&self.path, read::caps::SOURCE).ok();
         let encoded = self.original.encode_like(fixed);
         if now.as_deref() != Some(self.bytes.as_slice()) {
-            let mut name = self.path.as_os_str().to_owned();
-            name.push(".ldb-fix");
-            let beside = PathBuf::from(name);
-            let saved = write::atomic_write(&beside, &encoded).ok().map(|_| beside);
-            return Err(CommitError::Changed {
-                path: self.path.clone(),
-                saved,
-            });
+            return Err(self.set_aside(&encoded));
         }
         let backup =
             write::backup(&self.path, &self.bytes).map_err(|source| CommitError::Backup {
                 path: self.path.clone(),
                 source,
             })?;
-        write::atomic_write(&self.path, &encoded).map_err(|source| CommitError::Write {
+        // Swapped in only if the file still holds what was read: an edit made up to the swap
+        // itself is kept.
+        match write::replace_unless_changed(&self.path, &encoded, &self.bytes) {
+            Ok(write::Replaced::Done) => Ok(backup),
+            Ok(write::Replaced::Changed) => Err(self.set_aside(&encoded)),
+            Err(source) => Err(CommitError::Write {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The file changed while ldb ran: the fix goes beside it (`<name>.ldb-fix`, created
+    /// exclusively and never through a symlink; numbered when taken).
+    fn set_aside(&self, encoded: &[u8]) -> CommitError {
+        let saved = write::keep_beside(&self.path, ".ldb-fix", encoded).ok();
+        CommitError::Changed {
             path: self.path.clone(),
-            source,
-        })?;
-        Ok(backup)
+            saved,
+        }
     }
 }
 
@@ -164,5 +172,24 @@ mod tests {
         let backup = guard.commit("x = 2\n").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"\xEF\xBB\xBFx = 2\r\n");
         assert_eq!(std::fs::read(backup).unwrap(), b"\xEF\xBB\xBFx = 1\r\n");
+    }
+
+    #[test]
+    fn a_symlink_at_ldb_fix_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog.py");
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&p, "x = 1\n").unwrap();
+        std::fs::write(&victim, "keep me\n").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.path().join("prog.py.ldb-fix")).unwrap();
+        let guard = WriteGuard::acquire(&p, &mut || {}).unwrap();
+        std::fs::write(&p, "x = 1  # edited\n").unwrap();
+        let CommitError::Changed { saved, .. } = guard.commit("x = 2\n").unwrap_err() else {
+            panic!("not Changed");
+        };
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me\n");
+        let saved = saved.expect("saved beside");
+        assert!(saved.ends_with("prog.py.ldb-fix.1"), "{}", saved.display());
+        assert_eq!(std::fs::read_to_string(saved).unwrap(), "x = 2\n");
     }
 }

@@ -92,6 +92,99 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// What [`replace_unless_changed`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The file held `expected` and now holds the new bytes.
+    Done,
+    /// The file held something else (an edit made meanwhile): it is left as it was.
+    Changed,
+}
+
+/// Replace `path` with `bytes` only if it still holds `expected`, without a window in which an
+/// edit made meanwhile is lost: the new file is swapped in atomically (`renameat2` with
+/// `RENAME_EXCHANGE`), then the file swapped out is checked, and swapped back if it was
+/// edited. Where the file system cannot exchange, the check comes just before a plain rename.
+pub fn replace_unless_changed(path: &Path, bytes: &[u8], expected: &[u8]) -> io::Result<Replaced> {
+    replace_checked(path, bytes, expected, &mut || {})
+}
+
+fn replace_checked(
+    path: &Path,
+    bytes: &[u8],
+    expected: &[u8],
+    between: &mut dyn FnMut(),
+) -> io::Result<Replaced> {
+    let target = std::fs::canonicalize(path)?;
+    if !holds(&target, expected)? {
+        return Ok(Replaced::Changed);
+    }
+    let like = std::fs::metadata(&target).ok();
+    let tmp = write_temp(&target, bytes, like.as_ref())?;
+    // Tests put an edit here, where a check-then-rename would lose it.
+    between();
+    fault("before-rename");
+    match exchange(&tmp, &target) {
+        Ok(()) => {
+            fault("after-rename");
+            // `tmp` now holds what the file held at the swap.
+            let kept = holds(&tmp, expected);
+            if !matches!(kept, Ok(true)) {
+                // Edited meanwhile: the edit goes back in place, the fix is dropped.
+                let back = exchange(&tmp, &target);
+                let _ = std::fs::remove_file(&tmp);
+                back?;
+                sync_dir(dir_of(&target));
+                return Ok(Replaced::Changed);
+            }
+            let _ = std::fs::remove_file(&tmp);
+            sync_dir(dir_of(&target));
+            Ok(Replaced::Done)
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS)) => {
+            let result = if holds(&target, expected)? {
+                std::fs::rename(&tmp, &target).map(|()| Replaced::Done)
+            } else {
+                Ok(Replaced::Changed)
+            };
+            if !matches!(result, Ok(Replaced::Done)) {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            sync_dir(dir_of(&target));
+            result
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Swap two names of one directory atomically.
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::other("path holds a NUL byte"))
+    };
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: two valid NUL-terminated paths, relative to the working directory.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Whether the regular file `path` (not followed if a symlink) holds exactly `bytes`.
 fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     let file = OpenOptions::new()
@@ -114,8 +207,16 @@ fn holds(path: &Path, bytes: &[u8]) -> io::Result<bool> {
 /// whole to a temp file, synced, then hard-linked to its name, which fails if the name exists:
 /// the backup appears complete or not at all, and never replaces anything.
 pub fn backup(path: &Path, original: &[u8]) -> io::Result<PathBuf> {
+    keep_beside(path, ".ldb-orig", original)
+}
+
+/// Keep `bytes` beside `path` as `<name><suffix>` (then `.1`, `.2`, ...), created exclusively
+/// and never through a symlink, as [`backup`] does: a fix that could not replace the file goes
+/// to `<name>.ldb-fix` this way.
+pub fn keep_beside(path: &Path, suffix: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+    let original = bytes;
     let mut base: OsString = path.as_os_str().to_owned();
-    base.push(".ldb-orig");
+    base.push(suffix);
     let mut tmp: Option<PathBuf> = None;
     let result = (|| {
         for n in 0..1000u32 {
@@ -207,18 +308,27 @@ impl FileLock {
     }
 }
 
-/// Remove temp files a killed run left beside `path` (`.<name>.ldb-tmp-*`). Called with the
+/// Remove temp files a killed run left beside `path` (`.<name>.ldb-tmp-*`, and those of its
+/// backups and set-aside fixes: `.<name>.ldb-orig.ldb-tmp-*`, `.<name>.ldb-fix.ldb-tmp-*`). Called with the
 /// file's lock held, so no live run of ours is writing them.
 pub fn remove_stale_temps(path: &Path) {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return;
     };
-    let prefix = format!(".{name}.ldb-tmp-");
+    let prefix = format!(".{name}.");
     let Ok(entries) = std::fs::read_dir(dir_of(path)) else {
         return;
     };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        // The file's own temps, and those of its backups and set-aside fixes.
+        let ours = rest.starts_with("ldb-tmp-")
+            || ((rest.starts_with("ldb-orig") || rest.starts_with("ldb-fix"))
+                && rest.contains(".ldb-tmp-"));
+        if ours {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -297,5 +407,55 @@ mod tests {
         drop(first);
         assert!(rx.recv().unwrap());
         waiter.join().unwrap();
+    }
+
+    #[test]
+    fn an_edit_in_the_rename_window_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog.py");
+        std::fs::write(&p, "x = 1\n").unwrap();
+        // The edit lands after the check and before the swap.
+        let got = replace_checked(&p, b"x = 2\n", b"x = 1\n", &mut || {
+            std::fs::write(&p, "x = 1  # edited\n").unwrap();
+        })
+        .unwrap();
+        assert_eq!(got, Replaced::Changed);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "x = 1  # edited\n");
+        // Unchanged: replaced; and nothing left beside it.
+        let got = replace_unless_changed(&p, b"x = 3\n", b"x = 1  # edited\n").unwrap();
+        assert_eq!(got, Replaced::Done);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "x = 3\n");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["prog.py"]);
+    }
+
+    #[test]
+    fn stale_temps_of_backups_and_set_aside_fixes_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog.py");
+        std::fs::write(&p, "x").unwrap();
+        for name in [
+            ".prog.py.ldb-tmp-1-2",
+            ".prog.py.ldb-orig.ldb-tmp-1-2",
+            ".prog.py.ldb-orig.1.ldb-tmp-1-2",
+            ".prog.py.ldb-fix.ldb-tmp-1-2",
+            ".other.py.ldb-tmp-1-2",
+            "prog.py.ldb-orig",
+        ] {
+            std::fs::write(dir.path().join(name), "t").unwrap();
+        }
+        remove_stale_temps(&p);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [".other.py.ldb-tmp-1-2", "prog.py", "prog.py.ldb-orig"]
+        );
     }
 }
