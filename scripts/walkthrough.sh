@@ -25,6 +25,18 @@ rm -rf /tmp/running_max
   fi
 )
 
+# A project: from the failing test to the function, fixed in place (a model-free edit).
+rm -rf /tmp/textkit
+(
+  say "ldb fix --tests tests/test_slug.py::test_numbers_are_kept --write"
+  cp -r examples/textkit /tmp/textkit && cd /tmp/textkit
+  ldb locate --tests tests/test_slug.py::test_numbers_are_kept || test $? = 1
+  if ((model)); then
+    ldb fix --tests tests/test_slug.py::test_numbers_are_kept --write
+    grep -q 'a-z0-9' textkit/slug.py
+  fi
+)
+
 # One walkthrough per command.
 say "ldb test, trace, locate, cfg, check, exec"
 ldb test examples/sum_evens/task.json || test $? = 1

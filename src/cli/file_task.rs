@@ -132,7 +132,7 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
     }
     // A module of a package is imported by its package path (`from pkg.mod import f`), as the
     // project imports it: only pytest, run in the project, shows the tests that module.
-    if let Some(package) = package_of(program) {
+    if let Some(package) = super::pytest_task::package_of(program) {
         return Ok(Some(Reason(format!(
             "the program is a module of the package `{package}`"
         ))));
@@ -149,25 +149,6 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
             .filter(|root| project::uses_pytest_config(root, &tests_abs))
             .map(|_| Reason("the project has a conftest.py or pytest settings".into())),
     )
-}
-
-/// The package a module file belongs to (its directory holds an `__init__.py`), by name.
-pub(super) fn package_of(program: &Path) -> Option<String> {
-    let dir = program.parent()?;
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    if !dir.join("__init__.py").is_file() {
-        return None;
-    }
-    let name = std::fs::canonicalize(dir)
-        .ok()?
-        .file_name()?
-        .to_string_lossy()
-        .into_owned();
-    Some(name)
 }
 
 /// How the plain path failed.

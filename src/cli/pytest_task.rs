@@ -352,8 +352,7 @@ pub fn load(
     })?;
     let mut built = built;
     // A package's function or a method is a real project's code: repaired where it is.
-    built.task.in_project =
-        built.task.entry_point.contains('.') || super::file_task::package_of(program).is_some();
+    built.task.in_project = built.task.entry_point.contains('.') || package_of(program).is_some();
     let guards = find_guards(
         &runner,
         &built.task,
@@ -767,4 +766,23 @@ fn collection_error(
         "fix the test file or its conftest.py (plain `pytest --collect-only` shows the same \
          error)",
     )
+}
+
+/// The package a module file belongs to (its directory holds an `__init__.py`), by name.
+pub(super) fn package_of(program: &Path) -> Option<String> {
+    let dir = program.parent()?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if !dir.join("__init__.py").is_file() {
+        return None;
+    }
+    let name = std::fs::canonicalize(dir)
+        .ok()?
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    Some(name)
 }
