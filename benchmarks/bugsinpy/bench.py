@@ -5,6 +5,7 @@
     bench.py fix      [--slice ...] [BUG ...] [-- LDB_FIX_ARGS]   ldb fix --write, scored by score.py
     bench.py locate   [--slice ...] [BUG ...]               ldb locate --tests NODE (no target)
     bench.py table    RESULTS.jsonl ...                      the tables, as markdown
+    bench.py compact  RESULTS.jsonl OUT.jsonl                what benchmarks/results keeps of a run
 
 Every bug's project is rebuilt from a git mirror of its upstream repository (the dataset's
 make_projects.sh) before each use, so a run never sees another run's edits. Mirrors are
@@ -423,6 +424,22 @@ def cmd_table(paths):
         print()
 
 
+def cmd_compact(src, dst):
+    """Keep what the tables and a reader need: no stderr, no paths of this machine."""
+    with open(dst, "w") as out:
+        for line in open(src):
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            if "score" in r:
+                sc = r["score"] or {}
+                r["score"] = {k: sc.get(k) for k in ("result", "visible", "hidden", "error")
+                              if k in sc}
+                # The tables' judge reads the diff; keep it (a fix is a few lines).
+                r.pop("stderr_tail", None)
+            out.write(json.dumps(r, sort_keys=True) + "\n")
+
+
 def main():
     argv = sys.argv[1:]
     extra = []
@@ -430,7 +447,7 @@ def main():
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["fidelity", "fix", "locate", "table"])
+    ap.add_argument("command", choices=["fidelity", "fix", "locate", "table", "compact"])
     ap.add_argument("bugs", nargs="*", help="PROJECT:NUMBER or PROJECT (default: the slice)")
     ap.add_argument("--slice", choices=["dev", "heldout", "all"], default="dev")
     ap.add_argument("--dataset", default=str(DEFAULT_DATASET))
@@ -450,6 +467,11 @@ def main():
     args = ap.parse_args(argv)
     if args.command == "table":
         cmd_table(args.bugs)
+        return
+    if args.command == "compact":
+        if len(args.bugs) != 2:
+            sys.exit("bench.py compact RESULTS.jsonl OUT.jsonl")
+        cmd_compact(*args.bugs)
         return
     if not Path(args.dataset, "bugs.jsonl").exists():
         sys.exit("bench.py: no BugsInPy dataset at %s (--dataset)" % args.dataset)
