@@ -34,6 +34,8 @@ pub(super) struct Derived {
 
 /// Regression tests observed for localisation, at most.
 const LOCATE_GUARDS: usize = 8;
+/// The share of a project's time limit one parent's edits may take.
+const MUTATE_SHARE: f64 = 0.5;
 
 /// Edits of a project's function tried between looks at the clock and at what passed.
 const PROJECT_GROUP: usize = 96;
@@ -102,7 +104,16 @@ impl Search<'_> {
         let value_range = self
             .entry_lines(&program)
             .or_else(|| crate::python::splice::def_lines(&program, &entry));
-        let deadline = self.options.time_limit.map(|limit| self.started + limit);
+        // A project's edits are many and each costs a test session's share: one parent's
+        // edits get at most half the time limit, so the model's patches get their turn.
+        let deadline = self.options.time_limit.map(|limit| {
+            let end = self.started + limit;
+            if self.fixer.runner.project().is_some() {
+                end.min(Instant::now() + limit.mul_f64(MUTATE_SHARE))
+            } else {
+                end
+            }
+        });
         let work = move || -> Result<(Vec<u32>, Vec<Tried>), crate::run::sandbox::SandboxError> {
             let candidates: Vec<_> = edits_with(&program, &lines, limit, &hints, value_range)
                 .into_iter()

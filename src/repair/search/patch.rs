@@ -287,6 +287,17 @@ pub async fn sample_patch(
             }
         }
     };
+    // A patch that does not parse fails every test: it is not worth a run.
+    let (program, problem) = match program {
+        Some(p) => match crate::python::parse_module(&crate::python::SourceFile::new(&p)) {
+            Ok(_) => (Some(p), problem),
+            Err(e) => (
+                None,
+                Some(format!("the patched program does not parse: {}", e.message)),
+            ),
+        },
+        None => (None, problem),
+    };
     Ok(Patched {
         program,
         problem,
