@@ -124,7 +124,7 @@ def plain_pytest(env, bug, project, test_files, timeout):
         return {r["nodeid"]: r["outcome"] for r in map(json.loads, open(nodes))}
 
 
-LDB_OUTCOME = {"passed": "passed", "skipped": "skipped", "x_failed": "xfailed"}
+LDB_OUTCOME = {"passed": "passed", "skipped": "skipped", "x_failed": "xfailed", "timeout": "timeout"}
 
 
 def norm(outcome):
