@@ -521,3 +521,23 @@ async fn a_candidate_that_skips_the_tests_is_not_a_fix() {
         );
     }
 }
+
+/// A project root only its owner may read (`mktemp -d`, umask 077, a home directory) runs as a
+/// 0755 one does, on warm workers and on fresh ones.
+#[test]
+fn a_0700_project_runs() {
+    for workers in [None, Some("--fresh-workers")] {
+        let (_dir, root) = project();
+        std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("chmod");
+        let mut args = vec!["test", TARGET, "--tests", "tests/"];
+        args.extend(workers);
+        let out = ldb(&root, &args, &[]);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{workers:?}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains("12 tests: 6 passed, 4 failed, 1 skipped, 1 xfailed"),
+            "{workers:?}: {stdout}\n{stderr}"
+        );
+    }
+}
