@@ -437,6 +437,9 @@ def cmd_compact(src, dst):
                               if k in sc}
                 # The tables' judge reads the diff; keep it (a fix is a few lines).
                 r.pop("stderr_tail", None)
+            for f in r.get("functions") or []:
+                # The project's own path: relative to its root, as the dataset names files.
+                f["file"] = re.sub(r"^.*/projects/[^/]+/\d+/", "", f.get("file") or "")
             out.write(json.dumps(r, sort_keys=True) + "\n")
 
 

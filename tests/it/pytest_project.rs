@@ -534,7 +534,11 @@ fn a_0700_project_runs() {
         args.extend(workers);
         let out = ldb(&root, &args, &[]);
         let (stdout, stderr) = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{workers:?}: {stdout}\n{stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{workers:?}: {stdout}\n{stderr}"
+        );
         assert!(
             stdout.contains("12 tests: 6 passed, 4 failed, 1 skipped, 1 xfailed"),
             "{workers:?}: {stdout}\n{stderr}"
