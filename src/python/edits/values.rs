@@ -354,6 +354,25 @@ fn is_regex(e: &Expr, value: &str, form: &Form, exprs: &[&Expr]) -> bool {
     is_arg || (form.raw && (value.contains('[') || value.contains("(?")))
 }
 
+/// Where a character class starting at `c[i] == '['` ends: the index of its closing `]` (the
+/// first `]` that is not its first character), or `None` when it never closes.
+fn class_end(c: &[char], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if c.get(j) == Some(&'^') {
+        j += 1;
+    }
+    if c.get(j) == Some(&']') {
+        j += 1;
+    }
+    while j < c.len() && c[j] != ']' {
+        if c[j] == '\\' {
+            j += 1;
+        }
+        j += 1;
+    }
+    (j < c.len()).then_some(j)
+}
+
 /// A regular expression whose (not negated) character class gains a range it lacks: `0-9`
 /// where the expected value has digits the actual one lacks.
 fn regex_ranges(value: &str, ranges: &[&str]) -> Vec<String> {
@@ -370,19 +389,9 @@ fn regex_ranges(value: &str, ranges: &[&str]) -> Vec<String> {
             continue;
         }
         let negated = c.get(i + 1) == Some(&'^');
-        let mut j = i + 1 + usize::from(negated);
-        if c.get(j) == Some(&']') {
-            j += 1;
-        }
-        while j < c.len() && c[j] != ']' {
-            if c[j] == '\\' {
-                j += 1;
-            }
-            j += 1;
-        }
-        if j >= c.len() {
+        let Some(j) = class_end(&c, i) else {
             break;
-        }
+        };
         let body: String = c[i + 1..j].iter().collect();
         if !negated && !body.contains("\\w") {
             for range in ranges {
@@ -413,24 +422,10 @@ fn regex_variants(value: &str, chars: &[char]) -> Vec<String> {
             continue;
         }
         if c[i] == '[' {
-            // The class runs to the first `]` that is not its first character.
-            let mut j = i + 1;
-            if c.get(j) == Some(&'^') {
-                j += 1;
-            }
-            let body_start = j;
-            if c.get(j) == Some(&']') {
-                j += 1;
-            }
-            while j < c.len() && c[j] != ']' {
-                if c[j] == '\\' {
-                    j += 1;
-                }
-                j += 1;
-            }
-            if j >= c.len() {
+            let body_start = i + 1 + usize::from(c.get(i + 1) == Some(&'^'));
+            let Some(j) = class_end(&c, i) else {
                 break;
-            }
+            };
             let body: String = c[body_start..j].iter().collect();
             for &ch in chars {
                 if body.contains(ch) {
