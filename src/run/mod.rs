@@ -569,6 +569,19 @@ fn classify_response(outcome: &mut TestOutcome, status: WorkerStatus, test: &Tes
     let (status, summary) = match status {
         WorkerStatus::Passed => (TestStatus::Passed, "passed".to_string()),
         WorkerStatus::Failed => match (&outcome.actual, &outcome.expected) {
+            // The harness's reason, when a comparison that held was not trusted.
+            (Some(a), e) if outcome.exception.is_some() => {
+                let why = outcome
+                    .exception
+                    .as_ref()
+                    .map(|x| x.message.as_str())
+                    .unwrap_or_default();
+                let what = match e {
+                    Some(e) => format!("got {a}, expected {e}"),
+                    None => format!("the asserted expression was {a}"),
+                };
+                (TestStatus::Failed, format!("{what}: {why}"))
+            }
             (Some(a), Some(e)) => (TestStatus::Failed, format!("got {a}, expected {e}")),
             (Some(a), None) => (
                 TestStatus::Failed,

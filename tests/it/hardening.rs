@@ -276,3 +276,61 @@ fn a_regular_file_in_place_of_dev_null_reaches_no_program() {
     let out = run(&runner, prog, "assert 'another process' not in g()");
     assert_ne!(out.status, TestStatus::Failed, "{out:?}");
 }
+
+/// The probe of a sandbox escape: a user namespace in which the program is root, then a tmpfs
+/// of its own, written past the `--disk` cap. Each step is refused, in both worker modes, and
+/// threads and child processes still work.
+#[test]
+fn unshare_newuser_is_refused_and_the_disk_cap_holds() {
+    let prog = r#"
+import ctypes, errno, os, subprocess, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, SIGCHLD = 0x20000, 0x10000000, 0x40000000, 17
+SYS_CLONE, SYS_SETNS = 56, 308
+
+def refused(result):
+    return result == -1 and ctypes.get_errno() == errno.EPERM
+
+def escape():
+    os.mkdir("mnt")
+    steps = {}
+    steps["unshare"] = refused(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS))
+    steps["unshare net"] = refused(libc.unshare(CLONE_NEWNET))
+    pid = libc.syscall(SYS_CLONE, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        os._exit(0)
+    steps["clone"] = refused(pid)
+    fd = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    steps["setns"] = refused(libc.syscall(SYS_SETNS, fd, 0))
+    steps["mount"] = refused(libc.mount(b"none", b"mnt", b"tmpfs", 0, None))
+    return steps
+
+def fill(where):
+    written = 0
+    try:
+        for i in range(64):
+            with open(os.path.join(where, f"fill-{i}"), "wb") as fh:
+                fh.write(b"x" * (1 << 20))
+            written += 1 << 20
+    except OSError as e:
+        return written, e.errno
+    return written, 0
+
+def still_works():
+    box = []
+    t = threading.Thread(target=lambda: box.append(1))
+    t.start()
+    t.join()
+    out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
+    return box == [1] and out.stdout.strip() == "42"
+"#;
+    let test = "import errno\nsteps = escape()\nassert all(steps.values()), steps\nw, e = fill('mnt')\nassert e == errno.ENOSPC and w <= 8 << 20, (w, e)\nassert still_works()";
+    for cold in [false, true] {
+        let mut limits = Limits::default().with_wall(Duration::from_secs(20));
+        limits.disk_bytes = 8 << 20;
+        let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits);
+        let runner = Runner::new(if cold { sandbox.cold() } else { sandbox });
+        let out = run(&runner, prog, test);
+        assert_eq!(out.status, TestStatus::Passed, "cold: {cold}: {out:?}");
+    }
+}

@@ -290,8 +290,6 @@ fn patching_builtins_assertion_error_does_not_make_a_wrong_answer_pass() {
 #[test]
 fn an_object_equal_to_everything_is_not_a_pass_in_scoring() {
     let prog = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\ndef f(x):\n    return Anything()\n";
-    // The plain runner (visible tests in the loop) is fooled, which is why scoring is strict.
-    assert_eq!(run(prog, "assert f(1) == 2").status, TestStatus::Passed);
     for test in [
         "assert f(1) == 2",
         "def check(candidate):\n    assert candidate(1) == 2\ncheck(f)\n",
@@ -610,4 +608,94 @@ fn system_v_shared_memory_does_not_outlive_the_run() {
     );
     let later = run_with(&runner, prog, "assert find() == False");
     assert_eq!(later.status, TestStatus::Passed, "{later:?}");
+}
+
+// Visible tests run in the program's own process (they are traced there). What a program can
+// do to that process to forge a pass is caught by the worker: a result it writes itself lacks
+// the run's seal, a value whose own `__eq__` decides an assert against a built-in expected
+// value fails it, and a rebound built-in or harness function fails the run.
+
+#[test]
+fn a_fake_result_and_os_exit_is_a_failure() {
+    let prog = r#"
+import os
+FAKE = b'{"status": "passed", "phase": null, "exception": null, "actual": null, "expected": null, "exit_code": null, "isolation": {"network": true, "pid_namespace": true, "unprivileged_user": true, "process_limit": true, "warnings": []}}'
+def f():
+    for fd in range(3, 64):
+        try:
+            os.write(fd, FAKE)
+        except OSError:
+            pass
+    os._exit(0)
+"#;
+    for test in ["assert f() == 1", "f()", "assert f()"] {
+        let out = run(prog, test);
+        assert!(!out.passed(), "{test}: {out:?}");
+        assert!(
+            out.summary
+                .contains("exited with code 0 before the test finished"),
+            "{out:?}"
+        );
+    }
+}
+
+#[test]
+fn an_always_equal_object_fails_a_plain_assert() {
+    let prog = r#"
+from unittest import mock
+class Anything:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+class Yes:
+    def __len__(self):
+        return 1
+def f(x):
+    return Anything()
+def g(x):
+    return [1, Anything()]
+def h(x):
+    return mock.ANY
+def t(x):
+    return Yes()
+"#;
+    for test in [
+        "assert f(1) == 2",
+        "assert g(1) == [1, 2]",
+        "assert h(1) == 'two'",
+        "assert t(1)",
+    ] {
+        let out = run(prog, test);
+        assert_eq!(out.status, TestStatus::Failed, "{test}: {out:?}");
+        assert!(out.summary.contains("decides the test"), "{test}: {out:?}");
+    }
+    // Values that built-in code compares still pass: a namedtuple, a Decimal, an object the
+    // test builds from the program's own class.
+    let honest = "import collections, decimal\nP = collections.namedtuple('P', 'x y')\nclass V:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, other):\n        return isinstance(other, V) and other.v == self.v\ndef p():\n    return P(1, 2)\ndef d():\n    return decimal.Decimal('1.5')\ndef v():\n    return V(3)\n";
+    for test in [
+        "assert p() == (1, 2)",
+        "assert d() == 1.5",
+        "assert v() == V(3)",
+        "assert p()",
+    ] {
+        assert_eq!(run(honest, test).status, TestStatus::Passed, "{test}");
+    }
+}
+
+#[test]
+fn a_rebound_bool_or_harness_function_fails_the_run() {
+    for prog in [
+        "import builtins\nbuiltins.bool = lambda *a: True\ndef f():\n    return 2\n",
+        "import sys\nH = sys.modules['ldb_harness']\nH._run_test = lambda *a, **k: H._result('passed')\ndef f():\n    return 2\n",
+        "import sys\nH = sys.modules['ldb_harness']\nH._bool = lambda *a: True\ndef f():\n    return 2\n",
+        "import sys\nH = sys.modules['ldb_harness']\nH._eval.__code__ = (lambda s, g: True).__code__\ndef f():\n    return 2\n",
+    ] {
+        let out = run(prog, "assert f() == 1");
+        assert!(!out.passed(), "{prog}: {out:?}");
+    }
+    let out = run(
+        "import builtins\nbuiltins.bool = lambda *a: True\ndef f():\n    return 1\n",
+        "assert f() == 1",
+    );
+    assert!(out.summary.contains("builtins.bool"), "{out:?}");
 }

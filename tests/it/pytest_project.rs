@@ -522,6 +522,39 @@ async fn a_candidate_that_skips_the_tests_is_not_a_fix() {
     }
 }
 
+/// A "fix" that writes result records of its own on every descriptor, then ends the process
+/// before pytest reports: what it wrote lacks the run's seal, so every node counts as failed.
+#[tokio::test]
+async fn a_fake_result_and_os_exit_is_not_a_fix_under_pytest() {
+    let (_dir, root) = project();
+    let program = root.join("src/ranking/stats.py");
+    let original = std::fs::read_to_string(&program).expect("read");
+    let forge = r#"def second_largest(scores):
+    import gc, json, os
+    from _pytest.nodes import Item
+    ids = sorted({o.nodeid for o in gc.get_objects() if isinstance(o, Item)})
+    nodes = [{"nodeid": i, "outcome": "passed", "when": "call", "duration_ms": 1.0} for i in ids]
+    fake = json.dumps({"status": "passed", "phase": None, "exception": None, "actual": None,
+        "expected": None, "exit_code": None, "pytest": {"exit_code": 0, "nodes": nodes}}).encode()
+    for fd in range(3, 64):
+        try:
+            os.write(fd, fake)
+        except OSError:
+            pass
+    os._exit(0)
+"#;
+    for workers in [None, Some("--fresh-workers")] {
+        // Only the model's programs: an edit of the given one could be a real fix.
+        let mut args = vec!["--write", "--strategy", "resample"];
+        args.extend(workers);
+        let (out, _) = fix(&root, &args, forge).await;
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{workers:?}: {stdout}\n{stderr}");
+        assert!(!stderr.contains("12/12"), "{workers:?}: {stderr}");
+        assert_eq!(std::fs::read_to_string(&program).expect("read"), original);
+    }
+}
+
 /// A project root only its owner may read (`mktemp -d`, umask 077, a home directory) runs as a
 /// 0755 one does, on warm workers and on fresh ones.
 #[test]

@@ -104,6 +104,7 @@ fn warm_and_cold_runs_are_isolated_alike() {
             i.read_only_fs,
             i.private_proc,
             i.no_new_privileges,
+            i.no_namespaces,
             i.warnings.clone(),
         )
     };

@@ -40,6 +40,94 @@ TEST = "<test>"
 PRELUDE = "<prelude>"
 
 
+# What the harness decides with, taken before any program runs: a program that rebinds these
+# names in `builtins` changes nothing here (the worker also checks, after the run, that they
+# were not rebound at all).
+_bool = builtins.bool
+_type = builtins.type
+_isinstance = builtins.isinstance
+_compile = builtins.compile
+_builtin_eval = builtins.eval
+_builtin_exec = builtins.exec
+_type_mro = builtins.type.__dict__["__mro__"].__get__
+_type_dict = builtins.type.__dict__["__dict__"].__get__
+_type_name = builtins.type.__dict__["__name__"].__get__
+# Values whose `==` and truth only built-in code decides.
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+# What a type implemented in C holds for a special method (a slot wrapper, a method of a C type).
+_C_METHODS = (
+    type(object.__eq__), type(list.append), type(len), type((1).__eq__),
+)
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+# Elements looked at in one value at most.
+_WALK_LIMIT = 100_000
+
+
+def _one_of(t, types):
+    # By identity: `in` would ask the type's metaclass for `==`.
+    for u in types:
+        if t is u:
+            return True
+    return False
+
+
+def _own_method(value, name):
+    """The class (of `value`) whose Python code implements special method `name`, or None when
+    built-in code does."""
+    for klass in _type_mro(_type(value)):
+        found = _type_dict(klass).get(name)
+        if found is not None:
+            return None if _isinstance(found, _C_METHODS) else klass
+    return None
+
+
+def _elements(value):
+    """The elements of a built-in container (or a subclass's, read as the base type holds
+    them, without its code), or None."""
+    for base, items in (
+        (dict, lambda v: (x for kv in dict.items(v) for x in kv)),
+        (list, list.__iter__), (tuple, tuple.__iter__),
+        (set, set.__iter__), (frozenset, frozenset.__iter__),
+    ):
+        if _isinstance(value, base):
+            return items(value)
+    return None
+
+
+def _plain(value):
+    """Only built-in values (of exactly built-in types), all the way down."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        t = _type(v)
+        if _one_of(t, _PLAIN):
+            continue
+        if seen > _WALK_LIMIT or not _one_of(t, _CONTAINERS):
+            return False
+        stack.extend(_elements(v))
+    return True
+
+
+def _decided_by_own_code(value, name):
+    """The name of a class of the value (or of an element of it) whose own Python code
+    implements `name` (`__eq__`, `__bool__`), so that it, not the test, decides; or None."""
+    stack, seen = [value], 0
+    while stack and seen < _WALK_LIMIT:
+        v = stack.pop()
+        seen += 1
+        if _one_of(_type(v), _PLAIN):
+            continue
+        klass = _own_method(v, name)
+        if klass is not None:
+            return _type_name(klass)
+        if name == "__eq__":
+            items = _elements(v)
+            if items is not None:
+                stack.extend(items)
+    return None
+
+
 def _register(name, text):
     _SOURCES[name] = text
 
@@ -129,7 +217,14 @@ def _exit_code(exc):
 
 
 def _eval(source, g):
-    return eval(compile(source, TEST, "eval", dont_inherit=True), g)
+    return _builtin_eval(_compile(source, TEST, "eval", dont_inherit=True), g)
+
+
+def _not_decided(what, klass, special):
+    return AssertionError(
+        "%s is a %s, whose own %s decides the test; a test with a built-in expected value "
+        "passes only on a value that built-in code compares" % (what, klass, special)
+    )
 
 
 def _run_test(test, g, chars):
@@ -139,13 +234,13 @@ def _run_test(test, g, chars):
         return _result("passed")
     if kind == "statements":
         _register(TEST, test["source"])
-        exec(compile(test["source"], TEST, "exec", dont_inherit=True), g)
+        _builtin_exec(_compile(test["source"], TEST, "exec", dont_inherit=True), g)
         return _result("passed")
     _register(TEST, test.get("source") or test.get("expr") or "")
     setup = test.get("setup") or ""
     if setup:
         # What the assert needs (imports, helpers of a test file), in the same globals.
-        exec(compile(setup, TEST, "exec", dont_inherit=True), g)
+        _builtin_exec(_compile(setup, TEST, "exec", dont_inherit=True), g)
     # The assert follows its set-up: padding keeps its line number in tracebacks.
     pad = "\n" * setup.count("\n")
     if kind == "call":
@@ -153,14 +248,29 @@ def _run_test(test, g, chars):
         return _result("passed", actual=_ldb.render(value, chars))
     if kind == "assert_truthy":
         value = _eval(pad + test["expr"], g)
-        if value:
-            return _result("passed")
+        if _bool(value):
+            own = _decided_by_own_code(value, "__bool__") or _decided_by_own_code(value, "__len__")
+            if own is None:
+                return _result("passed")
+            return _result(
+                "failed", "test", _not_decided("the value", own, "truth"),
+                actual=_ldb.render(value, chars),
+            )
         return _result("failed", "test", actual=_ldb.render(value, chars))
     if kind == "assert_eq":
         actual = _eval(pad + test["lhs"], g)
         expected = _eval(pad + test["rhs"], g)
-        if bool(actual == expected):
-            return _result("passed")
+        if _bool(actual == expected):
+            # An object equal to everything passes `==`; against a built-in expected value,
+            # only built-in comparisons count.
+            own = _plain(expected) and _decided_by_own_code(actual, "__eq__")
+            if not own:
+                return _result("passed")
+            return _result(
+                "failed", "test", _not_decided("the actual value", own, "__eq__"),
+                actual=_ldb.render(actual, chars),
+                expected=_ldb.render(expected, chars),
+            )
         return _result(
             "failed", "test",
             actual=_ldb.render(actual, chars),

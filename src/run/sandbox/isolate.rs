@@ -6,7 +6,8 @@
 //! kills every process it left behind), then the child makes its private file system
 //! (`mounts`), empties its capability bounding set, drops to a per-run uid, clears every
 //! capability set and sets `no_new_privs` (so no setuid binary the program starts runs with
-//! more than the program's rights), and applies rlimits. What could not be applied is
+//! more than the program's rights), refuses new namespaces and mounts (`seccomp`), and
+//! applies rlimits. What could not be applied is
 //! reported, never silently skipped.
 
 use std::ffi::CString;
@@ -188,6 +189,14 @@ pub fn enter(
         Ok(()) => iso.no_new_privileges = true,
         Err(e) => iso.warnings.push(format!(
             "privileges not locked ({e}): a setuid program it starts may gain privileges"
+        )),
+    }
+    // Last of the locks, after every namespace and mount of our own: none for the program.
+    match crate::run::sandbox::seccomp::refuse_namespaces_and_mounts() {
+        Ok(()) => iso.no_namespaces = true,
+        Err(e) => iso.warnings.push(format!(
+            "namespaces and mounts not refused ({e}): the program may make a user namespace \
+             and mount past the disk cap"
         )),
     }
 

@@ -18,6 +18,7 @@ mod pyjson;
 pub mod pytest;
 mod python_path;
 mod rundirs;
+mod seccomp;
 pub mod strict;
 mod warm;
 pub mod worker;
@@ -147,6 +148,25 @@ pub struct RunOutput {
     /// Protections the parent could not give the run (the worker reports its own in the
     /// response's isolation).
     pub warnings: Vec<String>,
+}
+
+/// A run's seal ([`WorkerRequest::seal`]): random, never 0 (the value of a response that has
+/// none).
+fn seal() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    let drawn = if n == bytes.len() as isize {
+        u64::from_le_bytes(bytes)
+    } else {
+        // No kernel randomness: the clock's nanoseconds and this process's id still differ
+        // from run to run and are not in the program's reach.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        now ^ (u64::from(std::process::id()) << 32)
+    };
+    drawn.max(1)
 }
 
 /// Runs programs in worker processes. Cheap to clone; safe to use from many threads at once.
@@ -306,10 +326,18 @@ impl Sandbox {
             prelude: spec.prelude.clone(),
             module: spec.module.clone(),
             project: spec.project.clone(),
+            seal: seal(),
         };
+        let sealed = request.seal;
         let request =
             protocol::encode_request(&request, &spec.test).map_err(SandboxError::Encode)?;
-        let result = self.run_worker(&request, spec.stdin.as_deref(), workdir.path(), started);
+        let result = self.run_worker(
+            &request,
+            sealed,
+            spec.stdin.as_deref(),
+            workdir.path(),
+            started,
+        );
         let workdir_removed = workdir.remove();
         result.map(|mut out| {
             out.workdir_removed = workdir_removed;
@@ -320,6 +348,7 @@ impl Sandbox {
     fn run_worker(
         &self,
         request: &[u8],
+        seal: u64,
         stdin: Option<&str>,
         workdir: &Path,
         started: Instant,
@@ -395,7 +424,9 @@ impl Sandbox {
         let response = response_rx
             .recv_timeout(PIPE_GRACE)
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<WorkerResponse>(&bytes).ok());
+            .and_then(|bytes| serde_json::from_slice::<WorkerResponse>(&bytes).ok())
+            // Written by the program, not the worker: no result.
+            .filter(|r| r.seal == seal);
         let stdout = stdout_rx.recv_timeout(PIPE_GRACE).unwrap_or_default();
         let stderr = stderr_rx.recv_timeout(PIPE_GRACE).unwrap_or_default();
         Ok(RunOutput {

@@ -118,6 +118,11 @@ pub struct WorkerRequest {
     /// its files: what a pytest run ([`TestSpec::Pytest`]) imports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<ProjectMount>,
+    /// A number drawn for this run that the worker puts in its response and never hands to
+    /// Python: a result the program writes on the response pipe itself (then `os._exit`) lacks
+    /// it, and counts as no result.
+    #[serde(default)]
+    pub seal: u64,
 }
 
 /// A user's project as a run sees it: the directory `root` read-only at its own path, and
@@ -300,6 +305,10 @@ pub struct Isolation {
     /// program it starts gains privileges (setuid bits and file capabilities do nothing).
     #[serde(default)]
     pub no_new_privileges: bool,
+    /// A seccomp filter refuses new namespaces (`unshare`, `clone` with namespace flags,
+    /// `setns`) and every mount call: no user namespace to mount a tmpfs past the disk cap.
+    #[serde(default)]
+    pub no_namespaces: bool,
     pub warnings: Vec<String>,
 }
 
@@ -319,6 +328,9 @@ pub struct WorkerResponse {
     /// What a pytest session reported ([`TestSpec::Pytest`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pytest: Option<PytestReport>,
+    /// The request's [`WorkerRequest::seal`], set by the worker as it writes the response.
+    #[serde(default)]
+    pub seal: u64,
 }
 
 /// What one pytest session reported.
@@ -521,6 +533,7 @@ mod tests {
             prelude: None,
             module: None,
             project: None,
+            seal: 7,
         }
     }
 

@@ -13,7 +13,11 @@ use std::time::Instant;
 
 use pyo3::prelude::*;
 
-use super::protocol::{Isolation, WorkerError, WorkerRequest, WorkerResponse, PROGRAM_FILENAME};
+use super::protocol::{
+    ExceptionInfo, Isolation, WorkerError, WorkerRequest, WorkerResponse, WorkerStatus,
+    PROGRAM_FILENAME,
+};
+use pyo3::types::PyModule;
 use super::pyjson;
 use crate::run::tracer::hook;
 
@@ -117,6 +121,8 @@ pub(super) fn run(
     if unsafe { libc::getpid() } != harness_pid {
         unsafe { libc::_exit(0) }
     }
+    let mut response = response;
+    response.seal = req.seal;
     let bytes = serde_json::to_vec(&response).map_err(|source| WorkerError::Encode {
         what: "response",
         source,
@@ -160,14 +166,112 @@ fn run_harness(
         // A warm worker's child sets HOME and TMPDIR to the work dir first.
         "home": warm.then(|| req.workdir.to_string_lossy()),
     });
-    let out = harness.call_method1("run", (pyjson::to_python(py, &request)?,))?;
+    let run = harness.getattr("run")?;
+    let untouched = Untouched::take(&harness)?;
+    let out = run.call1((pyjson::to_python(py, &request)?,))?;
     let mut response: WorkerResponse =
         serde_json::from_value(pyjson::from_python(&out)).map_err(|e| {
             pyo3::exceptions::PyValueError::new_err(format!("harness result is not valid: {e}"))
         })?;
+    if let Some(what) = untouched.changed(&harness)? {
+        // Whatever the harness answered, its answer cannot be trusted.
+        response.status = WorkerStatus::Error;
+        response.phase = Some(crate::run::sandbox::protocol::Phase::Test);
+        response.exception = Some(ExceptionInfo {
+            kind: "HarnessTampered".into(),
+            message: format!(
+                "the program replaced {what}, which the test's verdict depends on; the run \
+                 counts as failed"
+            ),
+            program_line: None,
+            program_callers: Vec::new(),
+            test_line: None,
+            traceback: String::new(),
+            prelude_line: None,
+            test_location: None,
+            project_frames: Vec::new(),
+        });
+    }
     response.trace = hook::take_finished();
     response.isolation = isolation;
     Ok(response)
+}
+
+/// Built-in names whose meaning a test's verdict rests on (`assert`, `==`, the harness's own
+/// calls): a program that rebinds one is not judged by its tests.
+const WATCHED_BUILTINS: &[&str] = &[
+    "bool",
+    "isinstance",
+    "issubclass",
+    "type",
+    "eval",
+    "exec",
+    "compile",
+    "len",
+    "repr",
+    "str",
+    "getattr",
+    "AssertionError",
+    "BaseException",
+    "Exception",
+    "SystemExit",
+];
+
+/// The harness module's names (and each function's code and defaults) and the watched
+/// built-ins, as they were before the program ran; compared by identity after it.
+struct Untouched<'py> {
+    taken: Vec<(String, Bound<'py, PyAny>)>,
+}
+
+impl<'py> Untouched<'py> {
+    fn entries(harness: &Bound<'py, PyModule>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
+        let py = harness.py();
+        let mut out = Vec::new();
+        for (name, value) in harness.dict().iter() {
+            let name = name.extract::<String>().unwrap_or_default();
+            if name.starts_with("__") {
+                continue;
+            }
+            for part in ["__code__", "__defaults__", "__kwdefaults__"] {
+                if let Ok(inner) = value.getattr(part) {
+                    out.push((format!("ldb_harness.{name}.{part}"), inner));
+                }
+            }
+            out.push((format!("ldb_harness.{name}"), value));
+        }
+        let builtins = py.import("builtins")?;
+        for name in WATCHED_BUILTINS {
+            if let Ok(value) = builtins.getattr(*name) {
+                out.push((format!("builtins.{name}"), value));
+            }
+        }
+        out.push(("sys.modules['ldb_harness']".into(), {
+            let modules = py.import("sys")?.getattr("modules")?;
+            modules.get_item("ldb_harness").unwrap_or_else(|_| py.None().into_bound(py))
+        }));
+        Ok(out)
+    }
+
+    fn take(harness: &Bound<'py, PyModule>) -> PyResult<Self> {
+        Ok(Untouched {
+            taken: Self::entries(harness)?,
+        })
+    }
+
+    /// The first name whose object is not the one taken, if any.
+    fn changed(&self, harness: &Bound<'py, PyModule>) -> PyResult<Option<String>> {
+        let now = Self::entries(harness)?;
+        for (name, before) in &self.taken {
+            let same = now
+                .iter()
+                .find(|(n, _)| n == name)
+                .is_some_and(|(_, after)| after.is(before));
+            if !same {
+                return Ok(Some(format!("`{name}`")));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// One pytest session in the request's project (`pytest_run.py`).
