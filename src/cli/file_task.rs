@@ -65,6 +65,7 @@ pub fn load_text(
             &reason,
         )
     };
+    refuse_foreign_tests(&program, &text, args)?;
     if let Some(reason) = pytest_wanted(&program, args)? {
         return pytest(reason, text, runner);
     }
@@ -92,6 +93,54 @@ pub fn load_text(
         }
         Err(Plain::NeedsPytest(_, e)) | Err(Plain::Error(e)) => Err(e),
     }
+}
+
+/// Tests that import another module beside the program instead of the program (`from prog
+/// import add` given `broken.py`) would report that module's results as the program's:
+/// refused, naming the module.
+fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Result<(), CliError> {
+    let mut modules: Vec<String> = file_input::module_name(program).into_iter().collect();
+    if let Some(package) = super::pytest_task::package_of(program) {
+        modules.extend(package.split('.').next().map(str::to_string));
+    }
+    let here = |p: &Path| match p.parent() {
+        Some(d) => d.to_path_buf(),
+        None => std::path::PathBuf::new(),
+    };
+    for tests in &args.tests {
+        let (path, _) = project::split_node(tests);
+        if !path.is_file() {
+            continue;
+        }
+        let Ok(source) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let dirs = [here(program), here(&path)];
+        if let Some(f) = file_input::reach::foreign_module(program, text, &modules, &source, &dirs)
+        {
+            return Err(CliError::bad_input(
+                format!(
+                    "{}: the tests import `{}` ({}), not the program under test ({}): their \
+                     results would be that module's",
+                    path.display(),
+                    f.module,
+                    f.file.display(),
+                    program.display()
+                ),
+                format!(
+                    "give the module the tests import (ldb ... {} --tests {}), or import the \
+                     program in the tests{}",
+                    f.file.display(),
+                    tests.display(),
+                    modules
+                        .first()
+                        .map(|m| format!(" (`from {m} import ...`)"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Why the tests must go to pytest before the file is read: `--pytest`, a directory, a node

@@ -730,3 +730,37 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     assert!(stderr.contains("--peers nowhere"), "{stderr}");
     assert!(stderr.contains("hint:"), "{stderr}");
 }
+
+/// `broken.py` (a syntax error) beside `prog.py`, tests that import `prog`: the results would be
+/// prog.py's, reported as broken.py's. Refused with exit 2, naming the module, before anything
+/// runs or is written; with pytest and without.
+#[test]
+fn tests_that_import_another_module_are_refused() {
+    let dir = project(TESTS);
+    let broken = "def running_max(xs)\n    return xs\n";
+    std::fs::write(dir.path().join("broken.py"), broken).expect("broken.py");
+    for args in [
+        vec!["test", "broken.py", "--tests", "test_prog.py"],
+        vec!["test", "broken.py", "--tests", "test_prog.py", "--pytest"],
+        vec!["test", "broken.py", "--tests", "test_prog.py::test_rising"],
+        vec!["fix", "broken.py", "--tests", "test_prog.py", "--write"],
+    ] {
+        let out = ldb(dir.path(), &args);
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}\n{stderr}");
+        assert!(
+            stderr.contains(
+                "the tests import `prog` (prog.py), not the program under test (broken.py)"
+            ),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stdout.contains("PASS"), "{args:?}: {stdout}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("broken.py")).expect("read"),
+        broken
+    );
+    // The tests of prog.py, given prog.py, still run.
+    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+}

@@ -549,7 +549,11 @@ async fn a_fake_result_and_os_exit_is_not_a_fix_under_pytest() {
         args.extend(workers);
         let (out, _) = fix(&root, &args, forge).await;
         let (stdout, stderr) = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{workers:?}: {stdout}\n{stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{workers:?}: {stdout}\n{stderr}"
+        );
         assert!(!stderr.contains("12/12"), "{workers:?}: {stderr}");
         assert_eq!(std::fs::read_to_string(&program).expect("read"), original);
     }

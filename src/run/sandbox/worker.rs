@@ -17,9 +17,9 @@ use super::protocol::{
     ExceptionInfo, Isolation, WorkerError, WorkerRequest, WorkerResponse, WorkerStatus,
     PROGRAM_FILENAME,
 };
-use pyo3::types::PyModule;
 use super::pyjson;
 use crate::run::tracer::hook;
+use pyo3::types::PyModule;
 
 pub use super::protocol::{REQUEST_FD, RESPONSE_FD, WORKER_FAILURE};
 
@@ -247,7 +247,9 @@ impl<'py> Untouched<'py> {
         }
         out.push(("sys.modules['ldb_harness']".into(), {
             let modules = py.import("sys")?.getattr("modules")?;
-            modules.get_item("ldb_harness").unwrap_or_else(|_| py.None().into_bound(py))
+            modules
+                .get_item("ldb_harness")
+                .unwrap_or_else(|_| py.None().into_bound(py))
         }));
         Ok(out)
     }

@@ -29,6 +29,7 @@
 mod collect;
 mod program;
 pub mod project;
+pub mod reach;
 
 use std::path::{Path, PathBuf};
 
