@@ -93,7 +93,8 @@ fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliErr
         one.target = target;
         one.input = FixInput::Task(TaskSource::Program(tests.clone()));
         match run_target(one) {
-            Ok(ExitStatus::Success) => return Ok(ExitStatus::Success),
+            // A fix that passes, confirmed or not, ends the search for the function.
+            Ok(status @ (ExitStatus::Success | ExitStatus::Unconfirmed)) => return Ok(status),
             Ok(status) => last = status,
             // One function that cannot be fixed (it does not splice, its module does not
             // import alone) leaves the next to try.
@@ -354,6 +355,18 @@ fn write_back(
         }
         return Ok(());
     }
+    if report.unconfirmed() && !s.unconfirmed {
+        if !s.quiet {
+            eprintln!(
+                "note: {} left unchanged: the fix passes the visible tests, but nothing else \
+                 backs it (no independently written program agrees with it, no regression \
+                 test guarded it); it is printed below: review it, add tests, or pass \
+                 --unconfirmed to write such a fix",
+                path.display()
+            );
+        }
+        return write_results(s, reports);
+    }
     match guard.commit(&report.final_program) {
         Ok(backup) => {
             if !s.quiet {
@@ -457,7 +470,11 @@ fn exit_status(reports: &[FixReport]) -> ExitStatus {
             .unwrap_or(ExitStatus::Backend);
     }
     if reports.iter().all(|r| r.status.passed()) {
-        ExitStatus::Success
+        if reports.iter().any(FixReport::unconfirmed) {
+            ExitStatus::Unconfirmed
+        } else {
+            ExitStatus::Success
+        }
     } else {
         ExitStatus::TestsFailed
     }

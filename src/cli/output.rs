@@ -19,6 +19,9 @@ pub enum ExitStatus {
     /// A failure on ldb's side: a bug, or the system refusing what ldb needs (an async runtime,
     /// encoding its own output, a built-in template).
     Internal = 5,
+    /// `fix`: every visible test passes, but nothing independent confirms the fix (no
+    /// independently written program agrees, no regression test guarded it).
+    Unconfirmed = 6,
     /// Stopped by Ctrl-C (128 + SIGINT, as shells report it).
     Interrupted = 130,
 }

@@ -188,6 +188,7 @@ impl Fixer {
                 .map(TestInput::describe)
                 .collect(),
             regression_passed: 0,
+            kept_passing: 0,
         };
         let outcome = if self.options.strategy == Strategy::Search {
             let options = &self.options.search;
@@ -203,6 +204,7 @@ impl Fixer {
             self.name_unexercised(task, &tests, &mut report, progress)
                 .await;
         }
+        report.kept_passing = kept_passing(&tests, &report);
         // Totals over every call.
         for call in report
             .seed
@@ -227,7 +229,11 @@ impl Fixer {
         report.timings.total_ms = ms(started.elapsed());
         progress.event(ProgressEvent::Finished {
             task_id: task.task_id.clone(),
-            status: format!("{:?}", report.status),
+            status: if report.unconfirmed() {
+                "Fixed (plausible, not confirmed)".into()
+            } else {
+                format!("{:?}", report.status)
+            },
             passed: report.final_passed,
             total: report.visible_total,
             regression: report.regression_tests.len(),
@@ -506,4 +512,43 @@ pub fn unified_diff(old: &str, new: &str) -> String {
 
 fn ms(d: Duration) -> u64 {
     d.as_millis().min(u64::MAX as u128) as u64
+}
+
+/// The project's tests that passed on the given program and pass on the returned one: its
+/// regression tests (which run only once the given tests pass, and passed before by
+/// definition) and the given pytest nodes that passed on the seed. With independent
+/// programs, what backs a fix beyond the tests it was searched against.
+fn kept_passing(tests: &[TestInput], report: &FixReport) -> usize {
+    if report.status != FixStatus::Fixed {
+        return 0;
+    }
+    let passed = |it: &IterationReport| -> Vec<bool> {
+        it.tests
+            .iter()
+            .map(|t| t.status == crate::run::TestStatus::Passed)
+            .collect()
+    };
+    let (Some(seed), Some(last)) = (
+        report.iterations.first(),
+        report
+            .iterations
+            .iter()
+            .rev()
+            .find(|it| it.program == report.final_program),
+    ) else {
+        return 0;
+    };
+    let (before, after) = (passed(seed), passed(last));
+    tests
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| {
+            let now = after.get(*i).copied().unwrap_or(false);
+            match t {
+                TestInput::Pytest { guard: true, .. } => now,
+                TestInput::Pytest { .. } => now && before.get(*i).copied().unwrap_or(false),
+                _ => false,
+            }
+        })
+        .count()
 }

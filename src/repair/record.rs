@@ -83,6 +83,27 @@ pub struct FixReport {
     /// a program that fails a given test passes none of them here without having broken one.
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub regression_passed: usize,
+    /// The project's tests (pytest nodes) that passed on the given program and pass on the
+    /// returned one, regression tests included: they guard a fix (see [`FixReport::unconfirmed`]).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub kept_passing: usize,
+}
+
+impl FixReport {
+    /// A fix that nothing beyond the visible tests backs: no independently written program
+    /// agrees with it (or none was asked), and no test of the project that passed before
+    /// guarded it (`kept_passing`). Such a fix is
+    /// plausible; `ldb fix --write` writes it only with `--unconfirmed`, and its exit status
+    /// differs from a confirmed fix's.
+    pub fn unconfirmed(&self) -> bool {
+        self.status == FixStatus::Fixed
+            && self.final_program != self.seed.program
+            && self.kept_passing == 0
+            && self
+                .confirmation
+                .as_ref()
+                .is_none_or(|c| c.status == "unconfirmed")
+    }
 }
 
 fn is_zero_usize(n: &usize) -> bool {

@@ -370,7 +370,7 @@ async fn fix_prints_the_fixed_file_and_leaves_the_program_alone() {
     let dir = project(TESTS);
     let out = fix(dir.path(), &[]).await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert_eq!(stdout, fixed_in_prog());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("prog.py")).expect("prog.py"),
@@ -382,9 +382,9 @@ async fn fix_prints_the_fixed_file_and_leaves_the_program_alone() {
 #[tokio::test]
 async fn fix_write_replaces_the_file_and_keeps_the_original() {
     let dir = project(TESTS);
-    let out = fix(dir.path(), &["--write"]).await;
+    let out = fix(dir.path(), &["--write", "--unconfirmed"]).await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert_eq!(stdout, "");
     assert!(
         stderr.contains("wrote prog.py (the original is in prog.py.ldb-orig)"),
@@ -414,7 +414,7 @@ async fn the_default_search_fixes_a_file_whose_tests_import_it() {
     )
     .await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert_eq!(stdout, fixed_in_prog());
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("JSON");
@@ -452,7 +452,7 @@ async fn write_keeps_the_rest_of_the_module() {
         format!("import os\n\ndef helper(x):\n    return 0\n\n{FIXED}\nprint(running_max([1]))\n");
     let out = fix_with(
         dir.path(),
-        &["--write"],
+        &["--write", "--unconfirmed"],
         Run {
             reply: Some(&reply),
             ..Run::default()
@@ -460,7 +460,7 @@ async fn write_keeps_the_rest_of_the_module() {
     )
     .await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert_eq!(read(dir.path(), "prog.py"), module_fixed());
     assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE);
     // The diff shows the function's change only.
@@ -478,7 +478,7 @@ async fn a_kill_before_or_after_the_rename_leaves_the_original_or_the_whole_fix(
         let dir = module_project();
         let out = fix_with(
             dir.path(),
-            &["--write"],
+            &["--write", "--unconfirmed"],
             Run {
                 env: vec![("LDB_FAULT", point)],
                 ..Run::default()
@@ -491,7 +491,7 @@ async fn a_kill_before_or_after_the_rename_leaves_the_original_or_the_whole_fix(
         // The backup was complete before the file was touched.
         assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE, "{point}");
         // The next run cleans up the temp file the killed one left.
-        let _ = fix(dir.path(), &["--write"]).await;
+        let _ = fix(dir.path(), &["--write", "--unconfirmed"]).await;
         let left: Vec<String> = std::fs::read_dir(dir.path())
             .expect("dir")
             .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -508,9 +508,9 @@ async fn an_empty_or_unrelated_backup_is_never_trusted() {
     // A backup left empty by a killed run, and an editor's unrelated one under the next name.
     std::fs::write(dir.path().join("prog.py.ldb-orig"), "").expect("empty backup");
     std::fs::write(dir.path().join("prog.py.ldb-orig.1"), "unrelated\n").expect("backup");
-    let out = fix(dir.path(), &["--write"]).await;
+    let out = fix(dir.path(), &["--write", "--unconfirmed"]).await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("the original is in prog.py.ldb-orig.2"),
         "{stderr}"
@@ -528,15 +528,15 @@ async fn concurrent_write_runs_take_turns() {
         delay: Some(std::time::Duration::from_millis(1500)),
         ..Run::default()
     };
-    let first = fix_with(dir.path(), &["--write"], slow());
+    let first = fix_with(dir.path(), &["--write", "--unconfirmed"], slow());
     let second = async {
         tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-        fix_with(dir.path(), &["--write"], slow()).await
+        fix_with(dir.path(), &["--write", "--unconfirmed"], slow()).await
     };
     let (a, b) = tokio::join!(first, second);
     let (_, err_a) = text(&a);
     let (_, err_b) = text(&b);
-    assert_eq!(a.status.code(), Some(0), "{err_a}");
+    assert_eq!(a.status.code(), Some(6), "{err_a}");
     assert_eq!(b.status.code(), Some(0), "{err_b}");
     assert!(err_b.contains("waiting for another ldb run"), "{err_b}");
     // The second run read the first one's fix, which passes: nothing more to do.
@@ -555,7 +555,7 @@ async fn an_edit_made_during_the_run_is_kept() {
     let edited = MODULE.replace("LIMIT = 10", "LIMIT = 11");
     let run = fix_with(
         dir.path(),
-        &["--write"],
+        &["--write", "--unconfirmed"],
         Run {
             delay: Some(std::time::Duration::from_millis(1500)),
             ..Run::default()
@@ -586,9 +586,9 @@ async fn a_bom_and_crlf_lines_round_trip() {
     let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     let (stdout, _) = text(&out);
     assert!(stdout.contains("2 of 3 tests passed"), "{stdout}");
-    let out = fix(dir.path(), &["--write"]).await;
+    let out = fix(dir.path(), &["--write", "--unconfirmed"]).await;
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     let mut expected = b"\xEF\xBB\xBF".to_vec();
     expected.extend_from_slice(crlf(&module_fixed()).as_bytes());
     assert_eq!(
@@ -635,7 +635,7 @@ async fn a_full_disk_leaves_the_file_intact_and_prints_the_fix() {
     use std::io::Write;
     while f.write_all(&filler).is_ok() {}
     drop(f);
-    let out = fix(&mnt, &["--write"]).await;
+    let out = fix(&mnt, &["--write", "--unconfirmed"]).await;
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(stderr.contains("prog.py is unchanged"), "{stderr}");
@@ -763,4 +763,32 @@ fn tests_that_import_another_module_are_refused() {
     // The tests of prog.py, given prog.py, still run.
     let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
+}
+
+/// The fix of a run that nothing independent confirms (one model program, the LDB loop: no
+/// independently written program agrees, no regression test guards it) is printed, not
+/// written, and exits 6; `--unconfirmed` writes it, still exiting 6.
+#[tokio::test]
+async fn an_unconfirmed_fix_is_not_written_without_the_flag() {
+    let dir = module_project();
+    let out = fix(dir.path(), &["--write"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Fixed (plausible, not confirmed)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("prog.py left unchanged") && stderr.contains("--unconfirmed"),
+        "{stderr}"
+    );
+    assert_eq!(read(dir.path(), "prog.py"), MODULE);
+    assert!(!dir.path().join("prog.py.ldb-orig").exists());
+    assert_eq!(stdout, module_fixed(), "the fix is printed");
+
+    let out = fix(dir.path(), &["--write", "--unconfirmed"]).await;
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
+    assert_eq!(read(dir.path(), "prog.py"), module_fixed());
+    assert_eq!(read(dir.path(), "prog.py.ldb-orig"), MODULE);
 }

@@ -11,6 +11,10 @@ use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+/// The exit status of a fix the LDB loop found: nothing independent confirms it (no
+/// independently written program agrees, no regression test guarded it).
+const UNCONFIRMED: i32 = 6;
+
 const FIXED: &str = "def sum_evens(xs: list) -> int:\n    total = 0\n    for x in xs:\n        if x % 2 == 0:\n            total += x\n    return total\n";
 const VERDICTS: &str = r#"{"verdicts": [{"block": "BLOCK-0", "correct": true, "explanation": "total starts at 0"}, {"block": "BLOCK-1", "correct": false, "explanation": "range(1, len(xs)) skips the first element"}]}"#;
 
@@ -148,7 +152,7 @@ fn first_task(run: &Run) -> &serde_json::Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_buggy_seed_is_traced_judged_regenerated_and_fixed() {
     let run = run_fix(vec![chat(VERDICTS), program_reply(FIXED)], &[]).await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(run.stdout, FIXED);
     assert_eq!(run.requests.len(), 2);
     // The verdict request asks for structured output and shows the trace and the failure.
@@ -187,7 +191,7 @@ async fn malformed_verdicts_get_one_repair_request() {
         &[],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(run.requests.len(), 3);
     assert!(request_text(&run.requests[1]).contains("could not read your verdicts"));
     let it = &first_task(&run)["iterations"][0];
@@ -207,7 +211,7 @@ async fn a_reply_without_code_gets_one_repair_request() {
         &[],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(run.requests.len(), 3);
     assert!(request_text(&run.requests[2]).contains("could not use your reply"));
     assert_eq!(first_task(&run)["status"], "fixed");
@@ -225,7 +229,7 @@ async fn a_server_error_is_retried() {
         &[],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(run.requests.len(), 3);
     assert_eq!(first_task(&run)["iterations"][0]["calls"][0]["attempts"], 2);
     assert_no_hidden_tests(&run);
@@ -245,7 +249,7 @@ async fn rate_limits_honour_retry_after() {
         &[],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(first_task(&run)["iterations"][0]["calls"][0]["attempts"], 2);
     // The retry waited as the server asked (a behaviour check, not a speed measurement).
     assert!(started.elapsed() >= Duration::from_millis(900));
@@ -263,7 +267,7 @@ async fn a_request_timeout_is_retried() {
         &["--request-timeout", "1"],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(first_task(&run)["iterations"][0]["calls"][0]["attempts"], 2);
     assert_no_hidden_tests(&run);
 }
@@ -289,7 +293,7 @@ async fn a_backend_that_keeps_failing_ends_with_exit_code_3_and_the_seed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_validates_against_the_documented_schema() {
     let run = run_fix(vec![chat(VERDICTS), program_reply(FIXED)], &[]).await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     let documented: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&schema_path).expect("schema file"))
@@ -379,7 +383,7 @@ async fn regression_a_seed_that_fails_to_load_is_regenerated_without_verdicts() 
         &["--seed", &seed.display().to_string()],
     )
     .await;
-    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.status, UNCONFIRMED, "stderr: {}", run.stderr);
     assert_eq!(run.requests.len(), 1, "only the regeneration call");
     let text = request_text(&run.requests[0]);
     assert!(text.contains("could not be traced"), "{text}");

@@ -130,10 +130,11 @@ fn a_decorated_function_and_a_method_are_fixed_in_place_from_the_expected_values
             "--tests",
             "tests/test_shells.py::test_quote",
             "--write",
+            "--unconfirmed",
         ],
     );
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     // `Fish.info`, memoized by the decorator package: `'Fish Shell, version 3.5.9'` where
     // `'Fish Shell 3.5.9'` is expected; its format fields stay.
     let out = fix(
@@ -146,6 +147,7 @@ fn a_decorated_function_and_a_method_are_fixed_in_place_from_the_expected_values
         ],
     );
     let (stdout, stderr) = text(&out);
+    // A regression test of the file runs `Fish.info` too and guards the fix.
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let fixed = std::fs::read_to_string(&module).expect("read");
     let expected = original
@@ -199,21 +201,24 @@ fn an_edit_that_breaks_a_passing_test_is_never_returned() {
         "nothing is written"
     );
 
-    // Without the regression tests, that edit is returned and written as a fix: what they
-    // guard against.
-    let out = fix(
-        &root,
-        &[
-            target,
-            "--tests",
-            failing,
-            "--keep-passing",
-            "none",
-            "--write",
-        ],
-    );
+    // Without the regression tests, that edit passes the failing test and nothing backs it:
+    // it is printed, not written (exit 6) ...
+    let unguarded = [
+        target,
+        "--tests",
+        failing,
+        "--keep-passing",
+        "none",
+        "--write",
+    ];
+    let out = fix(&root, &unguarded);
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
+    assert_eq!(std::fs::read_to_string(&module).expect("read"), original);
+    // ... and with `--unconfirmed` it is written: what the regression tests guard against.
+    let out = fix(&root, &[&unguarded[..], &["--unconfirmed"]].concat());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     let written = std::fs::read_to_string(&module).expect("read");
     assert!(
         written.contains("            return False\n    return False\n"),
@@ -255,10 +260,15 @@ fn with_no_function_named_the_failing_test_leads_to_it() {
     let module = root.join("shelltools/shells.py");
     let out = fix(
         &root,
-        &["--tests", "tests/test_shells.py::test_quote", "--write"],
+        &[
+            "--tests",
+            "tests/test_shells.py::test_quote",
+            "--write",
+            "--unconfirmed",
+        ],
     );
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(6), "{stdout}\n{stderr}");
     assert!(
         stderr.contains("ldb: fixing shelltools/shells.py::quote"),
         "{stderr}"

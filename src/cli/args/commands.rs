@@ -64,6 +64,11 @@ pub struct FixArgs {
     /// file is locked for the run and replaced atomically.
     #[arg(long, conflicts_with = "out")]
     pub write: bool,
+    /// With --write: also write a fix that nothing beyond the visible tests backs (no
+    /// independently written program agrees with it, no regression test guarded it). Such a
+    /// fix exits 6, written or not.
+    #[arg(long, requires = "write")]
+    pub unconfirmed: bool,
     /// Write a JSON report of every iteration (schema: docs/report.schema.json).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,

@@ -42,7 +42,8 @@ pub use tools::{CheckArgs, ExecArgs, ExecSearchArgs};
              basic block, read the variables, find the wrong block, fix it.",
     after_help = "Exit codes: 0 success, 1 tests failed, 2 bad input, 3 model backend failure, \
                   4 sandbox failure, 5 internal error (a bug in ldb, or the system refusing what \
-                  it needs), 130 interrupted."
+                  it needs), 6 fix: a plausible fix, not confirmed (written by --write only with \
+                  --unconfirmed), 130 interrupted."
 )]
 pub struct Cli {
     #[command(subcommand)]

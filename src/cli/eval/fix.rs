@@ -246,6 +246,7 @@ pub fn run(s: EvalSettings) -> Result<ExitStatus, CliError> {
             "ldb eval: wrote {} (summary.md, pass_at_iteration.svg, fixed_at_tokens.svg, <strategy>.jsonl, <strategy>.samples.jsonl)",
             plan.out_dir.display()
         );
+        say_unconfirmed(&runs);
     }
     match outcome.and_then(|o| o.stopped) {
         None => Ok(crate::cli::test_cmd::with_skipped(
@@ -289,6 +290,35 @@ fn warn_undefined_in_hidden_tests(dataset: &LoadedDataset) {
          benchmarks/refactory_tasks.py); a finished run can then be scored again with \
          `ldb eval rescore`"
     );
+}
+
+/// pass@1 scores the program each strategy returned, as the benchmarks' own runs do; `ldb
+/// fix --write` would write an unconfirmed one only with `--unconfirmed`. Say how many.
+fn say_unconfirmed(runs: &[report::RunResults]) {
+    for run in runs {
+        let fixed: Vec<_> = run
+            .records
+            .iter()
+            .filter(|r| r.status == Some(crate::repair::record::FixStatus::Fixed))
+            .collect();
+        let unconfirmed = fixed
+            .iter()
+            .filter(|r| {
+                r.confirmation
+                    .as_ref()
+                    .is_none_or(|c| c.status == "unconfirmed")
+            })
+            .count();
+        if unconfirmed > 0 {
+            eprintln!(
+                "note: {}: pass@1 scores the program returned, confirmed or not; {unconfirmed} \
+                 of {} fixes had nothing independent to back them (`ldb fix` prints such a fix \
+                 and exits 6; --write needs --unconfirmed)",
+                run.path.display(),
+                fixed.len()
+            );
+        }
+    }
 }
 
 /// Writes a run directory's summary.md, charts and human-eval samples.

@@ -39,6 +39,8 @@ pub struct FixSettings {
     pub out: Option<PathBuf>,
     /// Write the fix back into the `.py` program.
     pub write: bool,
+    /// `--unconfirmed`: write a fix nothing independent confirms too.
+    pub unconfirmed: bool,
     pub report: Option<PathBuf>,
     /// Print the seed → final diff on stderr.
     pub diff: bool,
@@ -155,6 +157,7 @@ impl FixSettings {
             peers: args.peers.clone(),
             out: args.out.clone(),
             write: args.write,
+            unconfirmed: args.unconfirmed,
             report: args.report.clone(),
             diff: !args.no_diff,
             quiet: args.quiet,
