@@ -105,7 +105,29 @@ pub fn refuse_namespaces_and_mounts() -> Result<(), std::io::Error> {
         len: filter.len() as libc::c_ushort,
         filter: filter.as_mut_ptr(),
     };
-    // SAFETY: prctl reads `prog` and the instructions it points to, both alive for the call.
+    // SPEC_ALLOW: by default the kernel also turns on its speculative-store-bypass
+    // mitigation for a filtered process, which costs a run about a millisecond (a fifth of a
+    // warm run) and guards the program only against itself.
+    const SET_MODE_FILTER: libc::c_ulong = 1;
+    const FLAG_SPEC_ALLOW: libc::c_ulong = 1 << 2;
+    // SAFETY: seccomp reads `prog` and the instructions it points to, both alive for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SET_MODE_FILTER,
+            FLAG_SPEC_ALLOW,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() != Some(libc::EINVAL) {
+        return Err(err);
+    }
+    // A kernel before 4.17 knows no such flag: the filter without it.
+    // SAFETY: as above.
     let r = unsafe {
         libc::prctl(
             libc::PR_SET_SECCOMP,

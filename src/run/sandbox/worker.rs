@@ -232,9 +232,12 @@ impl<'py> Untouched<'py> {
             if name.starts_with("__") {
                 continue;
             }
-            for part in ["__code__", "__defaults__", "__kwdefaults__"] {
-                if let Ok(inner) = value.getattr(part) {
-                    out.push((format!("ldb_harness.{name}.{part}"), inner));
+            // Functions only: a failed attribute lookup costs an exception, on every run.
+            if value.cast::<pyo3::types::PyFunction>().is_ok() {
+                for part in ["__code__", "__defaults__", "__kwdefaults__"] {
+                    if let Ok(inner) = value.getattr(part) {
+                        out.push((format!("ldb_harness.{name}.{part}"), inner));
+                    }
                 }
             }
             out.push((format!("ldb_harness.{name}"), value));
