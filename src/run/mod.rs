@@ -211,22 +211,29 @@ impl TestOutcome {
     }
 }
 
+/// The summary of a pytest node marked xfail that passed (an xpass), which counts as passing.
+pub(crate) const XPASS_SUMMARY: &str = "passed (marked xfail)";
+
 /// Hold a candidate's outcomes to the given program's: a test the given program ran (passed,
-/// failed, raised) that the candidate skips or xfails counts as failed, since a skip inside
-/// the code under test (`pytest.skip()`, `pytest.xfail()`) would otherwise pass any test.
+/// failed, raised) that the candidate skips, xfails or xpasses counts as failed, since a skip
+/// or an xfail marker added from the code under test (`pytest.skip()`, `pytest.xfail()`,
+/// `request.node.add_marker`) would otherwise pass any test.
 /// Tests are matched by position and identity; returns how many were held.
 pub fn hold_to_given(outcomes: &mut [TestOutcome], given: &[TestOutcome]) -> usize {
     let mut held = 0;
     for (o, g) in outcomes.iter_mut().zip(given) {
-        let skipped = matches!(o.status, TestStatus::Skipped | TestStatus::XFailed);
-        let given_ran = !matches!(g.status, TestStatus::Skipped | TestStatus::XFailed);
+        let xpassed =
+            |t: &TestOutcome| t.status == TestStatus::Passed && t.summary == XPASS_SUMMARY;
+        let skipped = matches!(o.status, TestStatus::Skipped | TestStatus::XFailed) || xpassed(o);
+        let given_ran =
+            !matches!(g.status, TestStatus::Skipped | TestStatus::XFailed) && !xpassed(g);
         if skipped && given_ran && o.test == g.test {
             o.summary = format!(
                 "{} where the given program ran it ({}): a fix may not skip a test",
-                if o.status == TestStatus::Skipped {
-                    "skipped"
-                } else {
-                    "xfailed"
+                match o.status {
+                    TestStatus::Skipped => "skipped",
+                    TestStatus::XFailed => "xfailed",
+                    _ => "xpassed",
                 },
                 g.status.label()
             );
@@ -663,5 +670,62 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGXFSZ => "SIGXFSZ, file size limit",
         _ => "signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, status: TestStatus, summary: &str) -> TestOutcome {
+        TestOutcome {
+            test: TestInput::Pytest {
+                node_id: id.into(),
+                source: String::new(),
+                guard: false,
+            },
+            status,
+            summary: summary.into(),
+            exception: None,
+            actual: None,
+            expected: None,
+            exit_code: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            elapsed_ms: 0,
+            warnings: Vec::new(),
+            trace: None,
+        }
+    }
+
+    #[test]
+    fn a_skip_an_xfail_or_an_xpass_where_the_given_program_ran_the_test_is_a_failure() {
+        let given = [
+            node("t::a", TestStatus::Failed, "got 1, expected 2"),
+            node("t::b", TestStatus::Passed, "passed"),
+            node("t::c", TestStatus::Failed, "got 1, expected 2"),
+            node("t::d", TestStatus::Skipped, "skipped"),
+            node("t::e", TestStatus::XFailed, "xfailed"),
+        ];
+        let mut candidate = [
+            node("t::a", TestStatus::Skipped, "skipped"),
+            node("t::b", TestStatus::XFailed, "xfailed"),
+            node("t::c", TestStatus::Passed, XPASS_SUMMARY),
+            node("t::d", TestStatus::Skipped, "skipped"),
+            node("t::e", TestStatus::Passed, XPASS_SUMMARY),
+        ];
+        assert_eq!(hold_to_given(&mut candidate, &given), 3);
+        let statuses: Vec<TestStatus> = candidate.iter().map(|o| o.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                TestStatus::Failed,
+                TestStatus::Failed,
+                TestStatus::Failed,
+                TestStatus::Skipped,
+                TestStatus::Passed
+            ]
+        );
+        assert!(candidate[2].summary.starts_with("xpassed where"));
     }
 }

@@ -546,7 +546,7 @@ fn fill_from_node(outcome: &mut TestOutcome, node: &NodeReport) {
     };
     outcome.summary = match node.outcome {
         NodeOutcome::Passed => "passed".into(),
-        NodeOutcome::Xpassed => "passed (marked xfail)".into(),
+        NodeOutcome::Xpassed => super::XPASS_SUMMARY.into(),
         NodeOutcome::Skipped => format!(
             "skipped{}",
             node.reason
