@@ -245,7 +245,10 @@ def cmd_fix(env, bugs, args, extra):
             cmd = [env.ldb, "fix", target]
             for node in bug["failing_tests"]:
                 cmd += ["--tests", node]
-            cmd += ["--venv", str(env.venv(bug)), "--write", "--report", str(report)] + extra
+            # --unconfirmed: the table scores what the search returns; a fix nothing but the
+            # failing test backs is written too, and its exit status (6) is counted apart.
+            cmd += ["--venv", str(env.venv(bug)), "--write", "--unconfirmed", "--report",
+                    str(report)] + extra
             started = time.time()
             try:
                 p = subprocess.run(cmd, cwd=project, env=e, capture_output=True, text=True,
@@ -392,6 +395,7 @@ def cmd_table(paths):
             for r in recs:
                 r["verdict"] = judge(r["score"], r["diff"])
                 by.setdefault(r["id"].split(":")[0], []).append(r)
+            # Unconfirmed: exit 6, written only because the run passes --unconfirmed.
             print("| project | bugs | fixed | plausible but regressing | written, failing "
                   "| not fixed | tokens per fix (budget's) | median s | median changed lines "
                   "(developer's) |")
@@ -402,8 +406,12 @@ def cmd_table(paths):
                 wrong = [r for r in rs if r["verdict"] == "wrong"]
                 tokens = sum(r["tokens"] or 0 for r in rs)
                 cost = sum(r.get("cost") or 0 for r in rs)
-                print("| %s | %d | %d | %d | %d | %d | %s | %.0f | %s (%s) |" % (
-                    name, len(rs), len(fixed), len(reg), len(wrong),
+                unconfirmed = sum(1 for r in fixed if r.get("exit") == 6)
+                print("| %s | %d | %s | %d | %d | %d | %s | %.0f | %s (%s) |" % (
+                    name, len(rs),
+                    "%d (%d unconfirmed)" % (len(fixed), unconfirmed) if unconfirmed
+                    else str(len(fixed)),
+                    len(reg), len(wrong),
                     len(rs) - len(fixed) - len(reg) - len(wrong),
                     "%.0f (%.0f)" % (tokens / len(fixed), cost / len(fixed)) if fixed else "-",
                     statistics.median(r["seconds"] for r in rs),
