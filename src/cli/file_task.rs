@@ -100,8 +100,13 @@ pub fn load_text(
 /// refused, naming the module.
 fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Result<(), CliError> {
     let mut modules: Vec<String> = file_input::module_name(program).into_iter().collect();
-    if let Some(package) = super::pytest_task::package_of(program) {
-        modules.extend(package.split('.').next().map(str::to_string));
+    // Every package the program is in, the top-level one too (`from pkg.sub.mod import f`).
+    let mut dir = std::fs::canonicalize(program)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    while let Some(d) = dir.filter(|d| d.join("__init__.py").is_file()) {
+        modules.extend(d.file_name().map(|n| n.to_string_lossy().into_owned()));
+        dir = d.parent().map(Path::to_path_buf);
     }
     let here = |p: &Path| match p.parent() {
         Some(d) => d.to_path_buf(),
@@ -109,7 +114,8 @@ fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Resu
     };
     for tests in &args.tests {
         let (path, _) = project::split_node(tests);
-        if !path.is_file() {
+        if !path.is_file() || has_conftest(&path) {
+            // A conftest's fixtures may hand the tests the program: nothing to tell statically.
             continue;
         }
         let Ok(source) = std::fs::read_to_string(&path) else {
@@ -128,10 +134,10 @@ fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Resu
                     program.display()
                 ),
                 format!(
-                    "give the module the tests import (ldb ... {} --tests {}), or import the \
+                    "give ldb the module the tests import ({} in place of {}), or import the \
                      program in the tests{}",
                     f.file.display(),
-                    tests.display(),
+                    program.display(),
                     modules
                         .first()
                         .map(|m| format!(" (`from {m} import ...`)"))
@@ -141,6 +147,24 @@ fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Resu
         }
     }
     Ok(())
+}
+
+/// A `conftest.py` beside the test file or in a directory above it (up to the file system's
+/// root or a `.git`).
+fn has_conftest(tests: &Path) -> bool {
+    let mut dir = std::fs::canonicalize(tests)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    while let Some(d) = dir {
+        if d.join("conftest.py").is_file() {
+            return true;
+        }
+        if d.join(".git").exists() {
+            return false;
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    false
 }
 
 /// Why the tests must go to pytest before the file is read: `--pytest`, a directory, a node

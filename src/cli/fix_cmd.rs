@@ -357,11 +357,22 @@ fn write_back(
     }
     if report.unconfirmed() && !s.unconfirmed {
         if !s.quiet {
+            let independent = if report.confirmation.is_some() {
+                "no independently written program agrees with it".to_string()
+            } else {
+                format!(
+                    "--strategy {} draws no independent program to compare it with (the \
+                     default search does)",
+                    serde_json::to_value(report.strategy)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                )
+            };
             eprintln!(
                 "note: {} left unchanged: the fix passes the visible tests, but nothing else \
-                 backs it (no independently written program agrees with it, no regression \
-                 test guarded it); it is printed below: review it, add tests, or pass \
-                 --unconfirmed to write such a fix",
+                 backs it ({independent}, and no test that passed before guarded it); it is \
+                 printed below: review it, add tests, or pass --unconfirmed to write such a fix",
                 path.display()
             );
         }

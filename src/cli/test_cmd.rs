@@ -253,7 +253,9 @@ pub fn select_tasks(
 /// failed worse (model backend, sandbox).
 pub fn with_skipped(status: ExitStatus, skipped: usize) -> ExitStatus {
     match status {
-        ExitStatus::Success | ExitStatus::TestsFailed if skipped > 0 => ExitStatus::BadInput,
+        ExitStatus::Success | ExitStatus::TestsFailed | ExitStatus::Unconfirmed if skipped > 0 => {
+            ExitStatus::BadInput
+        }
         other => other,
     }
 }

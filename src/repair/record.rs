@@ -99,10 +99,7 @@ impl FixReport {
         self.status == FixStatus::Fixed
             && self.final_program != self.seed.program
             && self.kept_passing == 0
-            && self
-                .confirmation
-                .as_ref()
-                .is_none_or(|c| c.status == "unconfirmed")
+            && self.confirmation.as_ref().is_none_or(|c| c.agreeing == 0)
     }
 }
 

@@ -224,9 +224,14 @@ pub fn hold_to_given(outcomes: &mut [TestOutcome], given: &[TestOutcome]) -> usi
     for (o, g) in outcomes.iter_mut().zip(given) {
         let xpassed =
             |t: &TestOutcome| t.status == TestStatus::Passed && t.summary == XPASS_SUMMARY;
-        let skipped = matches!(o.status, TestStatus::Skipped | TestStatus::XFailed) || xpassed(o);
         let given_ran =
             !matches!(g.status, TestStatus::Skipped | TestStatus::XFailed) && !xpassed(g);
+        // An xpass is held only where the given program's run shows no xfail mark (it passed
+        // or failed plainly): an error may be a mark's `raises=` mismatch, or a regression test
+        // not yet run.
+        let marked_since =
+            xpassed(o) && matches!(g.status, TestStatus::Passed | TestStatus::Failed);
+        let skipped = matches!(o.status, TestStatus::Skipped | TestStatus::XFailed) || marked_since;
         if skipped && given_ran && o.test == g.test {
             o.summary = format!(
                 "{} where the given program ran it ({}): a fix may not skip a test",
@@ -706,6 +711,8 @@ mod tests {
             node("t::c", TestStatus::Failed, "got 1, expected 2"),
             node("t::d", TestStatus::Skipped, "skipped"),
             node("t::e", TestStatus::XFailed, "xfailed"),
+            // A regression test, not run on the given program: an xpass is its own result.
+            node("t::f", TestStatus::Error, "not run"),
         ];
         let mut candidate = [
             node("t::a", TestStatus::Skipped, "skipped"),
@@ -713,6 +720,7 @@ mod tests {
             node("t::c", TestStatus::Passed, XPASS_SUMMARY),
             node("t::d", TestStatus::Skipped, "skipped"),
             node("t::e", TestStatus::Passed, XPASS_SUMMARY),
+            node("t::f", TestStatus::Passed, XPASS_SUMMARY),
         ];
         assert_eq!(hold_to_given(&mut candidate, &given), 3);
         let statuses: Vec<TestStatus> = candidate.iter().map(|o| o.status).collect();
@@ -723,6 +731,7 @@ mod tests {
                 TestStatus::Failed,
                 TestStatus::Failed,
                 TestStatus::Skipped,
+                TestStatus::Passed,
                 TestStatus::Passed
             ]
         );

@@ -658,12 +658,18 @@ def h(x):
     return mock.ANY
 def t(x):
     return Yes()
+class Borrowed:
+    __eq__ = (0).__ne__
+    __hash__ = object.__hash__
+def b(x):
+    return Borrowed()
 "#;
     for test in [
         "assert f(1) == 2",
         "assert g(1) == [1, 2]",
         "assert h(1) == 'two'",
         "assert t(1)",
+        "assert b(1) == 2",
     ] {
         let out = run(prog, test);
         assert_eq!(out.status, TestStatus::Failed, "{test}: {out:?}");
@@ -671,12 +677,15 @@ def t(x):
     }
     // Values that built-in code compares still pass: a namedtuple, a Decimal, an object the
     // test builds from the program's own class.
-    let honest = "import collections, decimal\nP = collections.namedtuple('P', 'x y')\nclass V:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, other):\n        return isinstance(other, V) and other.v == self.v\ndef p():\n    return P(1, 2)\ndef d():\n    return decimal.Decimal('1.5')\ndef v():\n    return V(3)\n";
+    let honest = "import collections, decimal, enum\nP = collections.namedtuple('P', 'x y')\nclass V:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, other):\n        return isinstance(other, V) and other.v == self.v\nclass Mode(enum.Flag):\n    READ = 1\ndef p():\n    return P(1, 2)\ndef d():\n    return decimal.Decimal('1.5')\ndef v():\n    return V(3)\ndef c(s):\n    return collections.Counter(s)\ndef m():\n    return Mode.READ\n";
     for test in [
         "assert p() == (1, 2)",
         "assert d() == 1.5",
         "assert v() == V(3)",
         "assert p()",
+        "assert c('aab') == {'a': 2, 'b': 1}",
+        "assert [c('a')] == [{'a': 1}]",
+        "assert m()",
     ] {
         assert_eq!(run(honest, test).status, TestStatus::Passed, "{test}");
     }

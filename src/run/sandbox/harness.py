@@ -45,22 +45,57 @@ PRELUDE = "<prelude>"
 # were not rebound at all).
 _bool = builtins.bool
 _type = builtins.type
-_isinstance = builtins.isinstance
 _compile = builtins.compile
 _builtin_eval = builtins.eval
 _builtin_exec = builtins.exec
+_dict, _list, _tuple, _set, _frozenset = (
+    builtins.dict, builtins.list, builtins.tuple, builtins.set, builtins.frozenset,
+)
+_iter, _next, _any = builtins.iter, builtins.next, builtins.any
 _type_mro = builtins.type.__dict__["__mro__"].__get__
 _type_dict = builtins.type.__dict__["__dict__"].__get__
 _type_name = builtins.type.__dict__["__name__"].__get__
 # Values whose `==` and truth only built-in code decides.
 _PLAIN = (int, float, complex, str, bytes, bool, type(None))
-# What a type implemented in C holds for a special method (a slot wrapper, a method of a C type).
-_C_METHODS = (
-    type(object.__eq__), type(list.append), type(len), type((1).__eq__),
+# What a C type's dictionary holds for a special method: a slot wrapper or a method
+# descriptor, each naming the type it belongs to.
+_C_METHODS = (type(object.__eq__), type(list.append))
+# Containers, and how to read their elements as the base type holds them (without the code of
+# a subclass).
+_CONTAINERS = (
+    (_dict, lambda v: (x for kv in _dict.items(v) for x in kv)),
+    (_list, _list.__iter__), (_tuple, _tuple.__iter__),
+    (_set, _set.__iter__), (_frozenset, _frozenset.__iter__),
 )
-_CONTAINERS = (dict, list, tuple, set, frozenset)
 # Elements looked at in one value at most.
 _WALK_LIMIT = 100_000
+
+
+def _standard_methods():
+    """The Python-level special methods of standard classes whose comparisons and truth are
+    trusted like built-in code's (a `Counter` compares with a dict), taken at load."""
+    import collections
+    import collections.abc
+    import enum
+    found = []
+    for klass, names in (
+        (collections.Counter, ("__eq__", "__ne__")),
+        (collections.UserDict, ("__eq__",)),
+        (collections.UserList, ("__eq__", "__len__")),
+        (collections.UserString, ("__eq__", "__len__")),
+        (collections.abc.Mapping, ("__eq__",)),
+        (collections.abc.Set, ("__eq__",)),
+        (enum.Flag, ("__bool__",)),
+        (enum.Enum, ("__bool__",)),
+    ):
+        for name in names:
+            method = _type_dict(klass).get(name)
+            if method is not None:
+                found.append(method)
+    return _tuple(found)
+
+
+_STANDARD_METHODS = _standard_methods()
 
 
 def _one_of(t, types):
@@ -73,58 +108,84 @@ def _one_of(t, types):
 
 def _own_method(value, name):
     """The class (of `value`) whose Python code implements special method `name`, or None when
-    built-in code does."""
+    built-in code (or a trusted standard class's) does. For `"truth"`, `__bool__`, else
+    `__len__`, as `bool()` looks them up."""
+    if name == "truth":
+        mro = _type_mro(_type(value))
+        defines = lambda n: _any(_type_dict(k).get(n) is not None for k in mro)
+        name = "__bool__" if defines("__bool__") else "__len__"
     for klass in _type_mro(_type(value)):
         found = _type_dict(klass).get(name)
-        if found is not None:
-            return None if _isinstance(found, _C_METHODS) else klass
+        if found is None:
+            continue
+        if _one_of(found, _STANDARD_METHODS):
+            return None
+        # A C type's own slot: one the class merely holds (`__eq__ = (0).__ne__`) is not.
+        if _one_of(_type(found), _C_METHODS) and found.__objclass__ is klass:
+            return None
+        return klass
     return None
 
 
 def _elements(value):
     """The elements of a built-in container (or a subclass's, read as the base type holds
-    them, without its code), or None."""
-    for base, items in (
-        (dict, lambda v: (x for kv in dict.items(v) for x in kv)),
-        (list, list.__iter__), (tuple, tuple.__iter__),
-        (set, set.__iter__), (frozenset, frozenset.__iter__),
-    ):
-        if _isinstance(value, base):
+    them), or None; by the type's MRO, not `isinstance` (which a proxy answers)."""
+    mro = _type_mro(_type(value))
+    for base, items in _CONTAINERS:
+        if _one_of(base, mro):
             return items(value)
     return None
 
 
+_END = object()
+_CUT = object()
+
+
+def _walk(value):
+    """`value` and its elements, depth first, all the way down (one at a time: a huge
+    container is not copied); after `_WALK_LIMIT` of them, `_CUT` and the end."""
+    stack, seen = [_iter((value,))], 0
+    while stack:
+        v = _next(stack[-1], _END)
+        if v is _END:
+            stack.pop()
+            continue
+        seen += 1
+        if seen > _WALK_LIMIT:
+            yield _CUT
+            return
+        yield v
+        if not _one_of(_type(v), _PLAIN):
+            items = _elements(v)
+            if items is not None:
+                stack.append(_iter(items))
+
+
 def _plain(value):
     """Only built-in values (of exactly built-in types), all the way down."""
-    stack, seen = [value], 0
-    while stack:
-        v = stack.pop()
-        seen += 1
-        t = _type(v)
-        if _one_of(t, _PLAIN):
-            continue
-        if seen > _WALK_LIMIT or not _one_of(t, _CONTAINERS):
+    containers = [c for c, _ in _CONTAINERS]
+    for v in _walk(value):
+        if v is _CUT:
             return False
-        stack.extend(_elements(v))
+        t = _type(v)
+        if not (_one_of(t, _PLAIN) or _one_of(t, containers)):
+            return False
     return True
 
 
 def _decided_by_own_code(value, name):
-    """The name of a class of the value (or of an element of it) whose own Python code
-    implements `name` (`__eq__`, `__bool__`), so that it, not the test, decides; or None."""
-    stack, seen = [value], 0
-    while stack and seen < _WALK_LIMIT:
-        v = stack.pop()
-        seen += 1
+    """The name of a class of the value (or of an element of it, for `__eq__`) whose own
+    Python code implements `name` (`__eq__`, or `"truth"`), so that it, not the test,
+    decides; or None."""
+    values = _walk(value) if name == "__eq__" else _iter((value,))
+    for v in values:
+        if v is _CUT:
+            break
         if _one_of(_type(v), _PLAIN):
             continue
         klass = _own_method(v, name)
         if klass is not None:
             return _type_name(klass)
-        if name == "__eq__":
-            items = _elements(v)
-            if items is not None:
-                stack.extend(items)
     return None
 
 
@@ -220,15 +281,24 @@ def _eval(source, g):
     return _builtin_eval(_compile(source, TEST, "eval", dont_inherit=True), g)
 
 
-def _not_decided(what, klass, special):
+def _not_equal(klass):
     return AssertionError(
-        "%s is a %s, whose own %s decides the test; a test with a built-in expected value "
-        "passes only on a value that built-in code compares" % (what, klass, special)
+        "the actual value is or holds a %s, whose own __eq__ decides the test; against a "
+        "built-in expected value only a value built-in code compares passes" % klass
     )
 
 
-def _run_test(test, g, chars):
-    """Runs one test in the globals `g`."""
+def _not_truth(klass):
+    return AssertionError(
+        "the value is a %s, whose own __bool__ or __len__ decides the test; an assert on "
+        "a value's truth passes only on one built-in code judges" % klass
+    )
+
+
+def _run_test(test, g, chars, _bool=_bool, _plain=_plain, _own=_decided_by_own_code):
+    """Runs one test in the globals `g`. The helpers that decide are bound at load, so a
+    program that rebinds the module's names does not reach them (the worker's check after the
+    run names the rebinding)."""
     kind = test["kind"]
     if kind == "load_only":
         return _result("passed")
@@ -249,11 +319,11 @@ def _run_test(test, g, chars):
     if kind == "assert_truthy":
         value = _eval(pad + test["expr"], g)
         if _bool(value):
-            own = _decided_by_own_code(value, "__bool__") or _decided_by_own_code(value, "__len__")
+            own = _own(value, "truth")
             if own is None:
                 return _result("passed")
             return _result(
-                "failed", "test", _not_decided("the value", own, "truth"),
+                "failed", "test", _not_truth(own),
                 actual=_ldb.render(value, chars),
             )
         return _result("failed", "test", actual=_ldb.render(value, chars))
@@ -263,11 +333,11 @@ def _run_test(test, g, chars):
         if _bool(actual == expected):
             # An object equal to everything passes `==`; against a built-in expected value,
             # only built-in comparisons count.
-            own = _plain(expected) and _decided_by_own_code(actual, "__eq__")
+            own = _plain(expected) and _own(actual, "__eq__")
             if not own:
                 return _result("passed")
             return _result(
-                "failed", "test", _not_decided("the actual value", own, "__eq__"),
+                "failed", "test", _not_equal(own),
                 actual=_ldb.render(actual, chars),
                 expected=_ldb.render(expected, chars),
             )

@@ -133,27 +133,22 @@ pub fn foreign_module(
         return None;
     }
     let program_file = program_path.canonicalize().ok();
-    let mut foreign = None;
-    for (module, _) in &imported {
-        let Some(file) = dirs.iter().find_map(|d| {
+    let sibling = |module: &str| {
+        dirs.iter().find_map(|d| {
             [
                 d.join(format!("{module}.py")),
                 d.join(module).join("__init__.py"),
             ]
             .into_iter()
             .find(|f| f.is_file())
-        }) else {
+        })
+    };
+    let mut foreign = None;
+    for (module, _) in &imported {
+        let Some(file) = sibling(module) else {
             continue;
         };
         if file.canonicalize().ok() == program_file {
-            return None;
-        }
-        // A module beside it that imports the program: the tests reach it through that one.
-        let through = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|text| imports_of(&text))
-            .is_some_and(|i| i.iter().any(|(m, _)| program_modules.contains(m)));
-        if through {
             return None;
         }
         foreign.get_or_insert(ForeignModule {
@@ -161,8 +156,37 @@ pub fn foreign_module(
             file,
         });
     }
+    // Modules beside it that import the program, directly or through one another: the tests
+    // reach it through them.
+    let mut seen: BTreeSet<String> = imported.iter().map(|(m, _)| m.clone()).collect();
+    let mut queue: Vec<String> = seen.iter().cloned().collect();
+    while let Some(module) = queue.pop() {
+        if seen.len() > MAX_FOLLOWED {
+            break;
+        }
+        let Some(file) = sibling(&module) else {
+            continue;
+        };
+        let Some(its) = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| imports_of(&text))
+        else {
+            continue;
+        };
+        for (m, _) in its {
+            if program_modules.contains(&m) {
+                return None;
+            }
+            if seen.insert(m.clone()) {
+                queue.push(m);
+            }
+        }
+    }
     foreign
 }
+
+/// Modules followed at most, looking for one that imports the program.
+const MAX_FOLLOWED: usize = 64;
 
 #[cfg(test)]
 mod tests {
