@@ -11,84 +11,101 @@ use crate::generate::local::catalog::DEFAULT_MODEL;
 
 #[derive(Debug, Args)]
 pub struct FixArgs {
-    /// Task file (task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records), or a Python
-    /// program (prog.py, or a project's src/pkg/mod.py::function) with --tests, --test or
-    /// --io-test. Left out in a project: `ldb fix --tests tests/test_x.py::test_y` finds the
-    /// function from what the failing test ran.
+    /// A task file, or a Python program with its tests (prog.py, a project's
+    /// src/pkg/mod.py::function).
+    ///
+    /// A task file: task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records. A program takes
+    /// --tests, --test or --io-test. Left out in a project: `ldb fix --tests
+    /// tests/test_x.py::test_y` finds the function from what the failing test ran.
     #[arg(required_unless_present = "tests")]
     pub task: Option<PathBuf>,
     /// Only the task with this id.
-    #[arg(long, value_name = "ID")]
+    #[arg(hide_short_help = true, long, value_name = "ID")]
     pub task_id: Option<String>,
     /// Stop at the first bad line of a .jsonl task file (by default each bad line is reported,
     /// the other tasks are fixed, and the exit status is 2).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub strict: bool,
     /// Seed program to debug (single task).
     #[arg(long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
     pub seed: Option<PathBuf>,
     /// Seed programs by task_id (LDB's and Reflexion's seed.jsonl work as they are).
-    #[arg(long, value_name = "FILE.jsonl", conflicts_with_all = ["seed_cmd", "generate"])]
+    #[arg(hide_short_help = true, long, value_name = "FILE.jsonl", conflicts_with_all = ["seed_cmd", "generate"])]
     pub seeds: Option<PathBuf>,
     /// Command that writes a seed: gets the task JSON (no hidden tests) on stdin, prints the program.
-    #[arg(long, value_name = "CMD", conflicts_with = "generate")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "CMD",
+        conflicts_with = "generate"
+    )]
     pub seed_cmd: Option<String>,
     /// Generate the seed with the generator model even if the task has one.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub generate: bool,
-    /// How failing programs are improved: a search over candidates checked by execution
-    /// (default), LDB's chain, no debugging, Self-Debugging with a line-by-line explanation or a
-    /// dry run, or repeated sampling.
+    /// How failing programs are improved.
+    ///
+    /// A search over candidates checked by execution (default), LDB's chain, no debugging, Self-
+    /// Debugging with a line-by-line explanation or a dry run, or repeated sampling.
     #[arg(long, value_enum, default_value_t = StrategyArg::Search)]
     pub strategy: StrategyArg,
     /// Debugging granularity (for --strategy ldb).
-    #[arg(long, value_enum, default_value_t = LevelArg::Block)]
+    #[arg(hide_short_help = true, long, value_enum, default_value_t = LevelArg::Block)]
     pub level: LevelArg,
     /// Debugging rounds at most.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_iters: usize,
     /// Sampling temperature of the model calls.
-    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    #[arg(hide_short_help = true, long, value_name = "T", default_value_t = 0.0)]
     pub temperature: f32,
     /// Sampling temperature of the fresh programs of --strategy resample.
-    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    #[arg(hide_short_help = true, long, value_name = "T", default_value_t = 0.8)]
     pub resample_temperature: f32,
     /// Token budget for the trace in each debugging prompt.
-    #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "TOKENS",
+        default_value_t = 3000
+    )]
     pub budget: usize,
     /// Write the final program (or, for many tasks, JSONL of results) here instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// For a .py program: write the fix back into the file (only when it passes every test):
-    /// only the function under test changes, the original is kept as FILE.py.ldb-orig, and the
-    /// file is locked for the run and replaced atomically.
+    /// For a .py program: write the fix back into the file.
+    ///
+    /// Only a fix that passes every test is written, and only the function under test changes; the
+    /// original is kept as FILE.py.ldb-orig, and the file is locked for the run and replaced
+    /// atomically.
     #[arg(long, conflicts_with = "out")]
     pub write: bool,
-    /// With --write: also write a fix that nothing beyond the visible tests backs (no
-    /// independently written program agrees with it, no regression test guarded it). Such a
-    /// fix exits 6, written or not.
+    /// With --write: also write a fix nothing beyond the visible tests backs.
+    ///
+    /// That is, no independently written program agrees with it and no test that passed before
+    /// guarded it. Such a fix exits 6, written or not.
     #[arg(long, requires = "write")]
     pub unconfirmed: bool,
     /// Write a JSON report of every iteration (schema: docs/report.schema.json).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
     /// Tasks debugged at once (for a file of many tasks).
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(hide_short_help = true, long, value_name = "N", default_value_t = 2)]
     pub concurrency: usize,
-    /// Programs others wrote for the same task (a .py file, or a directory: every .py under
-    /// it but test files, or in a folder per person the files named like the program), e.g. a
-    /// class's other submissions. Those that pass the visible tests vote on extra inputs
-    /// when the search chooses a fix; they are never shown to a model and never returned.
-    /// Repeatable.
+    /// Programs others wrote for the same task, which vote when the search chooses a fix.
+    ///
+    /// A .py file, or a directory: every .py under it but test files, or in a folder per person the
+    /// files named like the program (e.g. a class's other submissions). Those that pass the visible
+    /// tests vote on extra inputs; they are never shown to a model and never returned. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub peers: Vec<PathBuf>,
-    /// In a project, the passing tests a fix must keep passing besides the tests given: those
-    /// of the given tests' files (`file`) or directories (`dir`) that pass on the program and
+    /// In a project, the passing tests a fix must keep passing besides the tests given.
+    ///
+    /// Those of the given tests' files (`file`) or directories (`dir`) that pass on the program and
     /// run the function under test. They are run, never shown to a model.
     #[arg(long, value_enum, value_name = "SCOPE", default_value = "file")]
     pub keep_passing: super::values::KeepPassingArg,
     /// Do not print the seed → final diff on stderr.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub no_diff: bool,
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
