@@ -99,7 +99,10 @@ impl FixReport {
         self.status == FixStatus::Fixed
             && self.final_program != self.seed.program
             && self.kept_passing == 0
-            && self.confirmation.as_ref().is_none_or(|c| c.agreeing == 0)
+            && !self
+                .confirmation
+                .as_ref()
+                .is_some_and(Confirmation::backs_the_fix)
     }
 }
 
@@ -410,7 +413,41 @@ pub struct Confirmation {
     /// the heaviest group of independent programs wrote it), or `outvoted` (the heaviest group
     /// holds only peers, which are never returned, and no edit of the given program behaves
     /// like them: the heaviest group with a candidate is returned).
-    pub status: String,
+    pub status: ConfirmationStatus,
+}
+
+/// How the returned program relates to the independent programs (see [`Confirmation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmationStatus {
+    /// Independent programs behave like it.
+    Confirmed,
+    /// No independent program passed the visible tests to compare it with.
+    Unconfirmed,
+    /// Returned because the heaviest group of independent programs wrote it.
+    Majority,
+    /// The heaviest group holds only peers, which are never returned.
+    Outvoted,
+}
+
+impl ConfirmationStatus {
+    /// The name the report gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConfirmationStatus::Confirmed => "confirmed",
+            ConfirmationStatus::Unconfirmed => "unconfirmed",
+            ConfirmationStatus::Majority => "majority",
+            ConfirmationStatus::Outvoted => "outvoted",
+        }
+    }
+}
+
+impl Confirmation {
+    /// Whether independent programs back the returned one: some agree with it, and they are
+    /// not outnumbered by those that behave otherwise.
+    pub fn backs_the_fix(&self) -> bool {
+        self.agreeing > 0 && self.status != ConfirmationStatus::Outvoted
+    }
 }
 
 /// What the report says about a selection.
@@ -438,4 +475,36 @@ pub struct SelectionReport {
     /// tests) behave like each group, in `groups` order; empty without peers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peers: Vec<usize>,
+}
+
+#[cfg(test)]
+mod confirmation_tests {
+    use super::*;
+
+    #[test]
+    fn each_status_reads_as_the_report_writes_it() {
+        for s in [
+            ConfirmationStatus::Confirmed,
+            ConfirmationStatus::Unconfirmed,
+            ConfirmationStatus::Majority,
+            ConfirmationStatus::Outvoted,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+    }
+
+    #[test]
+    fn only_agreeing_programs_not_outnumbered_back_a_fix() {
+        let c = |agreeing, status| Confirmation {
+            agreeing,
+            disagreeing: 3,
+            status,
+        };
+        assert!(c(2, ConfirmationStatus::Confirmed).backs_the_fix());
+        assert!(c(1, ConfirmationStatus::Majority).backs_the_fix());
+        // A lone vote: the returned program is the only one that behaves so.
+        assert!(!c(0, ConfirmationStatus::Majority).backs_the_fix());
+        assert!(!c(0, ConfirmationStatus::Unconfirmed).backs_the_fix());
+        assert!(!c(2, ConfirmationStatus::Outvoted).backs_the_fix());
+    }
 }

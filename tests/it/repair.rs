@@ -199,7 +199,7 @@ async fn an_edit_the_fresh_candidates_agree_with_is_returned_confirmed() {
     assert_eq!(report.status, FixStatus::Fixed);
     let confirmation = report.confirmation.as_ref().expect("confirmation");
     assert_eq!(
-        confirmation.status,
+        confirmation.status.as_str(),
         "confirmed",
         "{confirmation:?} {:#?} {:?}",
         report
@@ -251,7 +251,7 @@ async fn an_edit_that_passes_the_visible_tests_but_disagrees_with_fresh_candidat
     assert!(edit.program.as_deref().is_some_and(|p| p.contains("x * 2")));
     assert_eq!(report.final_program, right);
     let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "majority", "{confirmation:?}");
+    assert_eq!(confirmation.status.as_str(), "majority", "{confirmation:?}");
     assert!(
         run.said
             .iter()
@@ -1519,7 +1519,11 @@ async fn peers_outvote_a_passing_seed_and_it_is_edited_towards_them_with_no_mode
     );
     assert_eq!(report.status, FixStatus::Fixed);
     let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
+    assert_eq!(
+        confirmation.status.as_str(),
+        "confirmed",
+        "{confirmation:?}"
+    );
     assert_eq!(confirmation.agreeing, 2, "{confirmation:?}");
     let selection = report.selection.as_ref().expect("selection");
     // The peers' group is the edit's; the seed's stands alone.
@@ -1558,7 +1562,7 @@ async fn a_peer_is_never_returned_when_no_edit_behaves_like_it() {
         report.final_program
     );
     let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "outvoted", "{confirmation:?}");
+    assert_eq!(confirmation.status.as_str(), "outvoted", "{confirmation:?}");
     assert_eq!(confirmation.disagreeing, 2, "{confirmation:?}");
     assert!(
         said.iter()
@@ -1588,7 +1592,11 @@ async fn with_two_slips_the_passing_edit_is_edited_again_towards_the_peers() {
         report.selection
     );
     let confirmation = report.confirmation.as_ref().expect("confirmation");
-    assert_eq!(confirmation.status, "confirmed", "{confirmation:?}");
+    assert_eq!(
+        confirmation.status.as_str(),
+        "confirmed",
+        "{confirmation:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -304,9 +304,9 @@ fn say_unconfirmed(runs: &[report::RunResults]) {
         let unconfirmed = fixed
             .iter()
             .filter(|r| {
-                r.confirmation
+                !r.confirmation
                     .as_ref()
-                    .is_none_or(|c| c.status == "unconfirmed")
+                    .is_some_and(crate::repair::record::Confirmation::backs_the_fix)
             })
             .count();
         if unconfirmed > 0 {

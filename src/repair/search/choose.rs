@@ -27,7 +27,9 @@
 use std::time::Instant;
 
 use crate::repair::progress::{Phase, ProgressEvent};
-use crate::repair::record::{CandidateRecord, Confirmation, FixReport, FixStatus, SelectionReport};
+use crate::repair::record::{
+    CandidateRecord, Confirmation, ConfirmationStatus, FixReport, FixStatus, SelectionReport,
+};
 use crate::repair::search::harden::crashes;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::peers::{Runs, Voters};
@@ -75,7 +77,7 @@ impl Search<'_> {
                     report.confirmation = Some(Confirmation {
                         agreeing: 0,
                         disagreeing: 0,
-                        status: "unconfirmed".into(),
+                        status: ConfirmationStatus::Unconfirmed,
                     });
                 }
                 *only
@@ -119,16 +121,16 @@ impl Search<'_> {
         };
         let tests = self.tests.len();
         // One program nothing seconds is a guess the votes could not check.
-        let lone_vote = c.status == "majority" && c.agreeing == 0;
-        let message = match c.status.as_str() {
-            "unconfirmed" => format!(
+        let lone_vote = c.status == ConfirmationStatus::Majority && c.agreeing == 0;
+        let message = match c.status {
+            ConfirmationStatus::Unconfirmed => format!(
                 "the fix passes {}, but no independently written program passed {} as well \
                  to compare it with: it is plausible, not confirmed; review the diff, or add \
                  tests",
                 the_visible_tests(tests),
                 if tests == 1 { "it" } else { "them" }
             ),
-            "outvoted" => format!(
+            ConfirmationStatus::Outvoted => format!(
                 "the fix passes {}, but more of the independently \
                  written programs ({}) behave otherwise on extra inputs than like it ({}) and \
                  no edit of the given program behaves like them: review the diff against the \
@@ -156,7 +158,7 @@ impl Search<'_> {
                     the_visible_tests(tests)
                 )
             }
-            "majority" => format!(
+            ConfirmationStatus::Majority => format!(
                 "the fix is the program most independently written candidates agree with ({} \
                  of {}); no edit of the given program behaves like them",
                 c.agreeing + 1,
@@ -174,7 +176,11 @@ impl Search<'_> {
             ),
         };
         // Only a fix nothing backs is a warning; the others are the search's normal outcome.
-        let event = if !lone_vote && !matches!(c.status.as_str(), "unconfirmed" | "outvoted") {
+        let event = if !lone_vote
+            && !matches!(
+                c.status,
+                ConfirmationStatus::Unconfirmed | ConfirmationStatus::Outvoted
+            ) {
             ProgressEvent::Step {
                 task_id: self.task.task_id.clone(),
                 message,
@@ -525,7 +531,7 @@ impl Search<'_> {
                     confirmation = Some(Confirmation {
                         agreeing: 0,
                         disagreeing: 0,
-                        status: "unconfirmed".into(),
+                        status: ConfirmationStatus::Unconfirmed,
                     });
                     pick
                 } else {
@@ -535,7 +541,7 @@ impl Search<'_> {
                             confirmation = Some(Confirmation {
                                 agreeing: top_weight,
                                 disagreeing: total_votes.saturating_sub(top_weight),
-                                status: "confirmed".into(),
+                                status: ConfirmationStatus::Confirmed,
                             });
                             id
                         }
@@ -623,9 +629,9 @@ impl Search<'_> {
                                         agreeing: top_weight - own,
                                         disagreeing: total_votes.saturating_sub(top_weight),
                                         status: if own == 1 {
-                                            "majority".into()
+                                            ConfirmationStatus::Majority
                                         } else {
-                                            "confirmed".into()
+                                            ConfirmationStatus::Confirmed
                                         },
                                     });
                                     pick
@@ -636,7 +642,7 @@ impl Search<'_> {
                                     confirmation = Some(Confirmation {
                                         agreeing: weight,
                                         disagreeing: total_votes - weight,
-                                        status: "outvoted".into(),
+                                        status: ConfirmationStatus::Outvoted,
                                     });
                                     pick
                                 }
