@@ -11,6 +11,10 @@ result a long-running measurement is still writing (`repair-*`, `locate-*.jsonl`
 The units are the entries of benchmarks/results, except that the files of a directory in
 COLLECTIONS are results of their own (`check/` holds one file per set and mode); a `.md` summary
 beside a `.jsonl` of the same name is cited with it. Git history keeps what is deleted.
+
+Code comments cite sections the same way (`benchmarks/RESULTS.md, "A tied vote"`,
+`docs/history.md, "..."`): each must name a heading of that file (its start, ignoring case and
+punctuation), so a section that moves or is renamed is caught.
 """
 import fnmatch
 import re
@@ -64,6 +68,35 @@ def cited(name, text, pats):
     return any(named(n, text) or any(fnmatch.fnmatchcase(n, p) for p in pats) for n in names)
 
 
+def words(title):
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", title.lower()).split())
+
+
+def code_citations():
+    """Problems with the sections code comments cite."""
+    headings = {
+        p.name: [words(line.lstrip("#")) for line in p.read_text().splitlines()
+                 if line.startswith("#")]
+        for p in CITING
+    }
+    problems = []
+    for f in sorted((ROOT / "src").rglob("*.rs")) + sorted((ROOT / "benchmarks").glob("*.rs")):
+        # The comments' text joined, so a title may wrap to the next comment line.
+        text = " ".join(
+            m.group(1) if m else "\n"
+            for m in (re.match(r"\s*//[/!]?\s?(.*)", line) for line in f.read_text().splitlines())
+        )
+        for m in re.finditer(r"(RESULTS|history)\.md,\s*\"([^\"]+)\"", text):
+            doc = m.group(1) + ".md"
+            title = words(m.group(2))
+            if not any(h.startswith(title) for h in headings.get(doc, [])):
+                problems.append(
+                    f"{f.relative_to(ROOT)}: cites {doc}, \"{m.group(2)}\", which has no such "
+                    "section (where did it move?)"
+                )
+    return problems
+
+
 def main():
     text = "\n".join(p.read_text() for p in CITING)
     pats = patterns(text)
@@ -86,6 +119,7 @@ def main():
     for listed in re.findall(r"^\|\s*`([^`]+)`", index, re.M):
         if listed.rstrip("/") not in have:
             problems.append(f"{INDEX.relative_to(ROOT)} lists `{listed}`, which is not there")
+    problems += code_citations()
     for p in problems:
         print(p, file=sys.stderr)
     return 1 if problems else 0

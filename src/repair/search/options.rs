@@ -112,7 +112,7 @@ impl Default for SearchOptions {
             temperature: 0.8,
             select: 3,
             // Measured on development sets of seeds that pass the visible tests (never the
-            // report set; benchmarks/RESULTS.md, "Checking programs that already pass"): with
+            // report set; docs/history.md, "Checking programs that already pass"): with
             // the 1.5B model 3 of 30 wrong seeds were replaced by programs that pass the hidden
             // tests, none of 30 right seeds by one that fails them.
             verify: 4,
@@ -124,7 +124,7 @@ impl Default for SearchOptions {
             select_by: SelectRule::Groups,
             // With one request's reply a function of the request alone (the embedded model's
             // chunked prompts), the search then fixes every task resampling fixes with the same
-            // draws; its checks come on top (benchmarks/RESULTS.md, "The same draws as
+            // draws; its checks come on top (docs/history.md, "The same draws as
             // resampling").
             fresh_as_resample: true,
             locate_top: 8,
