@@ -497,17 +497,18 @@ fn another_program_takes_the_module_files_place() {
 /// (a skip is no failure): a test the given program ran may not be skipped by a candidate.
 #[tokio::test]
 async fn a_candidate_that_skips_the_tests_is_not_a_fix() {
-    for strategy in ["resample", "search"] {
+    for (strategy, workers) in [
+        ("resample", None),
+        ("search", None),
+        ("search", Some("--fresh-workers")),
+    ] {
         let (_dir, root) = project();
         let program = root.join("src/ranking/stats.py");
         let original = std::fs::read_to_string(&program).expect("read");
         let skip = "def second_largest(scores):\n    import pytest\n    pytest.skip(\"x\")\n";
-        let (out, _) = fix(
-            &root,
-            &["--write", "--strategy", strategy, "--proposers", "fresh:2"],
-            skip,
-        )
-        .await;
+        let mut args = vec!["--write", "--strategy", strategy, "--proposers", "fresh:2"];
+        args.extend(workers);
+        let (out, _) = fix(&root, &args, skip).await;
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(1), "{strategy}: {stdout}\n{stderr}");
         assert!(
