@@ -101,12 +101,13 @@ pub fn load_text(
 fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Result<(), CliError> {
     let mut modules: Vec<String> = file_input::module_name(program).into_iter().collect();
     // Every package the program is in, the top-level one too (`from pkg.sub.mod import f`).
-    let mut dir = std::fs::canonicalize(program)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf));
-    while let Some(d) = dir.filter(|d| d.join("__init__.py").is_file()) {
-        modules.extend(d.file_name().map(|n| n.to_string_lossy().into_owned()));
-        dir = d.parent().map(Path::to_path_buf);
+    if let Ok(file) = std::fs::canonicalize(program) {
+        let packages = file.ancestors().skip(1);
+        modules.extend(
+            packages
+                .take_while(|d| d.join("__init__.py").is_file())
+                .filter_map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned())),
+        );
     }
     let here = |p: &Path| match p.parent() {
         Some(d) => d.to_path_buf(),
@@ -152,17 +153,16 @@ fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Resu
 /// A `conftest.py` beside the test file or in a directory above it (up to the file system's
 /// root or a `.git`).
 fn has_conftest(tests: &Path) -> bool {
-    let mut dir = std::fs::canonicalize(tests)
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf));
-    while let Some(d) = dir {
+    let Ok(file) = std::fs::canonicalize(tests) else {
+        return false;
+    };
+    for d in file.ancestors().skip(1) {
         if d.join("conftest.py").is_file() {
             return true;
         }
         if d.join(".git").exists() {
             return false;
         }
-        dir = d.parent().map(Path::to_path_buf);
     }
     false
 }

@@ -83,8 +83,14 @@ fn the_work_dir_and_scratch_places_share_one_size_cap() {
     let mut limits = Limits::default().with_wall(Duration::from_secs(20));
     limits.disk_bytes = 8 << 20;
     let runner = Runner::new(sandbox(limits));
-    let prog = r#"
-import os
+    let prog = format!("import os\n{FILL}");
+    let test = "import errno, os\nassert os.getcwd() == os.environ['HOME'] == os.environ['TMPDIR']\nw1, e1 = fill('.')\nw2, e2 = fill('/tmp')\nw3, e3 = fill('/dev/shm')\nassert (e1, e2, e3) == (errno.ENOSPC,) * 3, (w1, e1, w2, e2, w3, e3)\nassert w1 <= 8 << 20 and w2 + w3 < 1 << 20, (w1, w2, w3)";
+    let out = run(&runner, &prog, test);
+    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
+}
+
+/// Writes 1 MiB files into `where` until the disk cap stops it: (bytes written, errno).
+const FILL: &str = r#"
 def fill(where):
     written = 0
     try:
@@ -96,10 +102,6 @@ def fill(where):
         return written, e.errno
     return written, 0
 "#;
-    let test = "import errno, os\nassert os.getcwd() == os.environ['HOME'] == os.environ['TMPDIR']\nw1, e1 = fill('.')\nw2, e2 = fill('/tmp')\nw3, e3 = fill('/dev/shm')\nassert (e1, e2, e3) == (errno.ENOSPC,) * 3, (w1, e1, w2, e2, w3, e3)\nassert w1 <= 8 << 20 and w2 + w3 < 1 << 20, (w1, w2, w3)";
-    let out = run(&runner, prog, test);
-    assert_eq!(out.status, TestStatus::Passed, "{out:?}");
-}
 
 #[test]
 fn cpu_time_file_size_and_open_files_are_limited() {
@@ -305,17 +307,6 @@ def escape():
     steps["mount"] = refused(libc.mount(b"none", b"mnt", b"tmpfs", 0, None))
     return steps
 
-def fill(where):
-    written = 0
-    try:
-        for i in range(64):
-            with open(os.path.join(where, f"fill-{i}"), "wb") as fh:
-                fh.write(b"x" * (1 << 20))
-            written += 1 << 20
-    except OSError as e:
-        return written, e.errno
-    return written, 0
-
 def still_works():
     box = []
     t = threading.Thread(target=lambda: box.append(1))
@@ -324,13 +315,14 @@ def still_works():
     out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
     return box == [1] and out.stdout.strip() == "42"
 "#;
+    let prog = format!("{prog}{FILL}");
     let test = "import errno\nsteps = escape()\nassert all(steps.values()), steps\nw, e = fill('mnt')\nassert e == errno.ENOSPC and w <= 8 << 20, (w, e)\nassert still_works()";
     for cold in [false, true] {
         let mut limits = Limits::default().with_wall(Duration::from_secs(20));
         limits.disk_bytes = 8 << 20;
         let sandbox = Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits);
         let runner = Runner::new(if cold { sandbox.cold() } else { sandbox });
-        let out = run(&runner, prog, test);
+        let out = run(&runner, &prog, test);
         assert_eq!(out.status, TestStatus::Passed, "cold: {cold}: {out:?}");
     }
 }

@@ -408,9 +408,8 @@ def f():
     assert_never_passes(prog);
 }
 
-#[test]
-fn a_fake_result_written_to_every_descriptor_is_not_a_pass() {
-    let prog = r#"
+/// A "passed" result written on every descriptor (bare, framed, and garbage), then `os._exit`.
+const FORGE_ON_EVERY_FD: &str = r#"
 import os
 FAKE = b'{"status": "passed", "phase": null, "exception": null, "actual": null, "expected": null, "exit_code": null, "isolation": {"network": true, "pid_namespace": true, "unprivileged_user": true, "process_limit": true, "warnings": []}}'
 def f():
@@ -422,7 +421,10 @@ def f():
                 pass
     os._exit(0)
 "#;
-    let outs = assert_never_passes(prog);
+
+#[test]
+fn a_fake_result_written_to_every_descriptor_is_not_a_pass() {
+    let outs = assert_never_passes(FORGE_ON_EVERY_FD);
     assert!(
         outs.iter().all(|o| o.status == TestStatus::Error),
         "{outs:?}"
@@ -617,19 +619,8 @@ fn system_v_shared_memory_does_not_outlive_the_run() {
 
 #[test]
 fn a_fake_result_and_os_exit_is_a_failure() {
-    let prog = r#"
-import os
-FAKE = b'{"status": "passed", "phase": null, "exception": null, "actual": null, "expected": null, "exit_code": null, "isolation": {"network": true, "pid_namespace": true, "unprivileged_user": true, "process_limit": true, "warnings": []}}'
-def f():
-    for fd in range(3, 64):
-        try:
-            os.write(fd, FAKE)
-        except OSError:
-            pass
-    os._exit(0)
-"#;
     for test in ["assert f() == 1", "f()", "assert f()"] {
-        let out = run(prog, test);
+        let out = run(FORGE_ON_EVERY_FD, test);
         assert!(!out.passed(), "{test}: {out:?}");
         assert!(
             out.summary

@@ -67,6 +67,7 @@ _CONTAINERS = (
     (_list, _list.__iter__), (_tuple, _tuple.__iter__),
     (_set, _set.__iter__), (_frozenset, _frozenset.__iter__),
 )
+_CONTAINER_TYPES = _tuple(c for c, _ in _CONTAINERS)
 # Elements looked at in one value at most.
 _WALK_LIMIT = 100_000
 
@@ -163,12 +164,11 @@ def _walk(value):
 
 def _plain(value):
     """Only built-in values (of exactly built-in types), all the way down."""
-    containers = [c for c, _ in _CONTAINERS]
     for v in _walk(value):
         if v is _CUT:
             return False
         t = _type(v)
-        if not (_one_of(t, _PLAIN) or _one_of(t, containers)):
+        if not (_one_of(t, _PLAIN) or _one_of(t, _CONTAINER_TYPES)):
             return False
     return True
 

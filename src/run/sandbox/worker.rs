@@ -265,12 +265,10 @@ impl<'py> Untouched<'py> {
 
     /// The first name whose object is not the one taken, if any.
     fn changed(&self, harness: &Bound<'py, PyModule>) -> PyResult<Option<String>> {
-        let now = Self::entries(harness)?;
+        let now: std::collections::HashMap<String, Bound<'py, PyAny>> =
+            Self::entries(harness)?.into_iter().collect();
         for (name, before) in &self.taken {
-            let same = now
-                .iter()
-                .find(|(n, _)| n == name)
-                .is_some_and(|(_, after)| after.is(before));
+            let same = now.get(name).is_some_and(|after| after.is(before));
             if !same {
                 return Ok(Some(format!("`{name}`")));
             }
