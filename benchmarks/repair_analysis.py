@@ -25,10 +25,12 @@ Columns:
   calls replayed from the cache (another task with the same text asked them first);
 - median s/task: wall time per task, median;
 - median lines/fix: lines added or removed from the seed to the returned program, median over
-  the fixed tasks (a person reviews that diff).
+  the fixed tasks (a person reviews that diff); a compacted record (benchmarks/compact_results.py)
+  holds that count in `lines_changed` in place of the program.
 Nothing is written.
 """
 import difflib
+import hashlib
 import json
 import statistics
 import sys
@@ -70,6 +72,20 @@ def changed(a, b):
         for l in difflib.ndiff(a.splitlines(), b.splitlines())
         if l.startswith(("+ ", "- "))
     )
+
+
+def lines_changed(seed, r):
+    """Lines from the seed to the record's returned program; a compacted record carries the count
+    (and its seed's hash, which must be this seed's)."""
+    final = r["final_program"]
+    if not seed.startswith("sha256:") and not final.startswith("sha256:"):
+        return changed(seed, final)
+    if "lines_changed" not in r:
+        return None
+    seed_sha = seed if seed.startswith("sha256:") else "sha256:" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+    if r.get("seed_sha", seed_sha) != seed_sha:
+        print(f"{r['task_id']}: counted from another seed than the first run's", file=sys.stderr)
+    return r["lines_changed"]
 
 
 def cost(r):
@@ -170,9 +186,13 @@ def table(rows, common):
             per_fixed += " | " + (f"{evaluated / len(fixed):,.0f}" if fixed else "-")
         secs = statistics.median(r["timings"]["total_ms"] / 1000 for r in rs) if rs else 0
         lines = [
-            changed(seed_programs.get(r["task_id"], ""), r["final_program"])
-            for r in fixed
-            if r["task_id"] in seed_programs
+            n
+            for n in (
+                lines_changed(seed_programs[r["task_id"]], r)
+                for r in fixed
+                if r["task_id"] in seed_programs
+            )
+            if n is not None
         ]
         med_lines = f"{statistics.median(lines):.0f}" if lines else "-"
         print(

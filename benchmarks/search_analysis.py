@@ -7,7 +7,8 @@ Usage: benchmarks/search_analysis.py RUN_DIR [RUN_DIR ...]
 Reads `search.jsonl` (and `resample.jsonl`, if present) of each `ldb eval` output directory:
 every search record carries its candidates (`candidate_log`: proposer, tokens, visible result,
 hidden result of those that pass the visible tests, behaviour hashes on the selection's inputs).
-Prints markdown tables; nothing is written.
+Prints markdown tables; nothing is written. The first table (fixed, tokens per debugged task)
+needs only the compact records of benchmarks/compact_results.py; the others need the logs.
 """
 import json
 import sys
@@ -57,6 +58,7 @@ def main(dirs):
     strategies = defaultdict(lambda: {"tasks": 0, "fixed": 0, "debugged": 0, "cost": 0})
     per_proposer = defaultdict(lambda: {"n": 0, "run": 0, "visible": 0, "hidden": 0, "tokens": 0})
     sel = {"tasks": 0, "first": 0, "chosen": 0, "agreement": 0, "any": 0}
+    logs = 0
     for d in map(Path, dirs):
         for name in ("none", "resample", "search", "ldb-block"):
             for r in records(d / f"{name}.jsonl"):
@@ -69,6 +71,7 @@ def main(dirs):
                 if name != "search":
                     continue
                 log = r.get("candidate_log", [])
+                logs += bool(log)
                 total = r["visible_total"]
                 for c in log[1:]:
                     p = per_proposer[c["proposer"]]
@@ -94,6 +97,9 @@ def main(dirs):
         mean = s["cost"] / s["debugged"] if s["debugged"] else 0
         print(f"| {run} | {name} | {s['tasks']} | {s['fixed']} | {mean:.0f} |")
     print()
+    if not logs:
+        print("(No candidate logs: benchmarks/compact_results.py drops them; the proposer and "
+              "selection tables need a run's records from before it was compacted.)")
     print("| proposer | candidates | tested (not duplicates) | pass visible | pass hidden | "
           "tokens | hidden passes per 10k tokens |")
     print("|---|---:|---:|---:|---:|---:|---:|")
