@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which tasks' visible tests give a rank: the reach of `harden`'s rank rule, counted per file.
 
-Usage: benchmarks/rank_tasks.py TASKS.jsonl [TASKS.jsonl ...]
+Usage: benchmarks/experiments/rank_tasks.py TASKS.jsonl [TASKS.jsonl ...]
 
 A mirror of `Rank::from_tests` (src/repair/search/rank.rs), for counting without running the
 search: the visible tests (`visible_tests`, or LDB's `given_tests`) that compare a call of the

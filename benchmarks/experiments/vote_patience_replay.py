@@ -9,7 +9,7 @@ later vote passed the visible tests; otherwise the choice without votes (the giv
 it was the only passing one, else the smallest passing edit, else the first passing program),
 whose hidden result is known when it is the run's first passing program.
 
-Usage: python3 benchmarks/vote_patience_replay.py RUN_DIR... [--patience 1,2,3]
+Usage: python3 benchmarks/experiments/vote_patience_replay.py RUN_DIR... [--patience 1,2,3]
 """
 
 import argparse

@@ -14,7 +14,7 @@ model is asked through an OpenAI-compatible endpoint (`ldb serve` for the embedd
   an answer counts only when both orders give it;
 - `free`: "complete `assert CALL == `", the value parsed from the reply.
 
-Usage: benchmarks/oracle_probe.py --base-url http://127.0.0.1:8199/v1 [--questions 1,2]
+Usage: benchmarks/experiments/oracle_probe.py --base-url http://127.0.0.1:8199/v1 [--questions 1,2]
        [--limit 12] [--forms choice,free] [--data target/datasets/refactory/tasks.jsonl]
 Prints one line per question asked and a table per form. Hidden tests are read here only to
 score the model's answers; they are what the probe measures against, never what ldb sends.
@@ -29,7 +29,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 import refactory_sample  # noqa: E402
 

@@ -6,12 +6,12 @@
 # the order alternating from task to task; both pay the same start-up.
 #
 # Usage: IDS=<comma-separated task ids> TAG_A=... TAG_B=... [EXTRA_A=...] [EXTRA_B=...] \
-#          [STRATEGIES_A=search] [STRATEGIES_B=search] benchmarks/time_pairs.sh SET [BUDGET_TOKENS]
+#          [STRATEGIES_A=search] [STRATEGIES_B=search] benchmarks/experiments/time_pairs.sh SET [BUDGET_TOKENS]
 #   SET, BUDGET_TOKENS, THREADS, LDB_BIN and the rest as for repair_runs.sh; the variants write
 #   its output directories with TAG_A and TAG_B, and resume like it.
 # Then: python3 benchmarks/repair_analysis.py DIR_A DIR_B
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 : "${IDS:?IDS: the task ids to run, comma-separated}"
 : "${TAG_A:?TAG_A: the first variant's tag (its output directory)}"

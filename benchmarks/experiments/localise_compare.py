@@ -3,7 +3,7 @@
 file holds (the bench draws the same mutants in the same order for every model, so a run that
 stopped early compares on its prefix).
 
-Usage: benchmarks/localise_compare.py RESULTS.jsonl [RESULTS.jsonl ...]
+Usage: benchmarks/experiments/localise_compare.py RESULTS.jsonl [RESULTS.jsonl ...]
   e.g. benchmarks/results/localise-mbpp-qwen2.5-coder-0.5b.jsonl
        benchmarks/results/localise-mbpp-qwen2.5-coder-1.5b.jsonl
 

@@ -3,9 +3,9 @@
 # on examples/check/crash.py (a JSON-schema grammar over the program's blocks, greedy, up to
 # 300 tokens), each binary given run in turn, RUNS times.
 #
-# Usage: benchmarks/grammar_speed.sh LDB_BIN [LDB_BIN ...]   (RUNS=3, MODEL=qwen2.5-coder-0.5b)
+# Usage: benchmarks/experiments/grammar_speed.sh LDB_BIN [LDB_BIN ...]   (RUNS=3, MODEL=qwen2.5-coder-0.5b)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${RUNS:-3}
 model=${MODEL:-qwen2.5-coder-0.5b}
 config=$(mktemp)

@@ -8,7 +8,7 @@ For every such task of every run under benchmarks/results (or the runs given), t
 returned program's hidden verdict beside two alternatives: the smallest passing edit (the first
 found among equals) and the smallest edit that behaves like the seed on every extra input.
 
-Usage: python3 benchmarks/lone_vote_replay.py [RUN_DIR ...]
+Usage: python3 benchmarks/experiments/lone_vote_replay.py [RUN_DIR ...]
 One line per run and task (tasks rerun in several runs repeat), then a count per run.
 """
 import collections
@@ -38,7 +38,7 @@ def smallest(cands):
 
 def main(runs):
     here = os.path.dirname(os.path.abspath(__file__))
-    runs = runs or sorted(glob.glob(os.path.join(here, "results", "*")))
+    runs = runs or sorted(glob.glob(os.path.join(here, "..", "results", "*")))
     for run in runs:
         tally = collections.Counter()
         for r in rows(run):

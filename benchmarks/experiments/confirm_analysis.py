@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How to choose among edits that pass the visible tests, measured on the hidden tests.
 
-Usage: benchmarks/confirm_analysis.py RUN_DIR [RUN_DIR ...]
+Usage: benchmarks/experiments/confirm_analysis.py RUN_DIR [RUN_DIR ...]
 
 Reads each `ldb eval` run's search records and per-task reports (`reports/search/*.json`).
 For every task whose search ran the selection with at least one edit (`mutate`/`patch`) among
@@ -24,7 +24,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from repair_analysis import load
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from repair_analysis import load  # noqa: E402
 
 DERIVED = {"mutate", "patch", "complete"}
 INDEPENDENT = {"fresh", "feedback", "ldb"}

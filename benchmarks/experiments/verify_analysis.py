@@ -3,7 +3,7 @@
 replaces with a program that passes the hidden tests (gains) and how many right seeds it replaces
 with one that fails them (losses), for the rule the run used and for a stronger hold on the seed.
 
-Usage: benchmarks/verify_analysis.py RUN_DIR [RUN_DIR ...] [--holds 1,2,3]
+Usage: benchmarks/experiments/verify_analysis.py RUN_DIR [RUN_DIR ...] [--holds 1,2,3]
 
 Reads `search.jsonl` of `ldb eval` runs made with `--verify N` (benchmarks/search_runs.sh
 verify). The seed's hold: with weight w the seed's group counts w - 1 extra votes, so a group
@@ -16,7 +16,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from search_analysis import records  # the same run files, read the same way
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from search_analysis import records  # noqa: E402  (the same run files, read the same way)
 
 
 def choose(r, hold):

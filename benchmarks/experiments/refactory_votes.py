@@ -2,11 +2,11 @@
 """How a Refactory class answers its instructor's calls, and where a run's programs still fail.
 
 Usage:
-  benchmarks/refactory_votes.py QUESTION [--data FILE]
+  benchmarks/experiments/refactory_votes.py QUESTION [--data FILE]
       For each instructor call of QUESTION (e.g. question_2), the answer most of the class's
       submissions that pass the three visible tests give (the plurality), how many give it, and
       whether it is the instructor's answer: how good the class is as a vote, call by call.
-  benchmarks/refactory_votes.py QUESTION --run DIR [--data FILE]
+  benchmarks/experiments/refactory_votes.py QUESTION --run DIR [--data FILE]
       For the tasks of QUESTION a run (`ldb eval --out DIR`) did not fix, the instructor calls
       its returned program fails, counted by call.
 
@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 ASSERT = re.compile(r"^\s*assert (.*) == (.*)$")
 
 RUNNER = """

@@ -4,7 +4,7 @@ name it never gives a start (`count += 1` with no `count = 0`), reads a name not
 binds a name in a comprehension, a lambda or `:=`. Edits alone (no model) of any other program
 are the same with and without those edits, so a comparison of two builds runs on these tasks.
 
-Usage: benchmarks/edit_names_tasks.py TASKS.jsonl IDS
+Usage: benchmarks/experiments/edit_names_tasks.py TASKS.jsonl IDS
 
 IDS: comma-separated task ids (e.g. `python3 benchmarks/refactory_sample.py report ...`).
 Prints the ids among them that qualify, comma-separated, and on stderr how many of each kind.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What giving up early would save: replayed from the candidate logs of recorded search runs.
 
-Usage: benchmarks/give_up_replay.py RUN_DIR[+RUN_DIR...] [--budgets 200,400,...]
+Usage: benchmarks/experiments/give_up_replay.py RUN_DIR[+RUN_DIR...] [--budgets 200,400,...]
 
 Tokens per fixed task count every token spent, on tasks left unfixed too; most of them go to
 tasks where nothing ever passes the visible tests. The rule replayed: once a task has spent K
@@ -19,11 +19,11 @@ not fixed), then one row per K: fixed, tokens per fixed task, and the tasks the 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from repair_analysis import cost, load  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "results"
 
 
 def records(spec):

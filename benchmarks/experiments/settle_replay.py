@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What settling the vote early saves: replayed from the candidate logs of recorded search runs.
 
-Usage: benchmarks/settle_replay.py RUN_DIR[+RUN_DIR...] [--select 3] [--verify 4]
+Usage: benchmarks/experiments/settle_replay.py RUN_DIR[+RUN_DIR...] [--select 3] [--verify 4]
 
 After the first program passes the visible tests the search draws `select` more fresh programs
 as votes (`verify` when the given program passed). `--settle-votes` (the default since it was
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts
 from give_up_replay import records  # noqa: E402
 from repair_analysis import cost  # noqa: E402
