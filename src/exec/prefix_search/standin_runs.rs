@@ -28,7 +28,8 @@ impl Search<'_> {
 
     /// Seeded stand-in runs ([`seeded`]), eight at a time, until `explore` ran or every
     /// statement is covered. A random search over each place's first answer: on the held-out
-    /// bodies it went on finding lines up to about 64 runs (`benchmarks/RESULTS.md`).
+    /// bodies it went on finding lines up to about 64 runs (docs/history.md, "`ldb exec`: seeded
+    /// stand-in runs").
     async fn explore(&mut self) -> Result<(), ExecError> {
         const ROUND: usize = 8;
         let mut done = 0;

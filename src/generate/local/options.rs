@@ -29,7 +29,7 @@ pub struct LocalOptions {
     /// llama.cpp's flash attention. Its CPU kernel splits a KV cache of 512 cells or more
     /// across the generation threads and sums the parts, so with it a seeded sample depends on
     /// the thread count (the cores idle at load, by default). Off, the sample does not, and
-    /// this CPU build generated faster (benchmarks/RESULTS.md, "The embedded model").
+    /// this CPU build generated faster (benchmarks/experiments/flash-attention.md).
     pub flash_attention: bool,
 }
 

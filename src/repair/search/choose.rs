@@ -522,7 +522,7 @@ impl Search<'_> {
                     // Nothing independent to compare with: the smallest edit, the first found
                     // (at the most suspicious statement) among equals. On the development runs
                     // this was right more often than the edit that changes the given program's
-                    // behaviour least (benchmarks/RESULTS.md, "Choosing an unconfirmed edit").
+                    // behaviour least (benchmarks/experiments/unconfirmed-edit.md).
                     let pick = (0..passing.len())
                         .filter(|&i| self.derived(passing[i]))
                         .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
@@ -594,8 +594,8 @@ impl Search<'_> {
                                 let mut found = self.mutate(0, Some(&derived)).await?;
                                 // Two slips: the smallest passing edit mends one; edited
                                 // again, it may behave like the majority. Only where peers vote,
-                                // where it was measured (benchmarks/RESULTS.md, "Other programs
-                                // for the same task"); with fresh votes alone their program
+                                // where it was measured (benchmarks/experiments/peers.md);
+                                // with fresh votes alone their program
                                 // stays the choice.
                                 if found.is_empty() && top.iter().any(|&i| voters.is_peer(i)) {
                                     let smallest = passing

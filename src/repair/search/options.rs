@@ -92,15 +92,15 @@ pub const UNTOLD_TIME_LIMIT: std::time::Duration = std::time::Duration::from_sec
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
-            // Edit the given program first, then write fresh programs (benchmarks/RESULTS.md,
-            // "Localise, then repair"): on the Refactory development samples edits fixed
-            // student programs fresh samples never fix (the model cannot write them from the
-            // terse task), at no tokens; fresh samples stay, for what one edit cannot reach and
+            // Edit the given program first, then write fresh programs
+            // (benchmarks/experiments/portfolio.md): on the Refactory development samples edits
+            // fixed student programs fresh samples never fix (the model cannot write them from
+            // the terse task), at no tokens; fresh samples stay, for what one edit cannot reach and
             // to confirm edits. Patches (`patch`) added no fix there for a quarter more tokens;
             // test-feedback and LDB repairs found almost no hidden-passing program with the
             // embedded models. `complete` acts only on programs that leave functions unwritten
             // (nothing is asked otherwise); on the development programs that do, it fixed
-            // programs the rest never fixed (RESULTS, "Functions left unwritten").
+            // programs the rest never fixed (benchmarks/experiments/complete.md).
             portfolio: vec![
                 (Proposer::Mutate, 1),
                 (Proposer::Complete, 2),
@@ -136,15 +136,15 @@ impl Default for SearchOptions {
             vote_patience: 0,
             // On 46 development tasks (HumanEval, CodeLlama's failing seeds; never the report
             // set) the votes tied on 4 and one more vote settled each: it turned one wrong
-            // choice right and changed no other (benchmarks/RESULTS.md, "A tied vote").
+            // choice right and changed no other (benchmarks/experiments/tie-votes.md).
             tie_votes: 2,
             // Lossless: the votes left could not have changed the program returned, so they
-            // are not drawn (benchmarks/RESULTS.md, "Votes that cannot change the choice").
+            // are not drawn (benchmarks/experiments/settle-votes.md).
             settle_votes: true,
             // On the Refactory development sample (edits alone) it fixed 17 of the 33 passing
             // programs that raise on an emptied argument and broke none; on HumanEval's GPT-3.5
             // seeds it edited 7 (inputs outside the tasks) and every one still passes
-            // (benchmarks/RESULTS.md, "Passing programs that raise on an emptied argument").
+            // (benchmarks/experiments/harden.md).
             harden: true,
             time_limit: None,
         }
