@@ -9,6 +9,8 @@
   that are there; listing is not citing. The one exception is a result a long-running
   measurement is still writing (`repair-*`, `locate-*.jsonl`, `patch-*.jsonl`): the index may
   list it as "in progress" until a table cites it. A result git ignores is not looked at.
+- Results are kept compact (benchmarks/compact_results.py): no `reports/` folder, no
+  `*.samples.jsonl` or chart, no task record with its `candidate_log` or a whole program.
 - `benchmarks/RESULTS.md` holds the current figures only: 30 KiB at most.
 - Code comments (src/, benchmarks/*.rs) cite sections the same way (`benchmarks/RESULTS.md, "A
   section"`, `docs/history.md, "..."`) or an experiments page (`benchmarks/experiments/NAME.md`,
@@ -22,6 +24,7 @@ COLLECTIONS are results of their own (`check/` holds one file per set and mode);
 beside a `.jsonl` of the same name is cited with it.
 """
 import fnmatch
+import json
 import re
 import subprocess
 import sys
@@ -91,6 +94,35 @@ def cited(name, text, pats):
     if name.endswith(".md"):
         names.append(name[:-3] + ".jsonl")
     return any(named(n, text) or any(fnmatch.fnmatchcase(n, p) for p in pats) for n in names)
+
+
+def not_compact(path, unit):
+    """Why a result is not in compact form (benchmarks/compact_results.py), or None."""
+    if path.is_dir():
+        for extra in sorted(path.glob("reports*")) + sorted(path.glob("*.samples.jsonl")) \
+                + sorted(path.glob("*.svg")):
+            return f"holds {extra.name}"
+        files = sorted(path.glob("*.jsonl"))
+    elif path.name.startswith("exec-") and path.suffix == ".jsonl":
+        files = [path]
+    else:
+        return None
+    for f in files:
+        for line in f.read_text().splitlines():
+            if '"candidate_log"' not in line and '"final_program"' not in line \
+                    and '"best_prefix"' not in line and '"program"' not in line:
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if r.get("candidate_log"):
+                return f"{f.name} keeps candidate logs"
+            for key in ("final_program", "best_prefix", "program"):
+                v = r.get(key)
+                if isinstance(v, str) and not v.startswith("sha256:"):
+                    return f"{f.name} keeps whole programs (`{key}`)"
+    return None
 
 
 def words(title):
@@ -181,6 +213,10 @@ def main():
         listed = [line for line in index.splitlines() if named(name, line)]
         if not listed:
             problems.append(f"benchmarks/results/{path}: not listed in {INDEX.relative_to(ROOT)}")
+        why = not_compact(entry, path)
+        if why:
+            problems.append(f"benchmarks/results/{path}: not compact ({why}): run "
+                            "benchmarks/compact_results.py on it")
         if cited(name, text, pats):
             continue
         running = any(fnmatch.fnmatchcase(name, p) for p in IN_PROGRESS)

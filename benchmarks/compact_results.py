@@ -9,7 +9,8 @@ eval_runs.sh write them) or an `ldb eval exec` results file (`exec-*.jsonl`). Wh
   (`*.samples.jsonl`, `ldb eval report --samples` rewrites them from a full run) and the charts
   (`*.svg`, `ldb eval report --plot`/`--plot-tokens`; their links leave `summary.md`);
 - in each task record (`"kind":"task"`): `candidate_log`, every candidate of a search (the
-  replays of benchmarks/experiments/ read it: take them from the commit before compaction);
+  replays of benchmarks/experiments/ read it: run them before compacting, or on a run's records
+  from a commit that holds them whole);
 - whole program texts: a task record's `final_program`, a seed record's `program` and an exec
   record's `best_prefix` become `sha256:` and the first 16 hex digits of the text's SHA-256.
   A task record gains `lines_changed` (lines added or removed from its seed to its returned
@@ -17,9 +18,10 @@ eval_runs.sh write them) or an `ldb eval exec` results file (`exec-*.jsonl`). Wh
 
 What stays is what the tables of benchmarks/RESULTS.md are computed from: id, status, hidden
 and visible results, tokens, times, confirmation, lines changed. `ldb eval report DIR` and
-`repair_analysis.py` give the same figures on the compact records, and `ldb eval` still
-resumes from them (a compacted run cannot be rescored: `ldb eval rescore` needs the programs).
-Running it twice changes nothing the second time. Files this script does not know are left as
+`repair_analysis.py` give the same figures on the compact records. Compact a run once it is
+finished: `ldb eval` skips its finished tasks on a rerun, but a strategy added to the directory
+later would start from its seeds, which are hashes now (run that in a fresh directory), and
+`ldb eval rescore` needs the programs. Running it twice changes nothing the second time. Files this script does not know are left as
 they are; `ldb eval check` records (benchmarks/results/check/) keep their traces, from which
 that table's trace metrics are computed.
 """
