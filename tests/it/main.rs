@@ -8,6 +8,7 @@ mod answers;
 mod bad_input;
 mod cfg_snapshots;
 mod check;
+mod cli_help;
 mod e2e_exec_local;
 // The embedded model's own API: absent from the build without it.
 #[cfg(feature = "local-model")]

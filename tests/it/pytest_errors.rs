@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::project::{ldb, project, text, TARGET};
+use crate::ldb_snapshot;
 
 #[test]
 fn a_node_id_that_does_not_exist_is_an_error_with_a_hint() {
@@ -18,16 +19,7 @@ fn a_node_id_that_does_not_exist_is_an_error_with_a_hint() {
         &["test", TARGET, "--tests", "tests/test_stats.py::test_nope"],
         &[],
     );
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("error: tests/test_stats.py::test_nope: pytest finds no such test"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("hint: list the tests and their node ids with: ldb test src/ranking/stats.py --tests tests/test_stats.py"),
-        "{stderr}"
-    );
+    ldb_snapshot!(out);
 }
 
 #[test]
@@ -39,13 +31,7 @@ fn a_collection_error_is_an_error_with_a_hint() {
     )
     .expect("test file");
     let out = ldb(&root, &["test", TARGET, "--tests", "tests/"], &[]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("error: tests/test_broken.py: pytest could not collect it: NameError: name 'undefined_name' is not defined (tests/test_broken.py:1)"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("hint: fix the test file"), "{stderr}");
+    ldb_snapshot!(out);
 }
 
 #[test]
@@ -57,16 +43,7 @@ fn a_test_importing_a_missing_module_is_an_error_with_a_hint() {
     )
     .expect("test file");
     let out = ldb(&root, &["test", TARGET, "--tests", "tests/"], &[]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("error: tests/test_missing.py: pytest could not collect it: it imports `scorelib_not_installed`, which the system's Python 3.11 cannot import (tests/test_missing.py:1)"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("hint: install it for the Python ldb runs (python3.11 -m pip install scorelib_not_installed)"),
-        "{stderr}"
-    );
+    ldb_snapshot!(out);
 }
 
 /// A virtualenv made without pip (no network needed): `--system-site-packages` or not.

@@ -27,7 +27,7 @@ pub struct FixArgs {
     #[arg(hide_short_help = true, long)]
     pub strict: bool,
     /// Seed program to debug (single task).
-    #[arg(long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
+    #[arg(hide_short_help = true, long, value_name = "FILE.py", conflicts_with_all = ["seeds", "seed_cmd", "generate"])]
     pub seed: Option<PathBuf>,
     /// Seed programs by task_id (LDB's and Reflexion's seed.jsonl work as they are).
     #[arg(hide_short_help = true, long, value_name = "FILE.jsonl", conflicts_with_all = ["seed_cmd", "generate"])]
@@ -69,7 +69,7 @@ pub struct FixArgs {
         default_value_t = 3000
     )]
     pub budget: usize,
-    /// Write the final program (or, for many tasks, JSONL of results) here instead of stdout.
+    /// Write the final program here (many tasks: their results as JSONL), not to stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// For a .py program: write the fix back into the file.
@@ -85,7 +85,7 @@ pub struct FixArgs {
     /// guarded it. Such a fix exits 6, written or not.
     #[arg(long, requires = "write")]
     pub unconfirmed: bool,
-    /// Write a JSON report of every iteration (schema: docs/report.schema.json).
+    /// Write a JSON report of every round (docs/report.schema.json).
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
     /// Tasks debugged at once (for a file of many tasks).
@@ -96,9 +96,9 @@ pub struct FixArgs {
     /// A .py file, or a directory: every .py under it but test files, or in a folder per person the
     /// files named like the program (e.g. a class's other submissions). Those that pass the visible
     /// tests vote on extra inputs; they are never shown to a model and never returned. Repeatable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(hide_short_help = true, long, value_name = "PATH")]
     pub peers: Vec<PathBuf>,
-    /// In a project, the passing tests a fix must keep passing besides the tests given.
+    /// In a project: the passing tests a fix must keep passing too.
     ///
     /// Those of the given tests' files (`file`) or directories (`dir`) that pass on the program and
     /// run the function under test. They are run, never shown to a model.

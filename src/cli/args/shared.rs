@@ -12,7 +12,7 @@ use super::values::{PatchFormArg, SelectRuleArg, VerdictFormArg};
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Search")]
 pub struct SearchArgs {
-    /// Stop a task's debugging once its model calls have cost this many tokens.
+    /// Stop a task once its model calls have cost this many tokens.
     ///
     /// Prompt tokens the backend evaluated plus reply tokens; a kept prompt prefix is not counted
     /// again. Applies to every strategy, so strategies can be compared at equal cost.
@@ -21,7 +21,7 @@ pub struct SearchArgs {
     /// Search: candidates proposed at most per task.
     #[arg(hide_short_help = true, long, value_name = "N", default_value_t = 24)]
     pub max_candidates: usize,
-    /// Search: seconds a task may take.
+    /// Seconds a task's search may take.
     ///
     /// Past them no more candidates are proposed and the best found is returned. Default: none; 120
     /// for a project's function no docstring describes, which also gets --budget-tokens 3000 unless
@@ -36,7 +36,7 @@ pub struct SearchArgs {
     /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program from
     /// the task). Default: mutate,complete:2,fresh:4; for a project's function no docstring
     /// describes, mutate,patch:2 (nothing to write a fresh program from).
-    #[arg(long, value_name = "LIST", value_parser = parse::portfolio)]
+    #[arg(hide_short_help = true, long, value_name = "LIST", value_parser = parse::portfolio)]
     pub proposers: Option<Portfolio>,
     /// Search: programs carried from one round to the next.
     #[arg(hide_short_help = true, long, value_name = "B", default_value_t = 2)]
@@ -159,7 +159,7 @@ pub struct SandboxArgs {
     ///
     /// E.g. a virtualenv's site-packages, or `pip install --target DIR numpy`; searched before the
     /// interpreter's own.
-    #[arg(long = "python-path", value_name = "DIR")]
+    #[arg(hide_short_help = true, long = "python-path", value_name = "DIR")]
     pub python_path: Vec<PathBuf>,
     /// Start a fresh worker process for every test run instead of forking it from a warm
     /// worker that started Python once (same isolation; about 5x the start-up cost per test).
@@ -178,7 +178,7 @@ pub struct ModelArgs {
     /// API key (prefer OPENAI_API_KEY or the config file: flags show up in process lists).
     #[arg(hide_short_help = true, long, value_name = "KEY")]
     pub api_key: Option<String>,
-    /// The model: a name the endpoint serves, an embedded model, or a local PATH.gguf.
+    /// The model: a name the endpoint serves, an embedded model, or PATH.gguf.
     ///
     /// For both generation and debugging. Embedded models: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b.
     /// With no endpoint configured, the embedded qwen2.5-coder-1.5b is used (downloaded on first
@@ -192,7 +192,7 @@ pub struct ModelArgs {
     #[arg(hide_short_help = true, long, value_name = "NAME")]
     pub debugger_model: Option<String>,
     /// Config file (default: ~/.config/ldb/config.toml, or LDB_CONFIG).
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Profile of the config file for both roles ([profiles.NAME]).
     #[arg(hide_short_help = true, long, value_name = "NAME")]
@@ -237,7 +237,7 @@ pub struct ModelArgs {
 #[command(next_help_heading = "Embedded model")]
 pub struct LocalArgs {
     /// Generation threads of the embedded model (default: the cores idle when it loads).
-    #[arg(long, value_name = "N")]
+    #[arg(hide_short_help = true, long, value_name = "N")]
     pub threads: Option<u32>,
     /// Context length of the embedded model, in tokens.
     #[arg(
@@ -279,7 +279,7 @@ pub struct ExecStepArgs {
     ///
     /// As `ldb exec` does, a prefix that defines them is found first; it then runs before every run
     /// of the snippet.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub make_runnable: bool,
     /// With --make-runnable: prefixes asked for per prompt.
     #[arg(hide_short_help = true,
@@ -308,12 +308,12 @@ pub struct ExecStepArgs {
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Tests of a program")]
 pub struct FileTaskArgs {
-    /// A test statement for a .py program, e.g. 'assert f(1) == 2' (repeatable).
+    /// A test statement, e.g. 'assert f(1) == 2' (repeatable).
     ///
     /// With --make-runnable, a statement run after the snippet, e.g. 'assert total == 6'.
     #[arg(long = "test", value_name = "STMT")]
     pub test: Vec<String>,
-    /// The tests of a .py program: a test file, a test directory or a pytest node id (repeatable).
+    /// A test file, a test directory or a pytest node id (repeatable).
     ///
     /// A node id is written tests/test_x.py::test_y; several nodes or files run with pytest. A
     /// plain file (asserts and test_* functions importing the program as `from prog import f`) runs
@@ -324,9 +324,9 @@ pub struct FileTaskArgs {
     /// A stdin/stdout test: the input and the expected output (repeatable).
     ///
     /// For a .py program that reads its input.
-    #[arg(long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]
+    #[arg(hide_short_help = true, long = "io-test", num_args = 2, value_names = ["INPUT", "EXPECTED"], action = ArgAction::Append)]
     pub io_test: Vec<String>,
-    /// The function under test, when the tests call several (also written `prog.py::NAME`).
+    /// The function under test (also written `prog.py::NAME`).
     ///
     /// Default: the one the failing tests call.
     #[arg(long, value_name = "NAME")]
@@ -351,6 +351,6 @@ pub struct FileTaskArgs {
     #[arg(hide_short_help = true, long)]
     pub no_pytest: bool,
     /// What the program should do (default: the entry function's docstring, else the module's).
-    #[arg(long = "task", value_name = "TEXT")]
+    #[arg(hide_short_help = true, long = "task", value_name = "TEXT")]
     pub task_text: Option<String>,
 }

@@ -3,6 +3,7 @@
 //! for fake endpoints.
 
 pub mod project;
+pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
