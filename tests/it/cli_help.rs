@@ -20,7 +20,13 @@ fn fix_short_help_fits_one_screen() {
 fn a_knob_hidden_from_short_help_is_in_long_help() {
     let short = String::from_utf8_lossy(&help(&["fix", "-h"]).stdout).into_owned();
     let long = String::from_utf8_lossy(&help(&["fix", "--help"]).stdout).into_owned();
-    for flag in ["--proposers", "--peers", "--threads", "--make-runnable", "--io-test"] {
+    for flag in [
+        "--proposers",
+        "--peers",
+        "--threads",
+        "--make-runnable",
+        "--io-test",
+    ] {
         assert!(!short.contains(flag), "{flag} in -h:\n{short}");
         assert!(long.contains(flag), "{flag} not in --help");
     }
