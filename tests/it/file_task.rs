@@ -9,6 +9,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::common;
+use crate::ldb_snapshot;
 
 const PROG: &str = "def running_max(xs):\n    \"\"\"Return a list whose i-th element is the largest of xs[0], ..., xs[i].\"\"\"\n    out = []\n    best = 0\n    for x in xs:\n        best = max(best, x)\n        out.append(best)\n    return out\n";
 const FIXED: &str = "def running_max(xs):\n    out = []\n    for x in xs:\n        out.append(x if not out else max(out[-1], x))\n    return out\n";
@@ -48,39 +49,22 @@ fn project(tests: &str) -> tempfile::TempDir {
 
 #[test]
 fn a_test_file_importing_the_program_both_ways_runs_against_it() {
-    let dir = project(TESTS);
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stdout.starts_with("prog.py (program: prog.py)"), "{stdout}");
-    assert!(
-        stdout.contains("PASS     assert running_max([1, 3, 2, 5]) == [1, 3, 3, 5]"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("FAIL     assert running_max([-3, -1, -2]) == [-3, -1, -1]"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("got [0, 0, 0], expected [-3, -1, -1]"),
-        "{stdout}"
-    );
     // `import prog` + `prog.running_max(...)`: the module is the program under test.
-    assert!(
-        stdout.contains("PASS     import prog assert prog.running_max([]) == []"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("2 of 3 tests passed"), "{stdout}");
+    let dir = project(TESTS);
+    ldb_snapshot!(ldb(
+        dir.path(),
+        &["test", "prog.py", "--tests", "test_prog.py"]
+    ));
 }
 
 #[test]
 fn the_fixed_program_passes_the_same_test_file() {
     let dir = project(TESTS);
     std::fs::write(dir.path().join("prog.py"), FIXED).expect("prog.py");
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("3 of 3 tests passed"), "{stdout}");
+    ldb_snapshot!(ldb(
+        dir.path(),
+        &["test", "prog.py", "--tests", "test_prog.py"]
+    ));
 }
 
 #[test]
@@ -88,16 +72,16 @@ fn test_functions_with_set_up_and_helpers_run_whole() {
     let dir = project(
         "import math\nimport prog as p\n\nCASES = [([2, 1], [2, 2]), ([5], [5])]\n\ndef check(xs, want):\n    assert p.running_max(xs) == want\n\ndef test_cases():\n    for xs, want in CASES:\n        check(xs, want)\n\nclass TestMore:\n    def test_sqrt(self):\n        assert p.running_max([math.isqrt(16)]) == [4]\n",
     );
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("2 of 2 tests passed"), "{stdout}");
+    ldb_snapshot!(ldb(
+        dir.path(),
+        &["test", "prog.py", "--tests", "test_prog.py"]
+    ));
 }
 
 #[test]
 fn inline_tests_and_stdin_programs() {
     let dir = project(TESTS);
-    let out = ldb(
+    let inline = ldb(
         dir.path(),
         &[
             "test",
@@ -108,16 +92,14 @@ fn inline_tests_and_stdin_programs() {
             "assert running_max([-1]) == [-1]",
         ],
     );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
+    ldb_snapshot!("inline_tests", inline);
 
     std::fs::write(
         dir.path().join("add.py"),
         "\"\"\"Print the sum of the two numbers on the input line.\"\"\"\na, b = map(int, input().split())\nprint(a - b)\n",
     )
     .expect("add.py");
-    let out = ldb(
+    let stdin = ldb(
         dir.path(),
         &[
             "test",
@@ -130,9 +112,7 @@ fn inline_tests_and_stdin_programs() {
             "2",
         ],
     );
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
+    ldb_snapshot!("stdin_program", stdin);
 }
 
 /// A project of two functions, `stats.py`, and the test file `test_stats.py` calling them.
@@ -162,20 +142,10 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
         "from stats import mean, median\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n\n\
          def test_median():\n    assert median([1, 2, 3, 4]) == 2.5\n",
     );
-    let out = test_stats(&dir);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    assert!(stdout.contains("1 of 2 tests passed"), "{stdout}");
-    assert!(
-        stderr.contains("the tests call mean, median; the failing ones call only `median`"),
-        "{stderr}"
-    );
+    ldb_snapshot!("the_failing_ones_call_one", test_stats(&dir));
     // Every test passing: the first one called, said so.
     std::fs::write(dir.path().join("stats.py"), stats.replace("/ 3", "/ 2")).expect("stats.py");
-    let out = test_stats(&dir);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stderr.contains("every test passes; `mean`"), "{stderr}");
+    ldb_snapshot!("every_test_passes", test_stats(&dir));
     // A failing test that calls both: the user says which.
     std::fs::write(
         dir.path().join("test_stats.py"),
@@ -183,13 +153,7 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
          assert mean([1, 2]) == median([1, 2]) == 1\n",
     )
     .expect("test_stats.py");
-    let out = test_stats(&dir);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("hint: the failing tests call mean, median; say which one"),
-        "{stderr}"
-    );
+    ldb_snapshot!("a_failing_test_calls_both", test_stats(&dir));
 }
 
 #[test]
@@ -202,48 +166,20 @@ fn a_missing_module_is_named_before_asking_which_function_is_under_test() {
          def test_mean():\n    assert mean(data.xs) == 2\n\n\
          def test_median():\n    assert median(data.xs) == 2\n",
     );
-    let out = test_stats(&dir);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("error: test_stats.py: imports `no_such_module_xyz`"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("--entry"), "{stderr}");
+    ldb_snapshot!(test_stats(&dir));
 }
 
 #[test]
 fn importing_a_missing_module_is_a_clear_error() {
     let dir = project("import no_such_module_xyz\nfrom prog import running_max\n\nassert running_max([1]) == [1]\n");
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    assert!(
-        stderr.contains("error: test_prog.py: imports `no_such_module_xyz`"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("hint: "), "{stderr}");
-    assert!(
-        stderr.contains("pip install no_such_module_xyz"),
-        "{stderr}"
-    );
-
+    let test =
+        |dir: &tempfile::TempDir| ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    ldb_snapshot!("not_installed", test(&dir));
     // The usual slip: the test file imports the program under another name.
     let dir = project("import solution\n\nassert solution.running_max([1]) == [1]\n");
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("error: test_prog.py: imports `solution`"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("hint: if `solution` means the program under test, import it by the program's file name: `from prog import ...`"), "{stderr}");
+    ldb_snapshot!("the_program_by_another_name", test(&dir));
     let dir = project("from solution import running_max\n\nassert running_max([1]) == [1]\n");
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("error: test_prog.py:1: imports `running_max` from `solution`, but the program under test is prog.py"), "{stderr}");
-    assert!(stderr.contains("hint: rename `running_max` in the test file, or import it from the program (`from prog import running_max`)"), "{stderr}");
+    ldb_snapshot!("a_name_from_another_module", test(&dir));
 }
 
 #[test]
@@ -254,34 +190,14 @@ fn test_files_ldb_cannot_run_are_refused_with_the_line_and_a_hint() {
         dir.path(),
         &["test", "prog.py", "--tests", "test_prog.py", "--no-pytest"],
     );
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("error: test_prog.py:3: test function `test_f` takes arguments"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("hint: "), "{stderr}");
-
-    let out = ldb(dir.path(), &["test", "prog.py"]);
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("error: prog.py: no tests"), "{stderr}");
-    assert!(
-        stderr.contains("hint: pass --tests test_prog.py"),
-        "{stderr}"
-    );
-
+    ldb_snapshot!("a_fixture_argument", out);
+    ldb_snapshot!("no_tests", ldb(dir.path(), &["test", "prog.py"]));
     std::fs::write(dir.path().join("task.json"), "{}").expect("task.json");
     let out = ldb(
         dir.path(),
         &["test", "task.json", "--tests", "test_prog.py"],
     );
-    let (_, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--tests applies to a Python program"),
-        "{stderr}"
-    );
+    ldb_snapshot!("tests_for_a_task_file", out);
 }
 
 /// How a fake server answers and how ldb is started.
