@@ -23,12 +23,18 @@
 //! edit joins it, the heaviest group with a candidate gives the program, marked `outvoted`.
 //!
 //! With fresh samples only (no edits) this is the largest-group rule of CodeT and AlphaCode.
+//!
+//! The decision is made on plain data (`decide`, with a table test for every outcome); here
+//! the programs are run and the steps it asks for (bringing an edit in) are taken.
 
 use std::time::Instant;
 
 use crate::repair::progress::{Phase, ProgressEvent};
 use crate::repair::record::{
     CandidateRecord, Confirmation, ConfirmationStatus, FixReport, FixStatus, SelectionReport,
+};
+use crate::repair::search::decide::{
+    settled, tie, Ballot, Contender, Decision, Heaviest, Settled, Tie,
 };
 use crate::repair::search::harden::crashes;
 use crate::repair::search::mutate::Derived;
@@ -37,6 +43,13 @@ use crate::repair::search::select::{self, SelectRule};
 use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
+
+/// A program brought into the heaviest group, with what it did on the extra inputs.
+struct Joined {
+    id: usize,
+    behaviour: Vec<String>,
+    crashed: Vec<bool>,
+}
 
 impl Search<'_> {
     /// Choose the program to return and fill the report's final fields.
@@ -356,21 +369,14 @@ impl Search<'_> {
         let Some((voters, calls)) = self.passing_voters().await? else {
             return Ok(false);
         };
-        let (_, support) = voters.ranked();
-        let tied = match support.as_slice() {
-            [a, b, ..] => *a > 0 && a == b,
-            _ => false,
-        };
-        if !tied {
+        let Some(Tie { groups, support }) = tie(&voters) else {
             return Ok(false);
-        }
+        };
         self.tie_break_votes += 1;
-        let heaviest = support[0];
-        let level = support.iter().filter(|&&s| s == heaviest).count();
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
-                "the votes tie ({level} groups of {heaviest} on {} extra inputs): one more vote \
+                "the votes tie ({groups} groups of {support} on {} extra inputs): one more vote \
                  ({} of at most {})",
                 calls.len(),
                 self.tie_break_votes,
@@ -407,25 +413,9 @@ impl Search<'_> {
         let Some((voters, calls)) = self.passing_voters().await? else {
             return Ok(());
         };
-        let (grouped, support) = voters.ranked();
-        let (Some(top), Some(&lead)) = (grouped.first(), support.first()) else {
+        let Some(Settled { lead, others }) = settled(&voters, left) else {
             return Ok(());
         };
-        let weight = |g: &Vec<usize>| -> usize {
-            g.iter()
-                .map(|&i| voters.weights.get(i).copied().unwrap_or(1))
-                .sum()
-        };
-        let others: usize = grouped.iter().skip(1).map(weight).sum();
-        let answers_everywhere = top
-            .first()
-            .and_then(|&i| voters.crashed.get(i))
-            .is_some_and(|c| !c.iter().any(|&x| x));
-        // A group of peers alone gives no program: the choice then falls among the others.
-        let has_candidate = top.iter().any(|&i| !voters.is_peer(i));
-        if lead == 0 || !answers_everywhere || !has_candidate || lead <= others + left {
-            return Ok(());
-        }
         self.votes_settled = true;
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
@@ -460,26 +450,35 @@ impl Search<'_> {
             .is_some_and(|c| c.proposer.derived())
     }
 
-    /// Run every passing candidate on extra inputs and choose (see the module's overview).
-    pub(super) async fn select(&mut self, report: &mut FixReport) -> Result<usize, AgentError> {
-        self.phase(Phase::Selecting);
-        let first = self.passing[0];
-        let (inputs, calls) = self.selection_inputs();
-        if inputs.is_empty() {
-            return Ok(first);
-        }
+    /// The passing candidates as the decision sees them, in `passing` order.
+    fn contenders(&self) -> Vec<Contender> {
+        self.passing
+            .iter()
+            .map(|&id| Contender {
+                id,
+                derived: self.derived(id),
+                diff_lines: self.node(id).diff_lines,
+            })
+            .collect()
+    }
+
+    /// The passing programs and the peers as voters on `calls`, and the seed's behaviour there
+    /// (for the prior on edits; it is a candidate when it passed).
+    async fn selection_voters(
+        &mut self,
+        calls: &[TestInput],
+    ) -> Result<(Voters, Vec<String>), AgentError> {
         let any_derived = self.passing.iter().any(|&id| self.derived(id));
         let mut programs: Vec<String> = self
             .passing
             .iter()
             .map(|&id| self.node(id).tested.program.clone())
             .collect();
-        // The seed's behaviour too, for the prior on edits (it is a candidate when it passed).
         let seed_listed = self.passing.contains(&0);
         if any_derived && !seed_listed {
             programs.push(self.seed_program.clone());
         }
-        let mut behaviours = self.behaviours(programs, &calls).await?;
+        let mut behaviours = self.behaviours(programs, calls).await?;
         let seed_behaviour: Vec<String> = if any_derived && !seed_listed {
             behaviours.crashed.pop();
             behaviours.behaviours.pop().unwrap_or_default()
@@ -488,170 +487,56 @@ impl Search<'_> {
         } else {
             Vec::new()
         };
-        let peer_behaviours = self.peer_behaviours(&calls).await?;
-        let mut voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
-        let mut passing = self.passing.clone();
-        // Groups in order of support: a program that crashed where another answers, and
-        // agrees with it elsewhere, votes for it (`select::support`).
-        let (mut grouped, support) = voters.ranked();
-        let mut confirmation = None;
-        let chosen = match self.options.select_by {
-            SelectRule::Agreement if !any_derived => {
-                let scores = select::agreement_scores(&voters.behaviours, &voters.weights);
-                // Peers score the candidates; only a candidate is returned.
-                let scores = &scores[..voters.candidates];
-                let best = scores.iter().copied().max().unwrap_or(0);
-                scores
-                    .iter()
-                    .position(|&s| s == best)
-                    .and_then(|i| passing.get(i))
-                    .copied()
-                    .unwrap_or(first)
-            }
-            _ => {
-                let top_weight = support.first().copied().unwrap_or(0);
-                let total_votes: usize = voters.weights.iter().sum();
-                let smallest_edit = |g: &[usize], passing: &[usize], voters: &Voters| {
-                    g.iter()
-                        .filter(|&&i| !voters.is_peer(i))
-                        .map(|&i| passing[i])
-                        .filter(|&id| self.derived(id))
-                        .min_by_key(|&id| (self.node(id).diff_lines, id))
-                };
-                if top_weight == 0 {
-                    // Nothing independent to compare with: the smallest edit, the first found
-                    // (at the most suspicious statement) among equals. On the development runs
-                    // this was right more often than the edit that changes the given program's
-                    // behaviour least (benchmarks/experiments/unconfirmed-edit.md).
-                    let pick = (0..passing.len())
-                        .filter(|&i| self.derived(passing[i]))
-                        .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
-                        .map(|i| passing[i])
-                        .unwrap_or(first);
-                    confirmation = Some(Confirmation {
-                        agreeing: 0,
-                        disagreeing: 0,
-                        status: ConfirmationStatus::Unconfirmed,
-                    });
-                    pick
-                } else {
-                    let top = grouped[0].clone();
-                    match smallest_edit(&top, &passing, &voters) {
-                        Some(id) => {
-                            confirmation = Some(Confirmation {
-                                agreeing: top_weight,
-                                disagreeing: total_votes.saturating_sub(top_weight),
-                                status: ConfirmationStatus::Confirmed,
-                            });
-                            id
-                        }
-                        None => {
-                            // The group's first candidate; none when only peers behave so.
-                            let majority = top
-                                .iter()
-                                .find(|&&i| !voters.is_peer(i))
-                                .map(|&i| passing[i]);
-                            let mut pick = majority;
-                            let can_mutate = self
-                                .options
-                                .portfolio
-                                .iter()
-                                .any(|(p, _)| *p == Proposer::Mutate);
-                            // An edit (or the given program) set aside before the votes may
-                            // behave as the group does: it comes first, being tested already.
-                            let rejoined = if majority == Some(0) {
-                                None
-                            } else {
-                                let expected = voters.behaviours[top[0]].clone();
-                                let members: Vec<String> = top
-                                    .iter()
-                                    .map(|&i| {
-                                        if voters.is_peer(i) {
-                                            self.peers[i - voters.candidates].clone()
-                                        } else {
-                                            self.node(passing[i]).tested.program.clone()
-                                        }
-                                    })
-                                    .collect();
-                                self.rejoin(&expected, members, &calls, top_weight).await?
-                            };
-                            if let Some((id, behaviour, crashed)) = rejoined {
-                                passing.push(id);
-                                // Its own runs: it joins the group only where it crashed
-                                // beside a raise, and the report shows what it did.
-                                voters.add_candidate(behaviour, crashed, 0);
-                                grouped = voters.ranked().0;
-                                pick = Some(id);
-                            } else if can_mutate && majority != Some(0) {
-                                // The seed is the majority's own member when it passed:
-                                // nothing to repair then.
-                                let derived = Derived {
-                                    calls: calls.clone(),
-                                    expected: voters.behaviours[top[0]].clone(),
-                                    no_added_return: false,
-                                };
-                                let top_crashed = voters.crashed[top[0]].clone();
-                                let mut found = self.mutate(0, Some(&derived)).await?;
-                                // Two slips: the smallest passing edit mends one; edited
-                                // again, it may behave like the majority. Only where peers vote,
-                                // where it was measured (benchmarks/experiments/peers.md);
-                                // with fresh votes alone their program
-                                // stays the choice.
-                                if found.is_empty() && top.iter().any(|&i| voters.is_peer(i)) {
-                                    let smallest = passing
-                                        .iter()
-                                        .copied()
-                                        .filter(|&id| self.derived(id))
-                                        .min_by_key(|&id| (self.node(id).diff_lines, id));
-                                    if let Some(edit) = smallest {
-                                        found = self.mutate(edit, Some(&derived)).await?;
-                                    }
-                                }
-                                if let Some(&edit) = found
-                                    .iter()
-                                    .min_by_key(|&&id| (self.node(id).diff_lines, id))
-                                {
-                                    // It behaves as the majority on every input: join it.
-                                    passing.push(edit);
-                                    voters.add_candidate(
-                                        voters.behaviours[top[0]].clone(),
-                                        top_crashed,
-                                        0,
-                                    );
-                                    grouped = voters.ranked().0;
-                                    pick = Some(edit);
-                                }
-                            }
-                            match pick {
-                                Some(pick) => {
-                                    let own = usize::from(Some(pick) == majority);
-                                    confirmation = Some(Confirmation {
-                                        agreeing: top_weight - own,
-                                        disagreeing: total_votes.saturating_sub(top_weight),
-                                        status: if own == 1 {
-                                            ConfirmationStatus::Majority
-                                        } else {
-                                            ConfirmationStatus::Confirmed
-                                        },
-                                    });
-                                    pick
-                                }
-                                None => {
-                                    let (pick, weight) =
-                                        self.outvoted(&grouped, &passing, &voters, first);
-                                    confirmation = Some(Confirmation {
-                                        agreeing: weight,
-                                        disagreeing: total_votes - weight,
-                                        status: ConfirmationStatus::Outvoted,
-                                    });
-                                    pick
-                                }
-                            }
-                        }
-                    }
-                }
+        let peer_behaviours = self.peer_behaviours(calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
+        Ok((voters, seed_behaviour))
+    }
+
+    /// Run every passing candidate on extra inputs and choose (see the module's overview):
+    /// `decide` says what the votes give; where the heaviest group holds no edit, one is
+    /// brought in first.
+    pub(super) async fn select(&mut self, report: &mut FixReport) -> Result<usize, AgentError> {
+        self.phase(Phase::Selecting);
+        let Some(&first) = self.passing.first() else {
+            return Err(AgentError::Internal(
+                "a selection without a passing program".into(),
+            ));
+        };
+        let (inputs, calls) = self.selection_inputs();
+        // Nothing is run when there is nothing to compare on.
+        let (voters, seed_behaviour) = if calls.is_empty() {
+            (Voters::default(), Vec::new())
+        } else {
+            self.selection_voters(&calls).await?
+        };
+        let ballot = Ballot::new(
+            self.contenders(),
+            voters,
+            inputs.len(),
+            self.options.select_by,
+        );
+        let (choice, joined) = match ballot.decide() {
+            Decision::NoInputs { pick } => return Ok(pick),
+            Decision::Chosen(choice) => (choice, None),
+            Decision::BringIn(heaviest) => {
+                let joined = self.bring_in(&ballot, &heaviest, &calls).await?;
+                let choice = ballot.after_bringing_in(&heaviest, joined.as_ref().map(|j| j.id));
+                (choice, joined)
             }
         };
+        let chosen = choice.pick;
+        let Ballot {
+            contenders,
+            mut voters,
+            mut grouped,
+            ..
+        } = ballot;
+        let mut passing: Vec<usize> = contenders.iter().map(|c| c.id).collect();
+        if let Some(joined) = joined {
+            passing.push(joined.id);
+            voters.add_candidate(joined.behaviour, joined.crashed, 0);
+            grouped = voters.ranked().0;
+        }
         let id_groups: Vec<Vec<usize>> = grouped
             .iter()
             .map(|g| {
@@ -705,7 +590,7 @@ impl Search<'_> {
                 crashed_where_chosen_answers,
             );
         }
-        report.confirmation = confirmation;
+        report.confirmation = choice.backing.confirmation();
         report.selection = Some(SelectionReport {
             inputs,
             groups: id_groups,
@@ -720,6 +605,76 @@ impl Search<'_> {
             peers: peer_counts,
         });
         Ok(chosen)
+    }
+
+    /// The heaviest group holds no edit of the given program: bring one in. An edit (or the
+    /// given program) set aside before the votes may behave as the group does: it comes first,
+    /// being tested already. Else the given program is edited towards the group's behaviour;
+    /// the smallest edit that now behaves so joins. `None` when nothing does.
+    async fn bring_in(
+        &mut self,
+        ballot: &Ballot,
+        heaviest: &Heaviest,
+        calls: &[TestInput],
+    ) -> Result<Option<Joined>, AgentError> {
+        let voters = &ballot.voters;
+        let Some(&head) = heaviest.members.first() else {
+            return Ok(None);
+        };
+        // The seed is the majority's own member when it passed: nothing to repair then.
+        if !heaviest.wants_an_edit() {
+            return Ok(None);
+        }
+        let expected = voters.behaviours[head].clone();
+        let members: Vec<String> = heaviest
+            .members
+            .iter()
+            .map(|&i| {
+                if voters.is_peer(i) {
+                    self.peers[i - voters.candidates].clone()
+                } else {
+                    self.node(ballot.contenders[i].id).tested.program.clone()
+                }
+            })
+            .collect();
+        if let Some((id, behaviour, crashed)) = self
+            .rejoin(&expected, members, calls, heaviest.support)
+            .await?
+        {
+            // Its own runs: it joins the group only where it crashed beside a raise, and the
+            // report shows what it did.
+            return Ok(Some(Joined {
+                id,
+                behaviour,
+                crashed,
+            }));
+        }
+        let can_mutate = self
+            .options
+            .portfolio
+            .iter()
+            .any(|(p, _)| *p == Proposer::Mutate);
+        if !can_mutate {
+            return Ok(None);
+        }
+        let derived = Derived {
+            calls: calls.to_vec(),
+            expected,
+            no_added_return: false,
+        };
+        let mut found = self.mutate(0, Some(&derived)).await?;
+        if let (true, Some(edit)) = (found.is_empty(), heaviest.second_try) {
+            found = self.mutate(edit, Some(&derived)).await?;
+        }
+        // It behaves as the majority on every input: join it.
+        Ok(found
+            .iter()
+            .min_by_key(|&&id| (self.node(id).diff_lines, id))
+            .map(|&id| Joined {
+                id,
+                behaviour: derived.expected.clone(),
+                crashed: voters.crashed[head].clone(),
+            }))
     }
 
     /// Passing programs set aside before the votes (`harden`: one raised on an argument
@@ -821,33 +776,6 @@ impl Search<'_> {
             ),
         });
         Ok(Some((id, own.0, own.1)))
-    }
-
-    /// The heaviest group is peers alone and no edit of the given program joins it: the
-    /// heaviest group that holds a candidate gives the program (its smallest edit, else its
-    /// first), with that group's weight less the program's own vote.
-    fn outvoted(
-        &self,
-        grouped: &[Vec<usize>],
-        passing: &[usize],
-        voters: &Voters,
-        first: usize,
-    ) -> (usize, usize) {
-        for g in grouped {
-            let members: Vec<usize> = g.iter().copied().filter(|&i| !voters.is_peer(i)).collect();
-            let Some(&head) = members.first() else {
-                continue;
-            };
-            let index = members
-                .iter()
-                .copied()
-                .filter(|&i| self.derived(passing[i]))
-                .min_by_key(|&i| (self.node(passing[i]).diff_lines, passing[i]))
-                .unwrap_or(head);
-            let weight = g.iter().map(|&i| voters.weights[i]).sum::<usize>();
-            return (passing[index], weight - voters.weights[index]);
-        }
-        (first, 0)
     }
 
     /// The seed passed on its own: say what the votes did to it.

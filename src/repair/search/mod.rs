@@ -22,12 +22,13 @@
 //! `mutate` and `patch` (edits of the given program), `complete` (functions it leaves
 //! unwritten, written), `harden` (a passing program that raises on extra inputs),
 //! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
-//! program returned), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
+//! program returned; `decide`, its decision as plain data), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
 //! tested program and its rank in the beam).
 
 mod budget;
 mod choose;
 mod complete;
+mod decide;
 mod harden;
 mod hints;
 mod inputs;

@@ -57,6 +57,7 @@ pub(super) struct Runs {
 
 /// Candidates' and peers' behaviours side by side, for grouping: indices below `candidates`
 /// are passing candidates (in `passing` order), the rest peers, one vote each.
+#[derive(Default)]
 pub(super) struct Voters {
     pub candidates: usize,
     pub behaviours: Vec<Vec<String>>,
