@@ -22,9 +22,11 @@
 //! `mutate` and `patch` (edits of the given program), `complete` (functions it leaves
 //! unwritten, written), `harden` (a passing program that raises on extra inputs),
 //! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
-//! program returned; `decide`, its decision as plain data), `select` and `inputs` (grouping by behaviour on extra inputs), `node` (a
-//! tested program and its rank in the beam).
+//! program returned; `decide`, its decision as plain data; `votes`, the programs run to vote;
+//! `bring_in`, an edit brought into a heaviest group that holds none), `select` and `inputs`
+//! (grouping by behaviour on extra inputs), `node` (a tested program and its rank in the beam).
 
+mod bring_in;
 mod budget;
 mod choose;
 mod complete;
@@ -40,6 +42,7 @@ mod peers;
 mod proposals;
 mod rank;
 mod select;
+mod votes;
 
 use std::collections::HashMap;
 use std::time::Instant;

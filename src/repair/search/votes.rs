@@ -1,0 +1,254 @@
+//! The votes: the passing programs and the peers run on the selection's extra inputs, what
+//! each weighs, and, while votes are drawn, whether the heaviest groups tie (one more is drawn)
+//! or the votes left can no longer change the choice (none more are). `decide` judges; this
+//! runs the programs.
+
+use std::time::Instant;
+
+use crate::repair::progress::ProgressEvent;
+use crate::repair::search::decide::{settled, tie, Settled, Tie};
+use crate::repair::search::harden::crashes;
+use crate::repair::search::peers::{Runs, Voters};
+use crate::repair::search::select::{self, SelectRule};
+use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::{ms, AgentError};
+use crate::run::{in_parallel, TestInput};
+
+impl Search<'_> {
+    /// Behaviours of `programs` on `calls`, program by program, and which were crashes.
+    pub(super) async fn behaviours(
+        &mut self,
+        programs: Vec<String>,
+        calls: &[TestInput],
+    ) -> Result<Runs, AgentError> {
+        let runner = self.fixer.runner.clone();
+        let calls_owned = calls.to_vec();
+        let n_inputs = calls.len();
+        let pairs: Vec<(usize, usize)> = (0..programs.len())
+            .flat_map(|p| (0..n_inputs).map(move |c| (p, c)))
+            .collect();
+        let jobs = runner.jobs();
+        let n_programs = programs.len();
+        let t = Instant::now();
+        let results = tokio::task::spawn_blocking(move || {
+            in_parallel(&pairs, jobs, |&(p, c)| {
+                runner
+                    .run(&programs[p], &calls_owned[c], None)
+                    .map(|o| (select::behaviour(&o), crashes(&o, &programs[p])))
+            })
+        })
+        .await
+        .map_err(|e| AgentError::Internal(format!("selection worker thread: {e}")))?;
+        self.round_tests_ms += ms(t.elapsed());
+        let mut runs = Runs {
+            behaviours: vec![Vec::with_capacity(n_inputs); n_programs],
+            crashed: vec![Vec::with_capacity(n_inputs); n_programs],
+        };
+        for (i, r) in results.into_iter().enumerate() {
+            let (b, crashed) = match r {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => return Err(e.into()),
+                None => ("not run".into(), false),
+            };
+            runs.behaviours[i / n_inputs.max(1)].push(b);
+            runs.crashed[i / n_inputs.max(1)].push(crashed);
+        }
+        Ok(runs)
+    }
+
+    /// The peers' behaviours on `calls` (the selection's extra inputs, the same for the whole
+    /// task): run once, then kept, since both a tie check and the selection ask for them.
+    async fn peer_behaviours(&mut self, calls: &[TestInput]) -> Result<Runs, AgentError> {
+        if let Some(kept) = &self.peer_behaviours {
+            return Ok(kept.clone());
+        }
+        let run = self.behaviours(self.peers.clone(), calls).await?;
+        self.peer_behaviours = Some(run.clone());
+        Ok(run)
+    }
+
+    /// The votes of passing candidate `id`: one if it was written independently (or is the
+    /// seed), plus one per independent sample that wrote the same program again.
+    fn votes(&self, id: usize) -> usize {
+        let own = self.candidates.get(id).is_some_and(|c| {
+            c.proposer.independent() || (c.proposer == Proposer::Seed && self.passing.contains(&0))
+        });
+        usize::from(own)
+            + self
+                .candidates
+                .iter()
+                .filter(|c| c.duplicate_of == Some(id) && c.proposer.independent())
+                .count()
+    }
+
+    /// The votes of every passing candidate, in `passing` order.
+    fn vote_weights(&self) -> Vec<usize> {
+        if self.passing.iter().any(|&id| self.derived(id)) {
+            return self.passing.iter().map(|&id| self.votes(id)).collect();
+        }
+        // Fresh samples only: every passing program is a vote, as before edits existed.
+        self.passing
+            .iter()
+            .map(|&id| {
+                1 + self
+                    .candidates
+                    .iter()
+                    .filter(|c| c.duplicate_of == Some(id))
+                    .count()
+            })
+            .collect()
+    }
+
+    /// The passing programs and the peers as voters, run on the selection's extra inputs (and
+    /// those inputs as calls); `None` when there are no extra inputs. What a tie and a settled
+    /// vote are judged on.
+    async fn passing_voters(&mut self) -> Result<Option<(Voters, Vec<TestInput>)>, AgentError> {
+        let (_, calls) = self.selection_inputs();
+        if calls.is_empty() {
+            return Ok(None);
+        }
+        let programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let behaviours = self.behaviours(programs, &calls).await?;
+        let peers = self.peer_behaviours(&calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peers);
+        Ok(Some((voters, calls)))
+    }
+
+    /// The extra inputs candidates are compared on, as written and as calls to run.
+    pub(super) fn selection_inputs(&self) -> (Vec<String>, Vec<TestInput>) {
+        let inputs = extra_inputs(
+            self.tests,
+            &self.task.entry_point,
+            self.options.extra_inputs,
+            self.fixer.options.rng_seed,
+        );
+        let calls = inputs
+            .iter()
+            .map(|expr| TestInput::Call { expr: expr.clone() })
+            .collect();
+        (inputs, calls)
+    }
+
+    /// The passing programs and the peers as voters on `calls`, and the seed's behaviour there
+    /// (for the prior on edits; it is a candidate when it passed).
+    pub(super) async fn selection_voters(
+        &mut self,
+        calls: &[TestInput],
+    ) -> Result<(Voters, Vec<String>), AgentError> {
+        let any_derived = self.passing.iter().any(|&id| self.derived(id));
+        let mut programs: Vec<String> = self
+            .passing
+            .iter()
+            .map(|&id| self.node(id).tested.program.clone())
+            .collect();
+        let seed_listed = self.passing.contains(&0);
+        if any_derived && !seed_listed {
+            programs.push(self.seed_program.clone());
+        }
+        let mut behaviours = self.behaviours(programs, calls).await?;
+        let seed_behaviour: Vec<String> = if any_derived && !seed_listed {
+            behaviours.crashed.pop();
+            behaviours.behaviours.pop().unwrap_or_default()
+        } else if seed_listed {
+            behaviours.behaviours.first().cloned().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let peer_behaviours = self.peer_behaviours(calls).await?;
+        let voters = Voters::new(behaviours, self.vote_weights()).with_peers(peer_behaviours);
+        Ok((voters, seed_behaviour))
+    }
+
+    /// The votes are all in, but the two heaviest groups of passing programs weigh the same:
+    /// the choice would fall to whichever was found first. If `tie_votes` allows and the budget
+    /// pays for it, one more vote is wanted (and said); whether it was.
+    pub(super) async fn votes_tied(&mut self) -> Result<bool, AgentError> {
+        let Some(&first) = self.passing.first() else {
+            return Ok(false);
+        };
+        let wanted = self.votes_wanted();
+        if self.tie_break_votes >= self.options.tie_votes
+            || self.options.select_by != SelectRule::Groups
+            || self.passing.len() < 2
+            || wanted == 0
+            || self.votes_after(first) < wanted
+            || !self
+                .options
+                .portfolio
+                .iter()
+                .any(|(p, _)| *p == Proposer::Fresh)
+        {
+            return Ok(false);
+        }
+        let conv = self.fresh_conversation()?;
+        let cost = self.estimate(&conv.messages) + self.reply_estimate();
+        if !self.fits(cost) || self.model_proposals() >= self.options.max_candidates {
+            return Ok(false);
+        }
+        let Some((voters, calls)) = self.passing_voters().await? else {
+            return Ok(false);
+        };
+        let Some(Tie { groups, support }) = tie(&voters) else {
+            return Ok(false);
+        };
+        self.tie_break_votes += 1;
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "the votes tie ({groups} groups of {support} on {} extra inputs): one more vote \
+                 ({} of at most {})",
+                calls.len(),
+                self.tie_break_votes,
+                self.options.tie_votes
+            ),
+        });
+        Ok(true)
+    }
+
+    /// After a vote: whether the votes still to come can change the program chosen. They cannot
+    /// when the heaviest group of passing programs outweighs every other group together by
+    /// more than the votes left, and its programs answer on every extra input (a program that
+    /// crashed where a later one answers would lend that one its votes, `select::support`).
+    /// The choice then stands as the full vote would make it (the heaviest group's smallest
+    /// edit, or its first program), so the rest are not drawn (`settle_votes`).
+    pub(super) async fn settle_votes(&mut self) -> Result<(), AgentError> {
+        let Some(&first) = self.passing.first() else {
+            return Ok(());
+        };
+        let wanted = self.votes_wanted();
+        let drawn = self.votes_after(first);
+        if self.votes_settled
+            || !self.options.settle_votes
+            || self.options.select_by != SelectRule::Groups
+            || wanted == 0
+            || drawn >= wanted
+            // A passing program with functions left unwritten is completed at the round's
+            // end and leaves the vote then: its group may lose it.
+            || self.passing.iter().any(|&id| self.awaits_completion(id))
+        {
+            return Ok(());
+        }
+        let left = wanted - drawn;
+        let Some((voters, calls)) = self.passing_voters().await? else {
+            return Ok(());
+        };
+        let Some(Settled { lead, others }) = settled(&voters, left) else {
+            return Ok(());
+        };
+        self.votes_settled = true;
+        self.progress.event(ProgressEvent::Step {
+            task_id: self.task.task_id.clone(),
+            message: format!(
+                "the vote is settled: {lead} vote(s) for one behaviour on {} extra inputs \
+                 against {others}; the {left} left cannot change the choice, so they are not \
+                 drawn",
+                calls.len()
+            ),
+        });
+        Ok(())
+    }
+}
