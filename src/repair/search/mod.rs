@@ -18,13 +18,14 @@
 //!   budget or `max_candidates` is spent; with more than one passing candidate, `select`
 //!   chooses by agreement on extra inputs (`inputs`).
 //!
-//! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt),
-//! `mutate` and `patch` (edits of the given program), `complete` (functions it leaves
-//! unwritten, written), `harden` (a passing program that raises on extra inputs),
-//! `budget` (what a request costs, what the rest of the budget pays for), `choose` (the
-//! program returned; `decide`, its decision as plain data; `votes`, the programs run to vote;
-//! `bring_in`, an edit brought into a heaviest group that holds none), `select` and `inputs`
-//! (grouping by behaviour on extra inputs), `node` (a tested program and its rank in the beam).
+//! Parts: `options` (settings, portfolio syntax), `proposals` (each proposer's prompt), `sample`
+//! (samples drawn, every candidate tested and recorded), `mutate` and `patch` (edits of the given
+//! program), `complete` (functions it leaves unwritten, written), `harden` (a passing program that
+//! raises on extra inputs), `budget` (what a request costs, what the rest of the budget pays for),
+//! `choose` (the program returned; `decide`, its decision as plain data; `votes`, the programs run
+//! to vote; `bring_in`, an edit brought into a heaviest group that holds none), `select` and
+//! `inputs` (grouping by behaviour on extra inputs), `node` (a tested program and its rank in the
+//! beam).
 
 mod bring_in;
 mod budget;
@@ -41,6 +42,7 @@ mod patch;
 mod peers;
 mod proposals;
 mod rank;
+mod sample;
 mod select;
 mod votes;
 
@@ -54,15 +56,13 @@ pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
 pub use select::{behaviour, groups, SelectRule};
 
 use crate::generate::reply::verdicts::Verdict;
-use crate::python::normalize::program_key;
-use crate::repair::conversation::Conversation;
 use crate::repair::progress::{Phase, Progress, ProgressEvent};
-use crate::repair::record::CallPurpose;
 use crate::repair::record::{CallRecord, FixReport, IterationReport, TestResult, Timings};
-use crate::repair::{ms, seed, unified_diff, AgentError, Fixer};
-use crate::run::{TestInput, TestStatus};
+use crate::repair::{seed, unified_diff, AgentError, Fixer};
+use crate::run::TestInput;
 use crate::task::Task;
-use node::{changed_lines, Node};
+use node::Node;
+use sample::sample_seed;
 
 /// The verdict exchange of one parent, kept so a parent that stays in the beam is traced and
 /// judged once.
@@ -483,19 +483,6 @@ impl Search<'_> {
         !self.passing.is_empty()
     }
 
-    /// Fresh samples drawn after the first passing program, as votes: `verify` when the seed
-    /// passed, else `select`.
-    fn votes_wanted(&self) -> usize {
-        let wanted = match self.passing.first() {
-            Some(0) => self.options.verify,
-            _ => self.options.select,
-        };
-        if wanted == 0 {
-            return 0;
-        }
-        wanted + self.tie_break_votes
-    }
-
     fn should_stop(&self) -> Option<Stop> {
         let proposed = self.model_proposals();
         if let Some(&first) = self.passing.first() {
@@ -539,239 +526,6 @@ impl Search<'_> {
             .iter()
             .filter(|c| !matches!(c.proposer, Proposer::Seed | Proposer::Mutate))
             .count()
-    }
-
-    /// The first `vote_patience` votes drawn since the first pass all failed the visible tests
-    /// (a model that cannot solve the task from its text will not vote; more samples would cost
-    /// tokens for nothing).
-    fn votes_hopeless(&self, first: usize) -> bool {
-        let patience = self.options.vote_patience;
-        if patience == 0 {
-            return false;
-        }
-        let votes: Vec<&CandidateRecord> = self
-            .candidates
-            .iter()
-            .filter(|c| c.id > first && c.proposer.independent())
-            .collect();
-        let failed = |c: &CandidateRecord| {
-            // A program written again fails as its first writing did.
-            let tested = c
-                .duplicate_of
-                .and_then(|d| self.candidates.get(d))
-                .unwrap_or(c);
-            tested.visible_passed.is_none_or(|p| p < self.tests.len())
-        };
-        votes.len() >= patience && votes.into_iter().take(patience).all(failed)
-    }
-
-    /// Votes since the first pass: the model proposals drawn after candidate `first`, and the
-    /// peers that pass the visible tests (they cost nothing, so they are counted first).
-    fn votes_after(&self, first: usize) -> usize {
-        self.peers.len()
-            + self
-                .candidates
-                .iter()
-                .filter(|c| {
-                    c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate)
-                })
-                .count()
-    }
-
-    /// Whether `proposer`'s samples follow resampling's seeds, one at a time. Not on a backend
-    /// that draws several samples in one call (OpenAI's `n`): there one call pays the prompt
-    /// once, and a server's seeds do not promise the same sample anyway.
-    fn as_resample(&self, proposer: Proposer) -> bool {
-        proposer == Proposer::Fresh
-            && self.options.fresh_as_resample
-            && !self.model_of(proposer).batches()
-    }
-
-    fn model_of(
-        &self,
-        proposer: Proposer,
-    ) -> std::sync::Arc<dyn crate::generate::model::ChatModel> {
-        match proposer {
-            Proposer::Fresh => self.fixer.generator.clone(),
-            _ => self.fixer.debugger.clone(),
-        }
-    }
-
-    /// Draw `n` samples of `conv` (sample indices from `first`) and consider their programs.
-    async fn sample(
-        &mut self,
-        conv: &Conversation,
-        proposer: Proposer,
-        parent: Option<usize>,
-        first: usize,
-        n: usize,
-    ) -> Result<(), AgentError> {
-        let started = Instant::now();
-        let mut c = conv.clone_for_sample(self.options.temperature);
-        c.seed = Some(if self.as_resample(proposer) {
-            // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
-            self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
-        } else {
-            sample_seed(
-                self.fixer.options.rng_seed,
-                &[
-                    self.round as u64,
-                    parent.map_or(u64::MAX, |p| p as u64),
-                    proposer.code(),
-                    first as u64,
-                ],
-            )
-        });
-        if proposer == Proposer::Fresh {
-            self.fresh_drawn += n as u64;
-        }
-        let model = self.model_of(proposer);
-        let (purpose, repair) = match proposer {
-            Proposer::Fresh => (CallPurpose::Resample, CallPurpose::RepairResample),
-            _ => (CallPurpose::Regenerate, CallPurpose::RepairProgram),
-        };
-        let drawn = c
-            .ask_programs(
-                &*model,
-                n,
-                &self.task.entry_point,
-                purpose,
-                repair,
-                &self.fixer.prompts,
-            )
-            .await?;
-        self.remember(&conv.messages);
-        let llm_ms = ms(started.elapsed()) / drawn.len().max(1) as u64;
-        for d in drawn {
-            if let Some(first) = d.calls.first() {
-                self.reply_tokens.0 += first.completion_tokens;
-                self.reply_tokens.1 += 1;
-            }
-            self.consider(
-                self.round, proposer, parent, d.program, d.problem, d.calls, llm_ms,
-            )
-            .await?;
-        }
-        Ok(())
-    }
-
-    fn charge(&mut self, calls: &[CallRecord]) {
-        self.spent += calls.iter().map(CallRecord::cost).sum::<u64>();
-        self.round_calls.extend_from_slice(calls);
-    }
-
-    /// Record a candidate; test it unless it is a duplicate or holds no program.
-    #[allow(clippy::too_many_arguments)]
-    async fn consider(
-        &mut self,
-        round: usize,
-        proposer: Proposer,
-        parent: Option<usize>,
-        program: Option<String>,
-        problem: Option<String>,
-        calls: Vec<CallRecord>,
-        wall_ms: u64,
-    ) -> Result<(), AgentError> {
-        self.charge(&calls);
-        // A model writes whole programs; in a user's module only its function goes in.
-        let (program, problem) = match program {
-            Some(p)
-                if matches!(
-                    proposer,
-                    Proposer::Fresh | Proposer::Feedback | Proposer::Ldb
-                ) =>
-            {
-                match crate::repair::shape(self.task, &self.seed_program, p) {
-                    Ok(p) => (Some(p), problem),
-                    Err(why) => (None, Some(why.to_string())),
-                }
-            }
-            other => (other, problem),
-        };
-        let id = self.candidates.len();
-        let mut record = CandidateRecord {
-            id,
-            round,
-            proposer,
-            parent,
-            program: program.clone(),
-            duplicate_of: None,
-            visible_passed: None,
-            errors: 0,
-            diff_lines: 0,
-            tokens: calls.iter().map(CallRecord::cost).sum(),
-            wall_ms,
-            group: None,
-            problem,
-            edit: None,
-        };
-        let Some(program) = program else {
-            self.candidates.push(record);
-            return Ok(());
-        };
-        let key = program_key(&program);
-        if let Some(&first) = self.seen.get(&key) {
-            record.duplicate_of = Some(first);
-            if parent == Some(first) {
-                self.stale.insert((proposer, first));
-            }
-            self.candidates.push(record);
-            return Ok(());
-        }
-        self.seen.insert(key, id);
-        let t = Instant::now();
-        let mut tested = self.fixer.test(&program, self.tests).await?;
-        if let Some(seed) = self.nodes.first() {
-            if crate::run::hold_to_given(&mut tested.outcomes, &seed.tested.outcomes) > 0 {
-                tested.passed = tested.outcomes.iter().filter(|o| o.passed()).count();
-            }
-        }
-        let test_ms = ms(t.elapsed());
-        self.round_tests_ms += test_ms;
-        record.wall_ms += test_ms;
-        let errors = tested
-            .outcomes
-            .iter()
-            .filter(|o| !matches!(o.status, TestStatus::Passed | TestStatus::Failed))
-            .count();
-        let diff_lines = changed_lines(&self.seed_program, &program);
-        record.visible_passed = Some(tested.passed);
-        record.errors = errors;
-        record.diff_lines = diff_lines;
-        // The regression tests run once the given ones pass: until then the count is of those.
-        let given_failing = tested
-            .outcomes
-            .iter()
-            .any(|o| !o.test.is_guard() && !o.passed());
-        let (shown_passed, shown_total) = if given_failing {
-            let given = tested.outcomes.iter().filter(|o| !o.test.is_guard());
-            (given.clone().filter(|o| o.passed()).count(), given.count())
-        } else {
-            (tested.passed, self.tests.len())
-        };
-        self.progress.event(ProgressEvent::Tested {
-            task_id: self.task.task_id.clone(),
-            iteration: round,
-            candidate: Some(id),
-            passed: shown_passed,
-            total: shown_total,
-            first_failure: tested
-                .outcomes
-                .iter()
-                .find(|o| !o.passed())
-                .map(|o| (o.status, o.summary.clone())),
-        });
-        if tested.passed == self.tests.len() {
-            self.passing.push(id);
-        }
-        self.nodes.push(Node {
-            id,
-            tested,
-            errors,
-            diff_lines,
-        });
-        self.candidates.push(record);
-        Ok(())
     }
 
     /// With `harden`, check the edits `found` that pass the visible tests on inputs made
@@ -835,39 +589,6 @@ impl Search<'_> {
             regeneration_problem: None,
             calls: Vec::new(),
             timings: Timings::default(),
-        }
-    }
-}
-
-/// A sampling seed from a base and the sample's coordinates (splitmix64 steps), so every sample
-/// of a run has its own seed and a rerun draws the same ones.
-fn sample_seed(base: u64, parts: &[u64]) -> u64 {
-    let mut x = base ^ 0x9E37_79B9_7F4A_7C15;
-    for &p in parts {
-        x = x.wrapping_add(p).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^= x >> 31;
-    }
-    x
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sample_seeds_differ_by_every_coordinate() {
-        let a = sample_seed(0, &[1, 0, 1, 0]);
-        assert_eq!(a, sample_seed(0, &[1, 0, 1, 0]));
-        for other in [
-            sample_seed(1, &[1, 0, 1, 0]),
-            sample_seed(0, &[2, 0, 1, 0]),
-            sample_seed(0, &[1, 1, 1, 0]),
-            sample_seed(0, &[1, 0, 2, 0]),
-            sample_seed(0, &[1, 0, 1, 1]),
-        ] {
-            assert_ne!(a, other);
         }
     }
 }

@@ -1,11 +1,12 @@
-//! The votes: the passing programs and the peers run on the selection's extra inputs, what
-//! each weighs, and, while votes are drawn, whether the heaviest groups tie (one more is drawn)
-//! or the votes left can no longer change the choice (none more are). `decide` judges; this
-//! runs the programs.
+//! The votes: how many are wanted and drawn, the passing programs and the peers run on the
+//! selection's extra inputs, what each weighs, and, while votes are drawn, whether the heaviest
+//! groups tie (one more is drawn), the votes left can no longer change the choice, or the votes
+//! drawn so far all failed (none more are). `decide` judges; this runs the programs.
 
 use std::time::Instant;
 
 use crate::repair::progress::ProgressEvent;
+use crate::repair::record::CandidateRecord;
 use crate::repair::search::decide::{settled, tie, Settled, Tie};
 use crate::repair::search::harden::crashes;
 use crate::repair::search::peers::{Runs, Voters};
@@ -250,5 +251,55 @@ impl Search<'_> {
             ),
         });
         Ok(())
+    }
+
+    /// Fresh samples drawn after the first passing program, as votes: `verify` when the seed
+    /// passed, else `select`.
+    pub(super) fn votes_wanted(&self) -> usize {
+        let wanted = match self.passing.first() {
+            Some(0) => self.options.verify,
+            _ => self.options.select,
+        };
+        if wanted == 0 {
+            return 0;
+        }
+        wanted + self.tie_break_votes
+    }
+
+    /// The first `vote_patience` votes drawn since the first pass all failed the visible tests
+    /// (a model that cannot solve the task from its text will not vote; more samples would cost
+    /// tokens for nothing).
+    pub(super) fn votes_hopeless(&self, first: usize) -> bool {
+        let patience = self.options.vote_patience;
+        if patience == 0 {
+            return false;
+        }
+        let votes: Vec<&CandidateRecord> = self
+            .candidates
+            .iter()
+            .filter(|c| c.id > first && c.proposer.independent())
+            .collect();
+        let failed = |c: &CandidateRecord| {
+            // A program written again fails as its first writing did.
+            let tested = c
+                .duplicate_of
+                .and_then(|d| self.candidates.get(d))
+                .unwrap_or(c);
+            tested.visible_passed.is_none_or(|p| p < self.tests.len())
+        };
+        votes.len() >= patience && votes.into_iter().take(patience).all(failed)
+    }
+
+    /// Votes since the first pass: the model proposals drawn after candidate `first`, and the
+    /// peers that pass the visible tests (they cost nothing, so they are counted first).
+    pub(super) fn votes_after(&self, first: usize) -> usize {
+        self.peers.len()
+            + self
+                .candidates
+                .iter()
+                .filter(|c| {
+                    c.id > first && !matches!(c.proposer, Proposer::Seed | Proposer::Mutate)
+                })
+                .count()
     }
 }
