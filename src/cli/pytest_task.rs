@@ -5,18 +5,24 @@
 //! project and the environment are found, pytest's collection runs once with the program as it
 //! is, and what it found becomes the task's tests (one per node) or an `error:` with a
 //! `hint:`: no pytest, a collection error, a node id that does not exist, a test that imports
-//! a missing module.
+//! a missing module. Those errors are worded in `errors`; the regression tests a fix must keep
+//! passing are found in `guards`.
+
+mod errors;
+mod guards;
 
 use std::path::{Path, PathBuf};
 
 use super::output::CliError;
 use crate::run::pytest::PytestProject;
-use crate::run::sandbox::pytest::{CollectError, PytestReport};
+use crate::run::sandbox::pytest::PytestReport;
 use crate::run::sandbox::ProjectMount;
 use crate::run::{Runner, TestInput};
-use crate::task::file_input::project::{self, EnvSource, PythonEnv};
+use crate::task::file_input::project::{self, PythonEnv};
 use crate::task::file_input::{self, FileInput};
 use crate::task::{PytestNode, Task};
+use errors::{check_collection, file_error};
+use guards::find_guards;
 
 /// Why the tests go to pytest, for the line that says which path ran.
 #[derive(Debug, Clone)]
@@ -486,102 +492,6 @@ pub(super) fn entry_under_test(
     Ok(entry)
 }
 
-/// The regression tests of `task` (a function of a project whose given tests are nodes):
-/// the nodes of the given nodes' files (or directories) that pass on the given program and
-/// call the function under test, found by one pytest session that runs the given nodes first,
-/// then the rest, each reporting whether it called the function.
-fn find_guards(
-    runner: &Runner,
-    task: &Task,
-    given: &[(PathBuf, Option<String>)],
-    keep: KeepPassing,
-    keyword: Option<&str>,
-    quiet: bool,
-) -> Result<Vec<PytestNode>, CliError> {
-    let program = task.seed.as_deref().unwrap_or_default();
-    let Some(lines) = crate::python::splice::def_lines(program, &task.entry_point) else {
-        return Ok(Vec::new());
-    };
-    // Whole files and directories given are run whole already; their passing tests must
-    // keep passing as it is.
-    let mut pool: Vec<String> = Vec::new();
-    for (path, node) in given {
-        if node.is_none() {
-            continue;
-        }
-        let place = match keep {
-            KeepPassing::None => return Ok(Vec::new()),
-            KeepPassing::File => path.clone(),
-            KeepPassing::Dir => path.parent().map(Path::to_path_buf).unwrap_or(path.clone()),
-        };
-        let place = place.display().to_string();
-        if !pool.contains(&place) {
-            pool.push(place);
-        }
-    }
-    if pool.is_empty() {
-        return Ok(Vec::new());
-    }
-    if let Some(k) = keyword {
-        pool.extend(["-k".to_string(), k.to_string()]);
-    }
-    let collection = runner.collect(program, &pool)?;
-    let Some(report) = collection.report.filter(|r| r.collect_errors.is_empty()) else {
-        if !quiet {
-            eprintln!(
-                "note: the given tests' files did not collect cleanly: only the given tests \
-                 judge a fix"
-            );
-        }
-        return Ok(Vec::new());
-    };
-    let given_ids: Vec<String> = task
-        .pytest_nodes
-        .iter()
-        .map(|n| n.node_id.clone())
-        .collect();
-    let mut tests: Vec<TestInput> = task
-        .pytest_nodes
-        .iter()
-        .map(|n| TestInput::Pytest {
-            node_id: n.node_id.clone(),
-            source: n.source.clone(),
-            guard: false,
-        })
-        .collect();
-    let others: Vec<&str> = report
-        .items
-        .iter()
-        .map(|i| i.nodeid.as_str())
-        .filter(|id| !given_ids.iter().any(|g| g == id))
-        .collect();
-    if others.is_empty() {
-        return Ok(Vec::new());
-    }
-    tests.extend(others.iter().map(|id| TestInput::Pytest {
-        node_id: id.to_string(),
-        source: String::new(),
-        guard: true,
-    }));
-    let runs = runner.run_nodes_covering(program, &tests, &given_ids, lines)?;
-    Ok(runs
-        .into_iter()
-        .filter(|(o, covered)| {
-            o.test.is_guard()
-                && o.status == crate::run::TestStatus::Passed
-                && *covered == Some(true)
-        })
-        .filter_map(|(o, _)| match o.test {
-            TestInput::Pytest { node_id, .. } => Some(PytestNode {
-                source: format!("# {node_id}\n# (a regression test: passed before the fix)\n"),
-                node_id,
-                guard: true,
-            }),
-            _ => None,
-        })
-        .collect())
-}
-
 /// The directories of the caller's `PYTHONPATH` that a run can show: relative ones resolved
 /// against `cwd`; those in the project as they are (the run shows the project), others when
 /// the sandbox can show them (a note says why one cannot).
@@ -616,156 +526,6 @@ fn user_python_path(cwd: &Path, root: &Path, quiet: bool) -> Vec<PathBuf> {
         }
     }
     dirs
-}
-
-fn file_error(e: file_input::FileInputError) -> CliError {
-    CliError::bad_input(e.to_string(), e.hint)
-}
-
-/// pytest missing, a usage error (a node that does not exist) or a collection error, as an
-/// `error:` with a `hint:`.
-fn check_collection(
-    report: &PytestReport,
-    tests: &Path,
-    program: &Path,
-    root: &Path,
-    env: &PythonEnv,
-    reason: &Reason,
-) -> Result<(), CliError> {
-    if let Some(why) = &report.import_error {
-        return Err(no_pytest(tests, env, reason, why));
-    }
-    if let Some(first) = report.collect_errors.first() {
-        return Err(collection_error(first, report, program, root, env));
-    }
-    if let Some(usage) = &report.usage_error {
-        let first = usage.lines().next().unwrap_or(usage);
-        if first.starts_with("not found: ") {
-            return Err(CliError::bad_input(
-                format!("{}: pytest finds no such test", tests.display()),
-                format!(
-                    "list the tests and their node ids with: ldb test {} --tests {}",
-                    program.display(),
-                    project::split_node(tests).0.display()
-                ),
-            ));
-        }
-        return Err(CliError::bad_input(
-            format!("pytest refused the arguments: {first}"),
-            "check --tests and -k EXPR (pytest's own syntax)",
-        ));
-    }
-    Ok(())
-}
-
-/// The error for a project whose environment has no pytest.
-pub fn no_pytest(tests: &Path, env: &PythonEnv, reason: &Reason, why: &str) -> CliError {
-    let hint = match &env.source {
-        EnvSource::Venv { dir, .. } => format!(
-            "install it in the virtualenv: {}/bin/pip install pytest",
-            dir.display()
-        ),
-        EnvSource::PythonPath => "install pytest where --python-path points (python3.11 -m pip \
-                                  install --target DIR pytest), or pass --venv DIR"
-            .to_string(),
-        EnvSource::System => "install it for the Python ldb runs (sudo apt-get install \
-                              python3-pytest, or python3.11 -m pip install pytest), or activate \
-                              the project's virtualenv"
-            .to_string(),
-    };
-    CliError::bad_input(
-        format!(
-            "{}: these tests need pytest ({}), and {} has none ({why})",
-            tests.display(),
-            reason.0,
-            env.describe()
-        ),
-        hint,
-    )
-}
-
-fn collection_error(
-    error: &CollectError,
-    report: &PytestReport,
-    program: &Path,
-    root: &Path,
-    env: &PythonEnv,
-) -> CliError {
-    let more = match report.collect_errors.len() {
-        0 | 1 => String::new(),
-        n => format!(" (and {} more)", n - 1),
-    };
-    let what = if error.nodeid.is_empty() {
-        "the tests".to_string()
-    } else {
-        error.nodeid.clone()
-    };
-    let exception = error.exception.as_ref();
-    let at = exception
-        .and_then(|e| e.test_location.clone())
-        .map(|l| format!(" ({l})"))
-        .unwrap_or_default();
-    let text = exception
-        .map(|e| {
-            format!(
-                "{}: {}",
-                e.kind,
-                e.message.lines().next().unwrap_or_default()
-            )
-        })
-        .unwrap_or_else(|| "an error".into());
-    if let Some(line) = exception.and_then(|e| e.program_line) {
-        return CliError::bad_input(
-            format!(
-                "{what}: pytest could not collect it: {program} raised {text} at line {line} \
-                 when imported{more}",
-                program = program.display()
-            ),
-            "the module must import for its tests to be collected: fix that line, then run ldb \
-             again",
-        );
-    }
-    if let Some(module) = &error.missing_module {
-        let top = module.split('.').next().unwrap_or(module);
-        let in_project = [
-            root.join(top),
-            root.join(format!("{top}.py")),
-            root.join("src").join(top),
-        ]
-        .iter()
-        .any(|p| p.exists());
-        let hint = if in_project {
-            format!(
-                "`{top}` is in the project but not on the tests' import path: tell pytest where \
-                 it is (`pythonpath = src` in pytest.ini, or [tool.pytest.ini_options] in \
-                 pyproject.toml), as plain pytest needs too"
-            )
-        } else {
-            match &env.source {
-                EnvSource::Venv { dir, .. } => format!(
-                    "install it in the virtualenv ({}/bin/pip install {top}), or fix the import",
-                    dir.display()
-                ),
-                _ => format!(
-                    "install it for the Python ldb runs (python3.11 -m pip install {top}), use \
-                     --venv DIR for a virtualenv that has it, or fix the import"
-                ),
-            }
-        };
-        return CliError::bad_input(
-            format!(
-                "{what}: pytest could not collect it: it imports `{module}`, which {} cannot \
-                 import{at}{more}",
-                env.describe()
-            ),
-            hint,
-        );
-    }
-    CliError::bad_input(
-        format!("{what}: pytest could not collect it: {text}{at}{more}"),
-        "fix the test file or its conftest.py (plain `pytest --collect-only` shows the same \
-         error)",
-    )
 }
 
 /// The package a module file belongs to (its directory holds an `__init__.py`), by name.
