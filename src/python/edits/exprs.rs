@@ -1,65 +1,16 @@
 //! Edits of the expressions a statement evaluates: operators, constants, names, calls, bounds.
+//! Calls are edited in `calls`, names in `names`.
 
-use std::collections::BTreeSet;
+mod calls;
+mod names;
 
 use rustpython_parser::ast::{self, CmpOp, Constant, Expr, Operator, Stmt};
 
-use super::walk::{all_exprs, own_exprs, stored};
+use super::walk::{all_exprs, own_exprs};
 use super::{operand, span, text_of, Candidate, Context, EditKind, Repl};
-
-/// Builtins that are each other's mistake.
-const BUILTIN_SWAPS: &[(&str, &str)] = &[
-    ("min", "max"),
-    ("max", "min"),
-    ("any", "all"),
-    ("all", "any"),
-    ("sorted", "reversed"),
-    ("reversed", "sorted"),
-];
-
-/// Methods that are each other's mistake.
-const METHOD_SWAPS: &[(&str, &str)] = &[
-    ("append", "extend"),
-    ("extend", "append"),
-    ("index", "find"),
-    ("find", "index"),
-    ("lower", "upper"),
-    ("upper", "lower"),
-    ("pop", "remove"),
-    ("remove", "pop"),
-];
-
-/// Methods of built-in types: `obj.NAME[...]` with one of these is a call written wrongly.
-const METHODS: &[&str] = &[
-    "append",
-    "count",
-    "index",
-    "pop",
-    "remove",
-    "insert",
-    "extend",
-    "sort",
-    "reverse",
-    "get",
-    "keys",
-    "values",
-    "items",
-    "split",
-    "join",
-    "strip",
-    "lower",
-    "upper",
-    "find",
-    "replace",
-    "startswith",
-    "endswith",
-    "add",
-    "discard",
-    "update",
-    "copy",
-    "isdigit",
-    "isalpha",
-];
+use calls::{call, call_subscript, method_subscript};
+pub(super) use names::rename_undefined;
+use names::variable;
 
 pub(super) fn edits(stmt: &Stmt, ctx: &Context<'_>) -> Vec<Candidate> {
     let mut all = Vec::new();
@@ -444,162 +395,6 @@ fn aug_assign(a: &ast::StmtAugAssign, ctx: &Context<'_>, out: &mut Vec<Candidate
     }
 }
 
-fn call(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
-    let Expr::Call(c) = e else { return };
-    match c.func.as_ref() {
-        Expr::Name(n) => {
-            for (from, to) in BUILTIN_SWAPS {
-                if n.id.as_str() == *from && !ctx.locals.contains(*from) {
-                    let (s, t) = span(c.func.as_ref());
-                    out.push(one(
-                        EditKind::Call,
-                        s,
-                        t,
-                        to.to_string(),
-                        format!("{from} → {to}"),
-                    ));
-                }
-            }
-        }
-        Expr::Attribute(a) => {
-            for (from, to) in METHOD_SWAPS {
-                if a.attr.as_str() == *from {
-                    // The attribute name ends the `func` expression.
-                    let (_, t) = span(c.func.as_ref());
-                    out.push(one(
-                        EditKind::Call,
-                        t - from.len(),
-                        t,
-                        to.to_string(),
-                        format!(".{from} → .{to}"),
-                    ));
-                }
-            }
-        }
-        _ => {}
-    }
-    let sorts = match c.func.as_ref() {
-        Expr::Name(n) => n.id.as_str() == "sorted",
-        Expr::Attribute(a) => a.attr.as_str() == "sort",
-        _ => false,
-    };
-    if sorts
-        && !c
-            .keywords
-            .iter()
-            .any(|k| k.arg.as_deref() == Some("reverse"))
-    {
-        // Insert before the closing parenthesis.
-        let (_, t) = span(e);
-        let close = t.saturating_sub(1);
-        if ctx.text.get(close..t) == Some(")") {
-            let sep = if c.args.is_empty() && c.keywords.is_empty() {
-                ""
-            } else {
-                ", "
-            };
-            out.push(one(
-                EditKind::Call,
-                close,
-                close,
-                format!("{sep}reverse=True"),
-                "sort in reverse".into(),
-            ));
-        }
-    }
-}
-
-fn method_subscript(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
-    let Expr::Subscript(s) = e else { return };
-    let Expr::Attribute(a) = s.value.as_ref() else {
-        return;
-    };
-    if !METHODS.contains(&a.attr.as_str()) {
-        return;
-    }
-    // Every `obj.method[...]` of the function: one slip is usually made everywhere.
-    let mut repls = Vec::new();
-    let mut all = Vec::new();
-    for stmt in ctx.function_body {
-        collect_stmt_exprs(stmt, &mut all);
-    }
-    for x in all {
-        let Expr::Subscript(sx) = x else { continue };
-        let Expr::Attribute(ax) = sx.value.as_ref() else {
-            continue;
-        };
-        if !METHODS.contains(&ax.attr.as_str()) {
-            continue;
-        }
-        let (xs, xt) = span(x);
-        let inner = match sx.slice.as_ref() {
-            Expr::Tuple(t) => t
-                .elts
-                .iter()
-                .map(|el| text_of(ctx.text, el))
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => text_of(ctx.text, other).to_string(),
-        };
-        let text = format!("{}({inner})", text_of(ctx.text, sx.value.as_ref()));
-        if !repls.iter().any(|r: &Repl| r.start < xt && xs < r.end) {
-            repls.push(Repl {
-                start: xs,
-                end: xt,
-                text,
-            });
-        }
-    }
-    if !repls.is_empty() {
-        out.push(Candidate {
-            kind: EditKind::MethodCall,
-            description: format!(".{}[...] → .{}(...)", a.attr, a.attr),
-            repls,
-        });
-    }
-}
-
-/// A sequence called instead of indexed (`seq(i)` for `seq[i]`): every such call of that name
-/// in the function becomes an index.
-fn call_subscript(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
-    let Expr::Call(c) = e else { return };
-    let Expr::Name(n) = c.func.as_ref() else {
-        return;
-    };
-    let name = n.id.as_str();
-    if !ctx.variables.contains(name) || c.args.len() != 1 || !c.keywords.is_empty() {
-        return;
-    }
-    let mut all = Vec::new();
-    for stmt in ctx.function_body {
-        collect_stmt_exprs(stmt, &mut all);
-    }
-    let repls: Vec<Repl> = all
-        .into_iter()
-        .filter_map(|x| match x {
-            Expr::Call(cx) if cx.args.len() == 1 && cx.keywords.is_empty() => {
-                match cx.func.as_ref() {
-                    Expr::Name(nx) if nx.id.as_str() == name => {
-                        let (s, t) = span(x);
-                        Some(Repl {
-                            start: s,
-                            end: t,
-                            text: format!("{name}[{}]", text_of(ctx.text, &cx.args[0])),
-                        })
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        })
-        .collect();
-    out.push(Candidate {
-        kind: EditKind::MethodCall,
-        repls,
-        description: format!("{name}(...) → {name}[...]"),
-    });
-}
-
 /// Every expression of every statement of `stmt` and below (not into nested functions).
 fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
     for e in own_exprs(stmt) {
@@ -615,97 +410,6 @@ fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
         for s in body {
             collect_stmt_exprs(s, out);
         }
-    }
-}
-
-/// Names read that nothing defines: each replaced at every use by a defined name spelt alike.
-pub(super) fn rename_undefined(all: &[&Expr], ctx: &Context<'_>, out: &mut Vec<Candidate>) {
-    // Names the statement binds itself: a comprehension's targets, a lambda's parameters, a
-    // `:=` target. Read inside, they are defined.
-    let mut own = BTreeSet::new();
-    for e in all {
-        match e {
-            Expr::ListComp(ast::ExprListComp { generators, .. })
-            | Expr::SetComp(ast::ExprSetComp { generators, .. })
-            | Expr::GeneratorExp(ast::ExprGeneratorExp { generators, .. })
-            | Expr::DictComp(ast::ExprDictComp { generators, .. }) => {
-                for g in generators {
-                    stored(&g.target, &mut own);
-                }
-            }
-            Expr::Lambda(l) => {
-                let a = &l.args;
-                for p in a.posonlyargs.iter().chain(&a.args).chain(&a.kwonlyargs) {
-                    own.insert(p.def.arg.to_string());
-                }
-                for p in [&a.vararg, &a.kwarg].into_iter().flatten() {
-                    own.insert(p.arg.to_string());
-                }
-            }
-            Expr::NamedExpr(n) => stored(&n.target, &mut own),
-            _ => {}
-        }
-    }
-    let mut undefined: BTreeSet<&str> = BTreeSet::new();
-    for e in all {
-        if let Expr::Name(n) = e {
-            if matches!(n.ctx, ast::ExprContext::Load)
-                && !ctx.defined.contains(n.id.as_str())
-                && !own.contains(n.id.as_str())
-            {
-                undefined.insert(n.id.as_str());
-            }
-        }
-    }
-    if undefined.is_empty() {
-        return;
-    }
-    let mut uses = Vec::new();
-    for stmt in ctx.function_body {
-        collect_stmt_exprs(stmt, &mut uses);
-    }
-    for name in undefined {
-        let mut options: Vec<(usize, &String)> =
-            ctx.locals.iter().map(|l| (distance(name, l), l)).collect();
-        options.sort();
-        for (_, replacement) in options.into_iter().take(3) {
-            let repls: Vec<Repl> = uses
-                .iter()
-                .filter_map(|x| match x {
-                    Expr::Name(n) if n.id.as_str() == name => {
-                        let (s, t) = span(*x);
-                        Some(Repl {
-                            start: s,
-                            end: t,
-                            text: replacement.clone(),
-                        })
-                    }
-                    _ => None,
-                })
-                .collect();
-            out.push(Candidate {
-                kind: EditKind::Rename,
-                repls,
-                description: format!("undefined {name} → {replacement}"),
-            });
-        }
-    }
-}
-
-fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
-    let Expr::Name(n) = e else { return };
-    if !matches!(n.ctx, ast::ExprContext::Load) || !ctx.locals.contains(n.id.as_str()) {
-        return;
-    }
-    let (s, t) = span(e);
-    for other in ctx.locals.iter().filter(|l| l.as_str() != n.id.as_str()) {
-        out.push(one(
-            EditKind::Variable,
-            s,
-            t,
-            other.clone(),
-            format!("{} → {other}", n.id),
-        ));
     }
 }
 
@@ -761,22 +465,4 @@ fn bool_operand(text: &str, e: &Expr) -> String {
     } else {
         t.to_string()
     }
-}
-
-/// Edit distance, for spelling.
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let v = (prev[j] + usize::from(ca != cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-            cur.push(v);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
