@@ -187,7 +187,7 @@ impl Ballot {
             // Nothing independent to compare with: the smallest edit, the first found (at the
             // most suspicious statement) among equals. On the development runs this was right
             // more often than the edit that changes the given program's behaviour least
-            // (benchmarks/RESULTS.md, "Choosing an unconfirmed edit").
+            // (benchmarks/experiments/unconfirmed-edit.md).
             _ => {
                 let pick =
                     Self::smallest_edit(self.contenders.iter().copied()).map_or(first, |c| c.id);
@@ -203,8 +203,8 @@ impl Ballot {
                 },
             );
         }
-        // Only where peers vote, where it was measured (benchmarks/RESULTS.md, "Other programs
-        // for the same task").
+        // Only where peers vote, where it was measured
+        // (benchmarks/experiments/peers.md).
         let second_try = if top.iter().any(|&i| voters.is_peer(i)) {
             Self::smallest_edit(self.contenders.iter().copied()).map(|c| c.id)
         } else {
