@@ -766,3 +766,49 @@ fn expected_exit(t: &serde_json::Value) -> Option<i32> {
         _ => None,
     }
 }
+
+/// Prompt-lookup drafting changes what a reply costs, not what it says: a rewrite of a program
+/// in the prompt (where most drafts are kept) comes out token for token as without drafts, both
+/// greedy and as a seeded sample.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn drafted_and_plain_generation_write_the_same_tokens() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let program = "def running_max(xs):\n    \"\"\"The largest value seen so far, at each position.\"\"\"\n    out = []\n    best = None\n    for x in xs:\n        if best is None or x > best:\n            best = x\n        out.append(x)\n    return out\n";
+    let request = |temperature: f32| {
+        let mut r = ChatRequest::new(vec![
+            Message::system("You fix Python. Reply with one code block."),
+            Message::user(format!(
+                "```python\n{program}```\nThe test `running_max([1, 3, 2]) == [1, 3, 3]` fails. Write the whole fixed function."
+            )),
+        ]);
+        r.temperature = Some(temperature);
+        r.seed = Some(7);
+        r.max_tokens = Some(160);
+        r
+    };
+    let plain = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let drafted = LocalModel::load(
+        &model_path(),
+        MODEL,
+        LocalOptions {
+            draft_max: 8,
+            ..LocalOptions::default()
+        },
+    )
+    .expect("load");
+    for temperature in [0.0, 0.8] {
+        let a = rt
+            .block_on(plain.chat(&request(temperature)))
+            .expect("plain");
+        let b = rt
+            .block_on(drafted.chat(&request(temperature)))
+            .expect("drafted");
+        let stats = drafted.last_stats();
+        assert_eq!(a.content, b.content, "temperature {temperature}");
+        assert_eq!(a.usage.completion_tokens, b.usage.completion_tokens);
+        assert_eq!(plain.last_stats().drafted_tokens, 0);
+        assert!(stats.accepted_tokens > 0, "{stats:?}");
+        assert!(stats.decodes < stats.generated_tokens, "{stats:?}");
+    }
+}

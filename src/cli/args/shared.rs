@@ -7,6 +7,7 @@ use clap::{ArgAction, Args};
 
 use super::parse::{self, Portfolio};
 use super::values::{PatchFormArg, SelectRuleArg, VerdictFormArg};
+use crate::generate::local::LocalOptions;
 
 /// Budgets of every strategy, and the settings of `--strategy search`.
 #[derive(Debug, Clone, Args)]
@@ -269,6 +270,16 @@ pub struct LocalArgs {
     /// sample then depends on the thread count (--threads, or the cores idle at load).
     #[arg(hide_short_help = true, long)]
     pub flash_attention: bool,
+    /// Prompt-lookup drafting: decode up to N tokens copied from earlier text with each
+    /// generated one and keep those the model writes itself (0: off). Replies are the same
+    /// either way; only their cost changes.
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "N",
+        default_value_t = LocalOptions::default().draft_max
+    )]
+    pub draft: usize,
 }
 
 /// The `ldb exec` step other commands run first on a snippet (`--make-runnable`).

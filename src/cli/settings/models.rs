@@ -51,6 +51,7 @@ impl ModelSettings {
                 prompt_snapshots: local.prompt_snapshots,
                 prompt_chunk: local.prompt_chunk,
                 flash_attention: local.flash_attention,
+                draft_max: local.draft,
                 ..Default::default()
             },
             model: args.model.clone(),

@@ -42,6 +42,17 @@ pub struct CallStats {
     pub prompt_secs: f64,
     pub generated_tokens: usize,
     pub generation_secs: f64,
+    /// Of `generation_secs`: the model's forward passes.
+    pub decode_secs: f64,
+    /// Of `generation_secs`: choosing tokens from the logits (grammar included).
+    pub sample_secs: f64,
+    /// Forward passes during generation (fewer than the tokens when drafts are kept).
+    pub decodes: usize,
+    /// Drafted tokens decoded, and of them the ones kept.
+    pub drafted_tokens: usize,
+    pub accepted_tokens: usize,
+    /// Steps where the grammar rejected the most likely token and filtered the vocabulary.
+    pub grammar_full_passes: usize,
 }
 
 struct Job {
@@ -363,53 +374,82 @@ impl Session<'_> {
         let budget = budget.min(n_ctx.saturating_sub(tokens.len() + 1));
         let t_gen = Instant::now();
         // The reply as returned: the prefix the model continued, then what it wrote.
-        let mut bytes = prefix.as_bytes().to_vec();
-        let mut generated = 0usize;
-        let mut logits_at = batch.n_tokens() - 1;
-        while generated < budget {
-            let token = if greedy_grammar {
-                sample_greedy_first(&mut sampler, ctx, logits_at)
-            } else {
-                sampler.sample(ctx, logits_at)
-            };
-            if vocab.is_eog(token) {
+        let mut reply = Reply {
+            bytes: prefix.as_bytes().to_vec(),
+            prefix_len: prefix.len(),
+            generated: 0,
+        };
+        let mut work = GenStats::default();
+        // Prompt and reply so far: where drafts are looked up.
+        let mut history = tokens.clone();
+        let draft_max = self.options.draft_max;
+        let (longest, shortest) = self.options.draft_ngram;
+        let mut next = pick(
+            &mut sampler,
+            ctx,
+            batch.n_tokens() - 1,
+            greedy_grammar,
+            &mut work,
+        );
+        'reply: while reply.generated < budget {
+            // `next` is sampled, not yet decoded.
+            if vocab.is_eog(next) || reply.push(&vocab, next, request) == Step::Stop {
+                // Not decoded: it has no KV entry and must not count as cached (a follow-up
+                // prompt that repeats the reply would otherwise skip it and leave a gap).
                 break;
             }
-            let piece = vocab.token_to_piece(token, false, None);
-            let backtick = piece.contains(&b'`');
-            bytes.extend_from_slice(&piece);
-            generated += 1;
-            if let Some(max) = request.max_lines {
-                let lines = bytes[prefix.len()..]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
-                if lines >= max as usize {
-                    // Not decoded, as for a closed code block below.
-                    break;
-                }
+            if reply.generated >= budget {
+                break;
             }
-            // Only the model's own text can close the block (the prefix opens it).
-            if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
-                if crate::generate::model::has_closed_code_block(
-                    &String::from_utf8_lossy(&bytes),
-                    needle,
-                ) {
-                    // This token was sampled but never decoded: it has no KV entry, so it must
-                    // not count as cached (a follow-up prompt that repeats the reply would
-                    // otherwise skip it and leave a gap in the positions).
-                    break;
-                }
-            }
+            history.push(next);
+            let room = draft_max.min(budget - reply.generated);
+            let draft = super::draft::lookup(&history, shortest, longest, room).to_vec();
             batch.clear();
-            batch
-                .add(token, pos, &[0], true)
-                .map_err(|e| local("batch", &e))?;
-            pos += 1;
+            for (i, &tok) in std::iter::once(&next).chain(&draft).enumerate() {
+                batch
+                    .add(tok, pos + i as i32, &[0], true)
+                    .map_err(|e| local("batch", &e))?;
+            }
+            let t = Instant::now();
             ctx.decode(&mut batch).map_err(|e| local("decode", &e))?;
-            self.cached.push(token);
-            logits_at = 0;
+            work.decode_secs += t.elapsed().as_secs_f64();
+            work.decodes += 1;
+            work.drafted += draft.len();
+            self.cached.push(next);
+            pos += 1;
+            // Keep the drafted tokens the model samples itself, in order; the first token it
+            // samples otherwise is the next one to decode.
+            for (i, &guess) in draft.iter().enumerate() {
+                let token = pick(&mut sampler, ctx, i as i32, greedy_grammar, &mut work);
+                let stop = token != guess
+                    || vocab.is_eog(token)
+                    || reply.push(&vocab, token, request) == Step::Stop
+                    || reply.generated >= budget;
+                if stop {
+                    // The guesses from here on were decoded but are not the reply's.
+                    ctx.clear_kv_cache_seq(Some(0), Some(pos as u32), None)
+                        .map_err(|e| local("KV cache", &e))?;
+                    if token != guess {
+                        next = token;
+                        continue 'reply;
+                    }
+                    break 'reply;
+                }
+                work.accepted += 1;
+                history.push(token);
+                self.cached.push(token);
+                pos += 1;
+            }
+            next = pick(
+                &mut sampler,
+                ctx,
+                draft.len() as i32,
+                greedy_grammar,
+                &mut work,
+            );
         }
+        let generated = reply.generated;
+        let bytes = reply.bytes;
         let stats = CallStats {
             prompt_tokens: tokens.len(),
             reused_tokens: reused,
@@ -418,6 +458,12 @@ impl Session<'_> {
             prompt_secs,
             generated_tokens: generated,
             generation_secs: t_gen.elapsed().as_secs_f64(),
+            decode_secs: work.decode_secs,
+            sample_secs: work.sample_secs,
+            decodes: work.decodes,
+            drafted_tokens: work.drafted,
+            accepted_tokens: work.accepted,
+            grammar_full_passes: work.grammar_full_passes,
         };
         let usage = Usage {
             prompt_tokens: tokens.len() as u64,
@@ -482,12 +528,96 @@ impl Session<'_> {
     }
 }
 
+/// Time and work of one reply's generation.
+#[derive(Default)]
+struct GenStats {
+    decode_secs: f64,
+    sample_secs: f64,
+    decodes: usize,
+    drafted: usize,
+    accepted: usize,
+    grammar_full_passes: usize,
+}
+
+/// The next token from the logits at batch index `idx`.
+fn pick(
+    sampler: &mut LlamaSampler,
+    ctx: &LlamaContext,
+    idx: i32,
+    greedy_grammar: bool,
+    work: &mut GenStats,
+) -> LlamaToken {
+    let t = Instant::now();
+    let token = if greedy_grammar {
+        let (token, full) = sample_greedy_first(sampler, ctx, idx);
+        work.grammar_full_passes += usize::from(full);
+        token
+    } else {
+        sampler.sample(ctx, idx)
+    };
+    work.sample_secs += t.elapsed().as_secs_f64();
+    token
+}
+
+#[derive(PartialEq)]
+enum Step {
+    Go,
+    Stop,
+}
+
+/// The reply's text as it is written.
+struct Reply {
+    bytes: Vec<u8>,
+    prefix_len: usize,
+    generated: usize,
+}
+
+impl Reply {
+    /// Append a sampled token; `Stop` once the reply is complete (line limit, closed code
+    /// block). The token counts as generated either way.
+    fn push(
+        &mut self,
+        vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+        token: LlamaToken,
+        request: &ChatRequest,
+    ) -> Step {
+        let piece = vocab.token_to_piece(token, false, None);
+        let backtick = piece.contains(&b'`');
+        self.bytes.extend_from_slice(&piece);
+        self.generated += 1;
+        if let Some(max) = request.max_lines {
+            let lines = self.bytes[self.prefix_len..]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            if lines >= max as usize {
+                return Step::Stop;
+            }
+        }
+        // Only the model's own text can close the block (the prefix opens it).
+        if let (true, Some(needle)) = (backtick, &request.stop_after_code) {
+            if crate::generate::model::has_closed_code_block(
+                &String::from_utf8_lossy(&self.bytes),
+                needle,
+            ) {
+                return Step::Stop;
+            }
+        }
+        Step::Go
+    }
+}
+
 /// The token a greedy `chain` that starts with a grammar picks, with the grammar asked about the
 /// most likely token alone: only when it rejects that token does it filter the whole vocabulary
 /// (150k tokens a step, which cost more than the model's own step). The grammar passes the most
 /// likely token most of the time, and when it does that token is also the most likely allowed
 /// one, so the choice is the same as filtering first. llama.cpp's own sampler does the same.
-fn sample_greedy_first(chain: &mut LlamaSampler, ctx: &LlamaContext, idx: i32) -> LlamaToken {
+/// The second value says whether the whole vocabulary was filtered.
+fn sample_greedy_first(
+    chain: &mut LlamaSampler,
+    ctx: &LlamaContext,
+    idx: i32,
+) -> (LlamaToken, bool) {
     let logits = ctx.get_logits_ith(idx);
     // The first of the highest logits, as llama.cpp's greedy sampler takes it.
     let mut best = 0;
@@ -497,16 +627,16 @@ fn sample_greedy_first(chain: &mut LlamaSampler, ctx: &LlamaContext, idx: i32) -
         }
     }
     let (Ok(id), Some(&logit)) = (i32::try_from(best), logits.get(best)) else {
-        return chain.sample(ctx, idx);
+        return (chain.sample(ctx, idx), true);
     };
     let token = LlamaToken(id);
     let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, logit, 0.0)], false);
     chain.apply(&mut one);
     if one.data.first().is_some_and(|d| d.logit().is_finite()) {
         chain.accept(token);
-        token
+        (token, false)
     } else {
-        chain.sample(ctx, idx)
+        (chain.sample(ctx, idx), true)
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod download;
+pub mod draft;
 #[cfg(feature = "local-model")]
 pub mod llama;
 pub mod options;

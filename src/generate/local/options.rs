@@ -31,6 +31,11 @@ pub struct LocalOptions {
     /// the thread count (the cores idle at load, by default). Off, the sample does not, and
     /// this CPU build generated faster (benchmarks/experiments/flash-attention.md).
     pub flash_attention: bool,
+    /// Prompt-lookup drafting (`draft`): at most this many guessed tokens decoded with each
+    /// sampled one; 0 turns it off. The reply's tokens are the model's own either way.
+    pub draft_max: usize,
+    /// The longest and shortest suffix of the text so far that a draft is looked up by.
+    pub draft_ngram: (usize, usize),
 }
 
 impl Default for LocalOptions {
@@ -46,6 +51,8 @@ impl Default for LocalOptions {
             prompt_snapshots: 8,
             snapshot_bytes: 384 << 20,
             flash_attention: false,
+            draft_max: 0,
+            draft_ngram: (4, 2),
         }
     }
 }
