@@ -140,52 +140,10 @@ fn no_code_lines(body: &[Stmt], src: &SourceFile, function: bool, out: &mut BTre
         if docstring || matches!(stmt, Stmt::Global(_) | Stmt::Nonlocal(_)) {
             out.insert(line(stmt));
         }
-        match stmt {
-            Stmt::FunctionDef(f) => no_code_lines(&f.body, src, true, out),
-            Stmt::AsyncFunctionDef(f) => no_code_lines(&f.body, src, true, out),
-            Stmt::ClassDef(c) => no_code_lines(&c.body, src, false, out),
-            Stmt::If(s) => {
-                no_code_lines(&s.body, src, false, out);
-                no_code_lines(&s.orelse, src, false, out);
-            }
-            Stmt::For(s) => {
-                no_code_lines(&s.body, src, false, out);
-                no_code_lines(&s.orelse, src, false, out);
-            }
-            Stmt::AsyncFor(s) => {
-                no_code_lines(&s.body, src, false, out);
-                no_code_lines(&s.orelse, src, false, out);
-            }
-            Stmt::While(s) => {
-                no_code_lines(&s.body, src, false, out);
-                no_code_lines(&s.orelse, src, false, out);
-            }
-            Stmt::With(s) => no_code_lines(&s.body, src, false, out),
-            Stmt::AsyncWith(s) => no_code_lines(&s.body, src, false, out),
-            Stmt::Try(t) => {
-                for part in [&t.body, &t.orelse, &t.finalbody] {
-                    no_code_lines(part, src, false, out);
-                }
-                for h in &t.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    no_code_lines(&h.body, src, false, out);
-                }
-            }
-            Stmt::TryStar(t) => {
-                for part in [&t.body, &t.orelse, &t.finalbody] {
-                    no_code_lines(part, src, false, out);
-                }
-                for h in &t.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    no_code_lines(&h.body, src, false, out);
-                }
-            }
-            Stmt::Match(m) => {
-                for c in &m.cases {
-                    no_code_lines(&c.body, src, false, out);
-                }
-            }
-            _ => {}
+        // A function's body may open with a docstring; no other block's does.
+        let function = matches!(stmt, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_));
+        for nested in crate::python::walk::child_bodies(stmt) {
+            no_code_lines(nested, src, function, out);
         }
     }
 }

@@ -22,6 +22,7 @@ mod tokens;
 pub mod toplevel;
 pub mod unwritten;
 pub mod view;
+pub mod walk;
 
 pub use cfg::{
     Block, BlockKind, EdgeKind, LineOwner, ProgramCfg, ScopeCfg, ScopeKind, StmtKind, StmtLines,

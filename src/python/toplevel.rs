@@ -9,6 +9,7 @@
 use rustpython_parser::ast::{self, Ranged};
 
 use super::source::{parse_module, SourceFile};
+use super::walk::{self, Binding};
 
 /// What a top-level statement is, as far as splicing cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,72 +147,25 @@ pub fn docstring(stmt: &ast::Stmt) -> Option<String> {
     }
 }
 
-/// Names a top-level statement binds directly.
+/// Names a top-level statement binds directly: by `def`/`class`, imports and assignments
+/// (loop, `with` and `except` targets aside).
 pub fn bound_names(stmt: &ast::Stmt) -> Vec<String> {
-    let mut out = Vec::new();
-    match stmt {
-        ast::Stmt::FunctionDef(f) => out.push(f.name.to_string()),
-        ast::Stmt::AsyncFunctionDef(f) => out.push(f.name.to_string()),
-        ast::Stmt::ClassDef(c) => out.push(c.name.to_string()),
-        ast::Stmt::Import(i) => {
-            for a in &i.names {
-                let bound = a.asname.as_ref().unwrap_or(&a.name);
-                out.push(bound.split('.').next().unwrap_or_default().to_string());
-            }
-        }
-        ast::Stmt::ImportFrom(i) => {
-            for a in &i.names {
-                if a.name.as_str() != "*" {
-                    out.push(a.asname.as_ref().unwrap_or(&a.name).to_string());
-                }
-            }
-        }
-        ast::Stmt::Assign(a) => {
-            for t in &a.targets {
-                target_names(t, &mut out);
-            }
-        }
-        ast::Stmt::AnnAssign(a) => target_names(&a.target, &mut out),
-        ast::Stmt::AugAssign(a) => target_names(&a.target, &mut out),
-        _ => {}
-    }
-    out
+    walk::bindings(stmt)
+        .into_iter()
+        .filter(|(_, b)| *b != Binding::Target)
+        .map(|(n, _)| n)
+        .collect()
 }
 
-/// Names bound by `stmt`, and by the statements of its `if`/`try`/`with` blocks (a module
+/// Names bound by `stmt`, and by the statements of its blocks in the same scope (a module
 /// often imports or defines inside `try: ... except ImportError:`).
 fn bound_names_deep(stmt: &ast::Stmt, out: &mut Vec<String>) {
-    out.extend(bound_names(stmt));
-    let blocks: Vec<&[ast::Stmt]> = match stmt {
-        ast::Stmt::If(s) => vec![&s.body, &s.orelse],
-        ast::Stmt::Try(s) => {
-            let mut b: Vec<&[ast::Stmt]> = vec![&s.body, &s.orelse, &s.finalbody];
-            for h in &s.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                b.push(&h.body);
-            }
-            b
-        }
-        ast::Stmt::With(s) => vec![&s.body],
-        _ => Vec::new(),
-    };
-    for block in blocks {
-        for s in block {
-            bound_names_deep(s, out);
-        }
-    }
+    walk::walk_scope(std::slice::from_ref(stmt), &mut |s| {
+        out.extend(bound_names(s))
+    });
 }
 
-/// Names an assignment target binds.
-pub fn target_names(expr: &ast::Expr, out: &mut Vec<String>) {
-    match expr {
-        ast::Expr::Name(n) => out.push(n.id.to_string()),
-        ast::Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
-        ast::Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
-        ast::Expr::Starred(s) => target_names(&s.value, out),
-        _ => {}
-    }
-}
+pub use super::walk::target_names;
 
 /// The lines of the top-level `def NAME` (or `async def`, or `class NAME`) found by
 /// indentation, for text that does not parse: from its first decorator to the last indented

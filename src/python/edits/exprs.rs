@@ -158,7 +158,8 @@ fn constant(e: &Expr, sum: Option<&ast::ExprBinOp>, ctx: &Context<'_>, out: &mut
             let Ok(n) = n.to_string().parse::<i64>() else {
                 return;
             };
-            for new in [n + 1, n - 1] {
+            // `sys.maxsize`-sized literals have no neighbour in an i64 on one side.
+            for new in [n.checked_add(1), n.checked_sub(1)].into_iter().flatten() {
                 // A truth value plus 0 is an int; the left operand alone would be a bool.
                 if let (0, Some(b)) = (new, sum.filter(|b| !is_truth_value(&b.left))) {
                     let (s, t) = (usize::from(b.range.start()), usize::from(b.range.end()));

@@ -243,3 +243,11 @@ fn regression_a_comprehension_variable_was_taken_for_an_undefined_name() {
     assert!(e.iter().any(|x| x.description.starts_with("undefined y")));
     assert!(e.iter().any(|x| x.description.starts_with("undefined z")));
 }
+
+#[test]
+fn regression_the_largest_int_literal_overflowed_its_neighbour() {
+    // `n + 1` panicked in debug builds and wrapped to a negative literal in release ones.
+    let e = all("def f():\n    return 9223372036854775807\n");
+    assert!(has(&e, "def f():\n    return 9223372036854775806\n"));
+    assert!(!e.iter().any(|x| x.program.contains("-9223372036854775808")));
+}

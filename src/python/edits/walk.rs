@@ -5,6 +5,8 @@ use std::collections::BTreeSet;
 
 use rustpython_parser::ast::{self, Expr, Stmt};
 
+use crate::python::walk::{self, Binding};
+
 /// The expressions a statement evaluates itself (a compound statement: its header's), not
 /// those of the statements nested in it.
 pub(super) fn own_exprs(stmt: &Stmt) -> Vec<&Expr> {
@@ -131,48 +133,13 @@ fn comprehension<'a>(
 }
 
 /// The statement bodies nested directly in `stmt` (`if`: its body and its `else`).
-pub(super) fn bodies(stmt: &Stmt) -> Vec<&[Stmt]> {
-    match stmt {
-        Stmt::FunctionDef(s) => vec![&s.body],
-        Stmt::AsyncFunctionDef(s) => vec![&s.body],
-        Stmt::ClassDef(s) => vec![&s.body],
-        Stmt::If(s) => vec![&s.body, &s.orelse],
-        Stmt::While(s) => vec![&s.body, &s.orelse],
-        Stmt::For(s) => vec![&s.body, &s.orelse],
-        Stmt::AsyncFor(s) => vec![&s.body, &s.orelse],
-        Stmt::With(s) => vec![&s.body],
-        Stmt::AsyncWith(s) => vec![&s.body],
-        Stmt::Try(s) => {
-            let mut v: Vec<&[Stmt]> = vec![&s.body, &s.orelse, &s.finalbody];
-            for h in &s.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                v.push(&h.body);
-            }
-            v
-        }
-        Stmt::TryStar(s) => {
-            let mut v: Vec<&[Stmt]> = vec![&s.body, &s.orelse, &s.finalbody];
-            for h in &s.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                v.push(&h.body);
-            }
-            v
-        }
-        _ => Vec::new(),
-    }
-}
+pub(super) use crate::python::walk::child_bodies as bodies;
 
 /// Names an assignment target stores to.
 pub(super) fn stored(target: &Expr, out: &mut BTreeSet<String>) {
-    match target {
-        Expr::Name(n) => {
-            out.insert(n.id.to_string());
-        }
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| stored(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| stored(e, out)),
-        Expr::Starred(s) => stored(&s.value, out),
-        _ => {}
-    }
+    let mut names = Vec::new();
+    walk::target_names(target, &mut names);
+    out.extend(names);
 }
 
 /// Names a function's parameters and body bind (not those of nested functions).
@@ -192,9 +159,10 @@ pub(super) fn function_names(args: &ast::Arguments, body: &[Stmt], out: &mut BTr
 }
 
 /// Names bound by `body`'s statements (assignments, loop targets, `with ... as`, `except ...
-/// as`, imports, nested `def`/`class`), without descending into nested functions.
+/// as`, `case` captures, imports, nested `def`/`class`), without descending into nested
+/// functions.
 pub(super) fn body_names(body: &[Stmt], out: &mut BTreeSet<String>) {
-    names_bound(body, out, true);
+    names_bound(body, out, |_| true);
 }
 
 /// Names a function's parameters and body bind other than by an update (`x += 1`), and the
@@ -206,80 +174,26 @@ pub(super) fn bound_before_updates(
     out: &mut BTreeSet<String>,
 ) {
     function_names(args, &[], out);
-    names_bound(body, out, false);
-    declared_outside(body, out);
+    names_bound(body, out, |b| b != Binding::Update);
+    walk::walk_scope(body, &mut |stmt| match stmt {
+        Stmt::Global(ast::StmtGlobal { names, .. })
+        | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
+            out.extend(names.iter().map(|n| n.to_string()));
+        }
+        _ => {}
+    });
 }
 
-/// The names `Global`/`Nonlocal` statements of `body` declare (not in nested functions).
-fn declared_outside(body: &[Stmt], out: &mut BTreeSet<String>) {
-    for stmt in body {
-        match stmt {
-            Stmt::Global(ast::StmtGlobal { names, .. })
-            | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
-                out.extend(names.iter().map(|n| n.to_string()));
-            }
-            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_) => {}
-            _ => {
-                for b in bodies(stmt) {
-                    declared_outside(b, out);
-                }
-            }
-        }
-    }
-}
-
-fn names_bound(body: &[Stmt], out: &mut BTreeSet<String>, updates: bool) {
-    for stmt in body {
-        match stmt {
-            Stmt::Assign(s) => s.targets.iter().for_each(|t| stored(t, out)),
-            Stmt::AugAssign(s) if updates => stored(&s.target, out),
-            Stmt::AnnAssign(s) => stored(&s.target, out),
-            Stmt::For(s) => stored(&s.target, out),
-            Stmt::AsyncFor(s) => stored(&s.target, out),
-            Stmt::With(s) => s
-                .items
-                .iter()
-                .filter_map(|i| i.optional_vars.as_deref())
-                .for_each(|t| stored(t, out)),
-            Stmt::FunctionDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::AsyncFunctionDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::ClassDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::Import(s) => {
-                for a in &s.names {
-                    let bound = a.asname.as_ref().unwrap_or(&a.name);
-                    out.insert(bound.split('.').next().unwrap_or_default().to_string());
-                }
-            }
-            Stmt::ImportFrom(s) => {
-                for a in &s.names {
-                    out.insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
-                }
-            }
-            Stmt::Try(s) => {
-                for h in &s.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    if let Some(n) = &h.name {
-                        out.insert(n.to_string());
-                    }
-                }
-            }
-            _ => {}
-        }
-        if !matches!(
-            stmt,
-            Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_) | Stmt::ClassDef(_)
-        ) {
-            for b in bodies(stmt) {
-                names_bound(b, out, updates);
-            }
-        }
-    }
+/// The names `body`'s scope binds in the ways `keep` accepts.
+fn names_bound(body: &[Stmt], out: &mut BTreeSet<String>, keep: impl Fn(Binding) -> bool) {
+    walk::walk_scope(body, &mut |stmt| {
+        out.extend(
+            walk::bindings(stmt)
+                .into_iter()
+                .filter(|(_, b)| keep(*b))
+                .map(|(n, _)| n),
+        );
+    });
 }
 
 /// Of the names a function binds, the parameters and assigned variables: not the functions,
@@ -288,39 +202,8 @@ pub(super) fn function_variables(args: &ast::Arguments, body: &[Stmt], out: &mut
     let mut all = BTreeSet::new();
     function_names(args, body, &mut all);
     let mut defined = BTreeSet::new();
-    definitions(body, &mut defined);
+    names_bound(body, &mut defined, |b| {
+        matches!(b, Binding::Definition | Binding::Import)
+    });
     out.extend(all.difference(&defined).cloned());
-}
-
-/// Names `body` binds by `def`, `class` and imports (not inside nested functions).
-fn definitions(body: &[Stmt], out: &mut BTreeSet<String>) {
-    for stmt in body {
-        match stmt {
-            Stmt::FunctionDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::AsyncFunctionDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::ClassDef(s) => {
-                out.insert(s.name.to_string());
-            }
-            Stmt::Import(s) => {
-                for a in &s.names {
-                    let bound = a.asname.as_ref().unwrap_or(&a.name);
-                    out.insert(bound.split('.').next().unwrap_or_default().to_string());
-                }
-            }
-            Stmt::ImportFrom(s) => {
-                for a in &s.names {
-                    out.insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
-                }
-            }
-            _ => {
-                for b in bodies(stmt) {
-                    definitions(b, out);
-                }
-            }
-        }
-    }
 }

@@ -13,6 +13,7 @@ use super::program::{bound_names, docstring, is_test_name, lines, ProgramFacts};
 use super::FileInputError;
 use crate::python::source::{parse_module, SourceFile};
 use crate::python::text::dedent;
+use crate::python::walk::child_bodies;
 
 /// Tests and set-up read from a test file.
 pub(super) struct Collected {
@@ -344,33 +345,12 @@ pub(super) fn import_names(
         }
         _ => {}
     }
-    for body in nested_bodies(stmt) {
+    for body in child_bodies(stmt) {
         for s in body {
             import_names(s, module, out, path, line_of, program_name)?;
         }
     }
     Ok(())
-}
-
-pub(super) fn nested_bodies(stmt: &ast::Stmt) -> Vec<&[ast::Stmt]> {
-    match stmt {
-        ast::Stmt::FunctionDef(f) => vec![&f.body],
-        ast::Stmt::AsyncFunctionDef(f) => vec![&f.body],
-        ast::Stmt::ClassDef(c) => vec![&c.body],
-        ast::Stmt::If(i) => vec![&i.body, &i.orelse],
-        ast::Stmt::For(f) => vec![&f.body, &f.orelse],
-        ast::Stmt::While(w) => vec![&w.body, &w.orelse],
-        ast::Stmt::With(w) => vec![&w.body],
-        ast::Stmt::Try(t) => {
-            let mut v: Vec<&[ast::Stmt]> = vec![&t.body, &t.orelse, &t.finalbody];
-            for h in &t.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                v.push(&h.body);
-            }
-            v
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// A statement's full lines (decorators included), dedented.

@@ -26,7 +26,7 @@ pub struct ForeignModule {
 
 /// Every import statement of a module, nested ones included: (top-level module, names bound).
 fn imports(suite: &[ast::Stmt], out: &mut Vec<(String, Vec<String>)>) {
-    for stmt in suite {
+    crate::python::walk::walk(suite, &mut |stmt| {
         match stmt {
             ast::Stmt::Import(i) => {
                 for a in &i.names {
@@ -42,26 +42,10 @@ fn imports(suite: &[ast::Stmt], out: &mut Vec<(String, Vec<String>)>) {
                     out.push((top, bound_names(stmt)));
                 }
             }
-            ast::Stmt::FunctionDef(f) => imports(&f.body, out),
-            ast::Stmt::AsyncFunctionDef(f) => imports(&f.body, out),
-            ast::Stmt::ClassDef(c) => imports(&c.body, out),
-            ast::Stmt::If(s) => {
-                imports(&s.body, out);
-                imports(&s.orelse, out);
-            }
-            ast::Stmt::Try(t) => {
-                imports(&t.body, out);
-                imports(&t.orelse, out);
-                imports(&t.finalbody, out);
-                for h in &t.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    imports(&h.body, out);
-                }
-            }
-            ast::Stmt::With(w) => imports(&w.body, out),
             _ => {}
         }
-    }
+        crate::python::walk::Descend::Into
+    });
 }
 
 fn imports_of(text: &str) -> Option<Vec<(String, Vec<String>)>> {

@@ -24,6 +24,7 @@ use rustpython_parser::ast::{self, Constant, Expr, Stmt};
 use rustpython_parser::{lexer, Mode, Tok};
 
 use crate::python::source::{parse_module, SourceFile, SyntaxError};
+use crate::python::walk::target_names;
 
 use bare::extract_bare;
 use choose::{broken_fenced, choose_fenced, Block};
@@ -148,16 +149,6 @@ fn defined_names(suite: &ast::Suite) -> Vec<String> {
         }
     }
     out
-}
-
-fn target_names(target: &Expr, out: &mut Vec<String>) {
-    match target {
-        Expr::Name(n) => out.push(n.id.to_string()),
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
-        Expr::Starred(s) => target_names(&s.value, out),
-        _ => {}
-    }
 }
 
 /// Names bound at top level by imports (`import a.b` binds `a`).

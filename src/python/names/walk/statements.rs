@@ -11,37 +11,10 @@ impl Walk {
             Stmt::Global(g) => (&g.names, true),
             Stmt::Nonlocal(n) => (&n.names, false),
             // Declarations in nested blocks of the same scope count too.
-            Stmt::If(s) => {
-                s.body
-                    .iter()
-                    .chain(&s.orelse)
-                    .for_each(|b| self.declarations(b, scope));
-                return;
-            }
-            Stmt::For(s) => {
-                s.body
-                    .iter()
-                    .chain(&s.orelse)
-                    .for_each(|b| self.declarations(b, scope));
-                return;
-            }
-            Stmt::While(s) => {
-                s.body
-                    .iter()
-                    .chain(&s.orelse)
-                    .for_each(|b| self.declarations(b, scope));
-                return;
-            }
-            Stmt::With(s) => {
-                s.body.iter().for_each(|b| self.declarations(b, scope));
-                return;
-            }
-            Stmt::Try(s) => {
-                s.body
-                    .iter()
-                    .chain(&s.orelse)
-                    .chain(&s.finalbody)
-                    .for_each(|b| self.declarations(b, scope));
+            _ if !crate::python::walk::opens_scope(stmt) => {
+                for body in crate::python::walk::child_bodies(stmt) {
+                    body.iter().for_each(|b| self.declarations(b, scope));
+                }
                 return;
             }
             _ => return,
