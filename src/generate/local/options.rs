@@ -32,7 +32,8 @@ pub struct LocalOptions {
     /// this CPU build generated faster (benchmarks/experiments/flash-attention.md).
     pub flash_attention: bool,
     /// Prompt-lookup drafting (`draft`): at most this many guessed tokens decoded with each
-    /// sampled one; 0 turns it off. The reply's tokens are the model's own either way.
+    /// sampled one; 0 (the default) turns it off. The reply's tokens are the model's own either
+    /// way; it did not pay on the default search's calls (benchmarks/experiments/model-time.md).
     pub draft_max: usize,
     /// The longest and shortest suffix of the text so far that a draft is looked up by.
     pub draft_ngram: (usize, usize),
