@@ -42,7 +42,7 @@ impl Search<'_> {
             .iter()
             .map(|&i| {
                 if voters.is_peer(i) {
-                    self.peers[i - voters.candidates].clone()
+                    self.voting.peers[i - voters.candidates].clone()
                 } else {
                     self.node(ballot.contenders[i].id).tested.program.clone()
                 }

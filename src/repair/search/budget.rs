@@ -12,7 +12,7 @@ impl Search<'_> {
         // The messages after the longest prefix sent (or received) before.
         let known = (0..=messages.len())
             .rev()
-            .find(|&i| i == 0 || self.sent.contains(&prompt_hash(&messages[..i])))
+            .find(|&i| i == 0 || self.memo.sent.contains(&prompt_hash(&messages[..i])))
             .unwrap_or(0);
         let bytes: usize = messages[known..].iter().map(|m| m.content.len()).sum();
         (bytes as f64 / 3.5).ceil() as u64
@@ -21,13 +21,13 @@ impl Search<'_> {
     /// Remember every prefix of `messages` as held by the backend.
     pub(super) fn remember(&mut self, messages: &[crate::generate::model::Message]) {
         for i in 1..=messages.len() {
-            self.sent.insert(prompt_hash(&messages[..i]));
+            self.memo.sent.insert(prompt_hash(&messages[..i]));
         }
     }
 
     /// A program reply's expected length: the mean so far, 300 before the first.
     pub(super) fn reply_estimate(&self) -> u64 {
-        match self.reply_tokens {
+        match self.memo.reply_tokens {
             (_, 0) => 300,
             (sum, n) => sum / n,
         }

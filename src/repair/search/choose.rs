@@ -57,7 +57,7 @@ impl Search<'_> {
             [] if self.tests.iter().any(TestInput::is_guard) => 0,
             [] => self.beam().first().copied().unwrap_or(0),
             // Peers vote on every passing program, the seed's too.
-            _ if completed && !self.peers.is_empty() => self.select(report).await?,
+            _ if completed && !self.voting.peers.is_empty() => self.select(report).await?,
             [0] if self.candidates.iter().any(|c| c.proposer.independent()) => {
                 let drawn = self
                     .candidates

@@ -38,7 +38,7 @@ impl Search<'_> {
             .portfolio
             .iter()
             .any(|(p, _)| *p == Proposer::Complete)
-            && !self.completed.contains(&id)
+            && !self.memo.completed.contains(&id)
             && !unwritten(&self.node(id).tested.program).is_empty()
     }
 
@@ -65,7 +65,7 @@ impl Search<'_> {
             .filter(|&id| self.awaits_completion(id))
             .collect();
         for id in unfinished {
-            self.completed.insert(id);
+            self.memo.completed.insert(id);
             let before = self.candidates.len();
             self.write(id, k, false).await?;
             let finished = self.candidates[before..]
@@ -200,7 +200,7 @@ impl Search<'_> {
             let changed = current != program;
             let first_line = placeholders.first().map_or(0, |u| u.first);
             self.consider(
-                self.round,
+                self.round.number,
                 Proposer::Complete,
                 Some(parent),
                 changed.then_some(current),
@@ -263,7 +263,7 @@ impl Search<'_> {
         request.seed = Some(sample_seed(
             self.fixer.options.rng_seed,
             &[
-                self.round as u64,
+                self.round.number as u64,
                 parent as u64,
                 Proposer::Complete.code(),
                 j as u64,

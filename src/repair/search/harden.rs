@@ -194,7 +194,7 @@ impl Search<'_> {
         })
         .await
         .map_err(|e| AgentError::Internal(format!("extra-input worker thread: {e}")))?;
-        self.round_tests_ms += ms(started.elapsed());
+        self.round.tests_ms += ms(started.elapsed());
         let mut runs = Vec::with_capacity(outcomes.len());
         for o in outcomes {
             match o {

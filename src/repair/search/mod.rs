@@ -87,10 +87,35 @@ struct Search<'a> {
     nodes: Vec<Node>,
     seen: HashMap<String, usize>,
     candidates: Vec<CandidateRecord>,
-    judged: HashMap<usize, Judged>,
     /// Ids of candidates that pass every visible test, in order found.
     passing: Vec<usize>,
     spent: u64,
+    /// The round in progress.
+    round: Round,
+    /// What the proposers remember between rounds.
+    memo: Memo,
+    /// The votes' state beyond the candidates themselves.
+    voting: Voting,
+    /// When the search began (its time limit counts from here).
+    started: Instant,
+}
+
+/// The round in progress: its number and what its iteration report shows.
+#[derive(Default)]
+struct Round {
+    number: usize,
+    /// Calls and notes of the round, for its iteration report.
+    calls: Vec<CallRecord>,
+    /// The round's first verdict exchange, shown in its iteration report.
+    trace: Option<Judged>,
+    tests_ms: u64,
+}
+
+/// What the proposers remember between rounds, so that nothing is asked or done twice.
+#[derive(Default)]
+struct Memo {
+    /// Each parent's verdict exchange: a parent that stays in the beam is traced and judged once.
+    judged: HashMap<usize, Judged>,
     /// Prompts already sent (hashes): the backend keeps them, so asking again costs the reply.
     sent: std::collections::HashSet<u64>,
     /// Reply tokens of the program requests so far, for estimating the next one.
@@ -98,12 +123,6 @@ struct Search<'a> {
     /// Repairs (proposer, parent) that gave the parent back unchanged: the same prompt would
     /// most likely do it again, so they are not asked again.
     stale: std::collections::HashSet<(Proposer, usize)>,
-    round: usize,
-    /// Calls and notes of the round in progress, for its iteration report.
-    round_calls: Vec<CallRecord>,
-    /// The first verdict exchange of the round in progress, shown in its iteration report.
-    round_trace: Option<Judged>,
-    round_tests_ms: u64,
     /// Fresh samples drawn so far (their order, for `fresh_as_resample`).
     fresh_drawn: u64,
     /// Parents `mutate` has edited.
@@ -112,16 +131,19 @@ struct Search<'a> {
     completed: std::collections::HashSet<usize>,
     /// Each parent's suspicious statements (line ranges), most suspicious first.
     localised: HashMap<usize, Vec<(u32, u32)>>,
+}
+
+/// The votes' state beyond the candidates that cast them.
+#[derive(Default)]
+struct Voting {
     /// Votes drawn beyond `select`/`verify` because the heaviest groups tied (`tie_votes`).
-    tie_break_votes: usize,
+    tie_breaks: usize,
     /// The votes left cannot change the choice (`settle_votes`): none more are drawn.
-    votes_settled: bool,
+    settled: bool,
     /// The task's peers that pass the visible tests: votes at no token cost (`peers`).
     peers: Vec<String>,
     /// The peers' behaviours on the selection's extra inputs (fixed for the task), once run.
     peer_behaviours: Option<peers::Runs>,
-    /// When the search began (its time limit counts from here).
-    started: Instant,
 }
 
 /// What the model does for a task no text describes, in place of fresh programs.
@@ -175,24 +197,11 @@ pub(super) async fn run(
         nodes: Vec::new(),
         seen: HashMap::new(),
         candidates: Vec::new(),
-        judged: HashMap::new(),
         passing: Vec::new(),
         spent: 0,
-        sent: std::collections::HashSet::new(),
-        reply_tokens: (0, 0),
-        stale: std::collections::HashSet::new(),
-        round: 0,
-        round_calls: Vec::new(),
-        round_trace: None,
-        round_tests_ms: 0,
-        fresh_drawn: 0,
-        mutated: std::collections::HashSet::new(),
-        completed: std::collections::HashSet::new(),
-        localised: HashMap::new(),
-        tie_break_votes: 0,
-        votes_settled: false,
-        peers: Vec::new(),
-        peer_behaviours: None,
+        round: Round::default(),
+        memo: Memo::default(),
+        voting: Voting::default(),
         started: Instant::now(),
     };
     let outcome = search.explore(report).await;
@@ -228,10 +237,10 @@ impl Search<'_> {
         }
         let rounds = self.fixer.options.max_iters;
         for round in 1..=rounds {
-            self.round = round;
-            self.round_calls.clear();
-            self.round_trace = None;
-            self.round_tests_ms = 0;
+            self.round.number = round;
+            self.round.calls.clear();
+            self.round.trace = None;
+            self.round.tests_ms = 0;
             self.phase(Phase::Proposing);
             let parents: Vec<usize> = self.beam();
             let mut stop = self.propose_round(&parents).await;
@@ -243,9 +252,9 @@ impl Search<'_> {
             // The round's record: the best parent, what was asked about it, and its calls.
             let head = parents.first().copied().unwrap_or(0);
             let mut it = self.iteration_of(round, head);
-            it.calls = std::mem::take(&mut self.round_calls);
-            it.timings.tests_ms = self.round_tests_ms;
-            if let Some(judged) = self.round_trace.take() {
+            it.calls = std::mem::take(&mut self.round.calls);
+            it.timings.tests_ms = self.round.tests_ms;
+            if let Some(judged) = self.round.trace.take() {
                 it.traced_test = Some(judged.traced_test);
                 it.trace = Some(judged.trace);
                 it.verdicts = judged.verdicts;
@@ -346,14 +355,14 @@ impl Search<'_> {
                 Proposer::Complete => jobs.extend(
                     failing
                         .iter()
-                        .filter(|p| !self.completed.contains(p))
+                        .filter(|p| !self.memo.completed.contains(p))
                         .map(|&p| (proposer, Some(p), k)),
                 ),
                 // Each parent is edited once: the same edits would come back.
                 Proposer::Mutate => jobs.extend(
                     failing
                         .iter()
-                        .filter(|p| !self.mutated.contains(p))
+                        .filter(|p| !self.memo.mutated.contains(p))
                         .map(|&p| (proposer, Some(p), k)),
                 ),
                 Proposer::Fresh => jobs.push((proposer, None, k)),
@@ -378,12 +387,12 @@ impl Search<'_> {
             if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                 continue;
             }
-            if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+            if parent.is_some_and(|p| self.memo.stale.contains(&(proposer, p))) {
                 continue;
             }
             if proposer == Proposer::Mutate {
                 let p = parent.unwrap_or(0);
-                self.mutated.insert(p);
+                self.memo.mutated.insert(p);
                 let found = self.mutate(p, None).await?;
                 self.harden_found(&found).await?;
                 // Edits of the edits that got furthest: two slips need two edits, and they
@@ -397,7 +406,7 @@ impl Search<'_> {
                     let children = self.best_children(&frontier);
                     frontier.clear();
                     for c in children {
-                        if !self.mutated.insert(c) {
+                        if !self.memo.mutated.insert(c) {
                             continue;
                         }
                         let found = self.mutate(c, None).await?;
@@ -424,7 +433,7 @@ impl Search<'_> {
             }
             if proposer == Proposer::Complete {
                 let p = parent.unwrap_or(0);
-                self.completed.insert(p);
+                self.memo.completed.insert(p);
                 proposed_any |= self.complete(p, k).await?;
                 continue;
             }
@@ -447,7 +456,7 @@ impl Search<'_> {
                 if self.selecting() && has_fresh && proposer != Proposer::Fresh {
                     break;
                 }
-                if parent.is_some_and(|p| self.stale.contains(&(proposer, p))) {
+                if parent.is_some_and(|p| self.memo.stale.contains(&(proposer, p))) {
                     break;
                 }
                 // Samples the budget cannot pay for are not started; a cheaper job later in
@@ -488,7 +497,8 @@ impl Search<'_> {
         if let Some(&first) = self.passing.first() {
             let wanted = self.votes_wanted();
             let can_vote = self.options.portfolio.iter().any(|(p, _)| p.independent());
-            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted || self.votes_settled {
+            if wanted == 0 || !can_vote || self.votes_after(first) >= wanted || self.voting.settled
+            {
                 return Some(Stop::Solved);
             }
             if self.votes_hopeless(first) {
@@ -559,7 +569,7 @@ impl Search<'_> {
     fn phase(&self, phase: Phase) {
         self.progress.event(ProgressEvent::Phase {
             task_id: self.task.task_id.clone(),
-            iteration: self.round,
+            iteration: self.round.number,
             phase,
         });
     }

@@ -203,7 +203,7 @@ impl Search<'_> {
         let (lines, tried) = tokio::task::spawn_blocking(work)
             .await
             .map_err(|e| AgentError::Internal(format!("mutate worker thread: {e}")))??;
-        self.round_tests_ms += ms(started.elapsed());
+        self.round.tests_ms += ms(started.elapsed());
         let parent_passed = self.node(parent).tested.passed;
         let parent_errors = self.node(parent).errors;
         let parent_unbound = unbound_names(&self.node(parent).tested.outcomes);
@@ -242,7 +242,7 @@ impl Search<'_> {
                 crate::repair::search::node::changed_lines(&self.seed_program, &t.edit.program);
             self.candidates.push(CandidateRecord {
                 id,
-                round: self.round,
+                round: self.round.number,
                 proposer: Proposer::Mutate,
                 parent: Some(parent),
                 program: keep.then(|| t.edit.program.clone()),
@@ -269,7 +269,7 @@ impl Search<'_> {
                 self.progress
                     .event(crate::repair::progress::ProgressEvent::Tested {
                         task_id: self.task.task_id.clone(),
-                        iteration: self.round,
+                        iteration: self.round.number,
                         candidate: Some(id),
                         passed: t.passed,
                         total,
@@ -323,7 +323,7 @@ impl Search<'_> {
         derived: Option<&Derived>,
     ) -> Result<Vec<(u32, u32)>, AgentError> {
         if derived.is_none() {
-            if let Some(found) = self.localised.get(&parent) {
+            if let Some(found) = self.memo.localised.get(&parent) {
                 return Ok(found.clone());
             }
         }
@@ -382,9 +382,9 @@ impl Search<'_> {
         let found = tokio::task::spawn_blocking(work)
             .await
             .map_err(|e| AgentError::Internal(format!("localisation worker thread: {e}")))??;
-        self.round_tests_ms += ms(started.elapsed());
+        self.round.tests_ms += ms(started.elapsed());
         if derived.is_none() {
-            self.localised.insert(parent, found.clone());
+            self.memo.localised.insert(parent, found.clone());
         }
         Ok(found)
     }

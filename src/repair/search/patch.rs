@@ -366,7 +366,7 @@ impl Search<'_> {
                 r.seed = Some(sample_seed(
                     self.fixer.options.rng_seed,
                     &[
-                        self.round as u64,
+                        self.round.number as u64,
                         parent as u64,
                         Proposer::Patch.code(),
                         u64::from(first),
@@ -378,7 +378,7 @@ impl Search<'_> {
                 self.remember_raw(&r);
                 let llm_ms = ms(started.elapsed());
                 self.consider(
-                    self.round,
+                    self.round.number,
                     Proposer::Patch,
                     Some(parent),
                     patched.program,
@@ -404,11 +404,11 @@ impl Search<'_> {
     }
 
     pub(super) fn sent_raw(&self, r: &ChatRequest) -> bool {
-        self.sent.contains(&raw_hash(r))
+        self.memo.sent.contains(&raw_hash(r))
     }
 
     pub(super) fn remember_raw(&mut self, r: &ChatRequest) {
-        self.sent.insert(raw_hash(r));
+        self.memo.sent.insert(raw_hash(r));
     }
 }
 

@@ -33,7 +33,7 @@ impl Search<'_> {
                 admitted.push(program.clone());
             }
         }
-        self.round_tests_ms += ms(t.elapsed());
+        self.round.tests_ms += ms(t.elapsed());
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
@@ -42,7 +42,7 @@ impl Search<'_> {
                 given.len()
             ),
         });
-        self.peers = admitted;
+        self.voting.peers = admitted;
         Ok(())
     }
 }

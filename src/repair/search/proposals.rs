@@ -49,18 +49,18 @@ impl Search<'_> {
         &mut self,
         parent: usize,
     ) -> Result<Option<Conversation>, AgentError> {
-        if !self.judged.contains_key(&parent) {
+        if !self.memo.judged.contains_key(&parent) {
             match self.judge(parent).await? {
-                Some(judged) => self.judged.insert(parent, judged),
+                Some(judged) => self.memo.judged.insert(parent, judged),
                 // The budget cannot pay for the verdicts and a repair.
                 None => return Ok(None),
             };
         }
-        let Some(judged) = self.judged.get(&parent).cloned() else {
+        let Some(judged) = self.memo.judged.get(&parent).cloned() else {
             return Ok(None);
         };
-        if self.round_trace.is_none() {
-            self.round_trace = Some(judged.clone());
+        if self.round.trace.is_none() {
+            self.round.trace = Some(judged.clone());
         }
         let wrong: Vec<&Verdict> = judged.verdicts.iter().filter(|v| !v.correct).collect();
         let traced = !judged.calls.is_empty();

@@ -46,12 +46,15 @@ impl Search<'_> {
         let mut c = conv.clone_for_sample(self.options.temperature);
         c.seed = Some(if self.as_resample(proposer) {
             // Resampling's j-th program (from 0) has seed rng_seed + j; `n` is 1 here.
-            self.fixer.options.rng_seed.wrapping_add(self.fresh_drawn)
+            self.fixer
+                .options
+                .rng_seed
+                .wrapping_add(self.memo.fresh_drawn)
         } else {
             sample_seed(
                 self.fixer.options.rng_seed,
                 &[
-                    self.round as u64,
+                    self.round.number as u64,
                     parent.map_or(u64::MAX, |p| p as u64),
                     proposer.code(),
                     first as u64,
@@ -59,7 +62,7 @@ impl Search<'_> {
             )
         });
         if proposer == Proposer::Fresh {
-            self.fresh_drawn += n as u64;
+            self.memo.fresh_drawn += n as u64;
         }
         let model = self.model_of(proposer);
         let (purpose, repair) = match proposer {
@@ -80,11 +83,17 @@ impl Search<'_> {
         let llm_ms = ms(started.elapsed()) / drawn.len().max(1) as u64;
         for d in drawn {
             if let Some(first) = d.calls.first() {
-                self.reply_tokens.0 += first.completion_tokens;
-                self.reply_tokens.1 += 1;
+                self.memo.reply_tokens.0 += first.completion_tokens;
+                self.memo.reply_tokens.1 += 1;
             }
             self.consider(
-                self.round, proposer, parent, d.program, d.problem, d.calls, llm_ms,
+                self.round.number,
+                proposer,
+                parent,
+                d.program,
+                d.problem,
+                d.calls,
+                llm_ms,
             )
             .await?;
         }
@@ -93,7 +102,7 @@ impl Search<'_> {
 
     pub(super) fn charge(&mut self, calls: &[CallRecord]) {
         self.spent += calls.iter().map(CallRecord::cost).sum::<u64>();
-        self.round_calls.extend_from_slice(calls);
+        self.round.calls.extend_from_slice(calls);
     }
 
     /// Record a candidate; test it unless it is a duplicate or holds no program.
@@ -149,7 +158,7 @@ impl Search<'_> {
         if let Some(&first) = self.seen.get(&key) {
             record.duplicate_of = Some(first);
             if parent == Some(first) {
-                self.stale.insert((proposer, first));
+                self.memo.stale.insert((proposer, first));
             }
             self.candidates.push(record);
             return Ok(());
@@ -163,7 +172,7 @@ impl Search<'_> {
             }
         }
         let test_ms = ms(t.elapsed());
-        self.round_tests_ms += test_ms;
+        self.round.tests_ms += test_ms;
         record.wall_ms += test_ms;
         let errors = tested
             .outcomes

@@ -40,7 +40,7 @@ impl Search<'_> {
         })
         .await
         .map_err(|e| AgentError::Internal(format!("selection worker thread: {e}")))?;
-        self.round_tests_ms += ms(t.elapsed());
+        self.round.tests_ms += ms(t.elapsed());
         let mut runs = Runs {
             behaviours: vec![Vec::with_capacity(n_inputs); n_programs],
             crashed: vec![Vec::with_capacity(n_inputs); n_programs],
@@ -60,11 +60,11 @@ impl Search<'_> {
     /// The peers' behaviours on `calls` (the selection's extra inputs, the same for the whole
     /// task): run once, then kept, since both a tie check and the selection ask for them.
     async fn peer_behaviours(&mut self, calls: &[TestInput]) -> Result<Runs, AgentError> {
-        if let Some(kept) = &self.peer_behaviours {
+        if let Some(kept) = &self.voting.peer_behaviours {
             return Ok(kept.clone());
         }
-        let run = self.behaviours(self.peers.clone(), calls).await?;
-        self.peer_behaviours = Some(run.clone());
+        let run = self.behaviours(self.voting.peers.clone(), calls).await?;
+        self.voting.peer_behaviours = Some(run.clone());
         Ok(run)
     }
 
@@ -172,7 +172,7 @@ impl Search<'_> {
             return Ok(false);
         };
         let wanted = self.votes_wanted();
-        if self.tie_break_votes >= self.options.tie_votes
+        if self.voting.tie_breaks >= self.options.tie_votes
             || self.options.select_by != SelectRule::Groups
             || self.passing.len() < 2
             || wanted == 0
@@ -196,14 +196,14 @@ impl Search<'_> {
         let Some(Tie { groups, support }) = tie(&voters) else {
             return Ok(false);
         };
-        self.tie_break_votes += 1;
+        self.voting.tie_breaks += 1;
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
                 "the votes tie ({groups} groups of {support} on {} extra inputs): one more vote \
                  ({} of at most {})",
                 calls.len(),
-                self.tie_break_votes,
+                self.voting.tie_breaks,
                 self.options.tie_votes
             ),
         });
@@ -222,7 +222,7 @@ impl Search<'_> {
         };
         let wanted = self.votes_wanted();
         let drawn = self.votes_after(first);
-        if self.votes_settled
+        if self.voting.settled
             || !self.options.settle_votes
             || self.options.select_by != SelectRule::Groups
             || wanted == 0
@@ -240,7 +240,7 @@ impl Search<'_> {
         let Some(Settled { lead, others }) = settled(&voters, left) else {
             return Ok(());
         };
-        self.votes_settled = true;
+        self.voting.settled = true;
         self.progress.event(ProgressEvent::Step {
             task_id: self.task.task_id.clone(),
             message: format!(
@@ -263,7 +263,7 @@ impl Search<'_> {
         if wanted == 0 {
             return 0;
         }
-        wanted + self.tie_break_votes
+        wanted + self.voting.tie_breaks
     }
 
     /// The first `vote_patience` votes drawn since the first pass all failed the visible tests
@@ -293,7 +293,7 @@ impl Search<'_> {
     /// Votes since the first pass: the model proposals drawn after candidate `first`, and the
     /// peers that pass the visible tests (they cost nothing, so they are counted first).
     pub(super) fn votes_after(&self, first: usize) -> usize {
-        self.peers.len()
+        self.voting.peers.len()
             + self
                 .candidates
                 .iter()
