@@ -49,7 +49,7 @@ impl TestInput {
     /// A one-line description for reports.
     pub fn describe(&self) -> String {
         match self {
-            TestInput::Code { source } => one_line(source),
+            TestInput::Code { source } => runs_call(source).unwrap_or_else(|| one_line(source)),
             TestInput::Io { stdin, .. } => format!("stdin {}", one_line(&format!("{stdin:?}"))),
             TestInput::Call { expr } => one_line(expr),
             TestInput::Pytest { node_id, .. } => node_id.clone(),
@@ -70,6 +70,8 @@ impl TestInput {
             TestInput::Pytest { source, .. } if !source.trim().is_empty() => {
                 source.trim_end().to_string()
             }
+            // The test's own text, set-up included, not the name `describe` gives it.
+            TestInput::Code { source } => one_line(source),
             _ => self.describe(),
         }
     }
@@ -101,6 +103,30 @@ pub fn guards_line(outcomes: &[TestOutcome]) -> Option<String> {
     })
 }
 
+/// A test of several lines that ends by calling what it defined (`test_cases()`,
+/// `TestMore().test_sqrt()`: a test function read with its set-up) is named by that call; its
+/// first line is only the set-up's.
+fn runs_call(source: &str) -> Option<String> {
+    let mut lines = source
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty());
+    let last = lines.next_back()?;
+    lines.next()?;
+    let is_name = |s: &str| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let call = last.strip_suffix("()")?;
+    let ok = match call.split_once("().") {
+        Some((class, method)) => is_name(class) && is_name(method),
+        None => is_name(call),
+    };
+    (ok && !last.starts_with([' ', '\t'])).then(|| last.to_string())
+}
+
 fn one_line(text: &str) -> String {
     let joined = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     if joined.chars().count() > 120 {
@@ -108,6 +134,36 @@ fn one_line(text: &str) -> String {
         format!("{cut}...")
     } else {
         joined
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::TestInput;
+
+    fn describe(source: &str) -> String {
+        TestInput::Code {
+            source: source.into(),
+        }
+        .describe()
+    }
+
+    #[test]
+    fn a_test_function_read_with_its_set_up_is_named_by_its_call() {
+        let setup = "import prog as p\nCASES = [1]\ndef test_cases():\n    assert p.f(1)\n";
+        assert_eq!(describe(&format!("{setup}test_cases()")), "test_cases()");
+        let class = "class TestMore:\n    def test_sqrt(self):\n        assert 1\n";
+        assert_eq!(
+            describe(&format!("{class}TestMore().test_sqrt()")),
+            "TestMore().test_sqrt()"
+        );
+        // One line, or a last line that is not a bare call: the text itself.
+        assert_eq!(describe("check()"), "check()");
+        assert_eq!(
+            describe("x = 1\nassert f(x) == 2"),
+            "x = 1 assert f(x) == 2"
+        );
+        assert_eq!(describe("x = 1\ncheck(x)"), "x = 1 check(x)");
     }
 }
 
