@@ -109,35 +109,44 @@ fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliErr
     Ok(last)
 }
 
-fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
-    // `--write` holds the file for the whole run: locked (a second run waits), checked to be
-    // writable before any model call, and read once; the fix replaces it only if unchanged.
-    let program_file = file_task::program_file(&s.target);
-    let guard = match &s.input {
-        FixInput::Task(TaskSource::Program(_)) if s.write => Some(hold(&program_file, s.quiet)?),
-        _ => None,
+/// What a fix needs from its input, resolved once per input kind: the tasks and the runner
+/// they run with, the file held for `--write`, a snippet still to be made runnable (it needs a
+/// model), and the lines of a task file set aside (reported already: the exit status says so).
+struct Prepared {
+    tasks: Vec<crate::task::Task>,
+    runner: crate::run::Runner,
+    guard: Option<crate::files::WriteGuard>,
+    snippet: Option<crate::exec::Snippet>,
+    skipped: usize,
+}
+
+fn prepare(s: &FixSettings, program_file: &Path) -> Result<Prepared, CliError> {
+    let mut prepared = Prepared {
+        tasks: Vec::new(),
+        runner: s.sandbox.runner()?,
+        guard: None,
+        snippet: None,
+        skipped: 0,
     };
-    let snippet = match &s.input {
-        FixInput::Snippet { .. } => Some(super::exec_cmd::read_snippet(&s.target)?),
-        FixInput::Task(_) => None,
-    };
-    // Bad lines of a .jsonl task file set aside (reported already): the exit status says so.
-    let mut skipped = 0;
-    let (mut tasks, mut runner) = match &s.input {
-        FixInput::Snippet { .. } => (Vec::new(), s.sandbox.runner()?),
+    match &s.input {
+        FixInput::Snippet { .. } => {
+            prepared.snippet = Some(super::exec_cmd::read_snippet(&s.target)?);
+        }
         FixInput::Task(TaskSource::Program(tests)) => {
-            let runner = s.sandbox.runner()?;
-            let (task, runner) = match &guard {
-                Some(g) => file_task::load_text(
-                    &s.target,
-                    g.original().text.clone(),
-                    tests,
-                    runner,
-                    s.quiet,
-                )?,
-                None => file_task::load(&s.target, tests, runner, s.quiet)?,
+            let runner = prepared.runner;
+            // `--write` holds the file for the whole run: locked (a second run waits), checked
+            // to be writable before any model call, and read once; the fix replaces it only if
+            // unchanged.
+            let (task, runner) = if s.write {
+                let guard = hold(program_file, s.quiet)?;
+                let text = guard.original().text.clone();
+                prepared.guard = Some(guard);
+                file_task::load_text(&s.target, text, tests, runner, s.quiet)?
+            } else {
+                file_task::load(&s.target, tests, runner, s.quiet)?
             };
-            (vec![task], runner)
+            prepared.tasks.push(task);
+            prepared.runner = runner;
         }
         FixInput::Task(TaskSource::Project(_)) => {
             return Err(CliError::internal(
@@ -146,10 +155,22 @@ fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
         }
         FixInput::Task(TaskSource::Tasks { task_id, strict }) => {
             let (tasks, bad) = select_tasks(&s.target, task_id.as_deref(), *strict)?;
-            skipped = bad;
-            (tasks, s.sandbox.runner()?)
+            prepared.tasks = tasks;
+            prepared.skipped = bad;
         }
-    };
+    }
+    Ok(prepared)
+}
+
+fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
+    let program_file = file_task::program_file(&s.target);
+    let Prepared {
+        mut tasks,
+        mut runner,
+        guard,
+        snippet,
+        skipped,
+    } = prepare(&s, &program_file)?;
     let seed = seed_source(&s, tasks.len().max(1))?;
     if !s.peers.is_empty() {
         let peers = read_peers(&s.peers, &program_file)?;
