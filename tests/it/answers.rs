@@ -7,19 +7,10 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
 use ldb::run::sandbox::{Limits, Sandbox};
 use ldb::run::{Runner, TestInput, TestStatus};
-
-fn ldb(args: &[&str], cwd: &Path) -> Output {
-    common::ldb()
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run ldb")
-}
 
 /// `final_hidden_pass` of each task in `dir/run/none.jsonl`.
 fn hidden_passes(dir: &Path) -> Vec<(String, bool)> {
@@ -80,7 +71,8 @@ fn a_seed_reading_its_answers_from_the_ldb_image_scores_as_a_failure() {
     let dir = tempfile::tempdir().expect("tempdir");
     let seed = serde_json::json!({"task_id": "HumanEval/0", "solution": IMAGE_FORGERY});
     std::fs::write(dir.path().join("seeds.jsonl"), format!("{seed}\n")).expect("seeds");
-    let out = ldb(
+    let out = common::ldb_in(
+        dir.path(),
         &[
             "eval",
             "--dataset",
@@ -95,7 +87,6 @@ fn a_seed_reading_its_answers_from_the_ldb_image_scores_as_a_failure() {
             "run",
             "--quiet",
         ],
-        dir.path(),
     );
     assert!(
         out.status.success(),
@@ -138,7 +129,8 @@ def secret(x):
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&tasks, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let work = tempfile::tempdir().expect("tempdir");
-    let out = ldb(
+    let out = common::ldb_in(
+        work.path(),
         &[
             "eval",
             "--dataset",
@@ -149,7 +141,6 @@ def secret(x):
             "run",
             "--quiet",
         ],
-        work.path(),
     );
     let _ = std::fs::remove_dir_all(&dir);
     assert!(

@@ -26,14 +26,6 @@ async fn endpoint() -> MockServer {
     server
 }
 
-fn ldb(args: &[&str], cwd: &Path) -> Output {
-    common::ldb()
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run ldb")
-}
-
 /// `ldb fix FILE` against `server`, run from `dir`.
 async fn fix(server: &MockServer, dir: &Path, file: &str, extra: &[&str]) -> Output {
     let config = dir.join("config.toml");
@@ -60,7 +52,7 @@ async fn fix(server: &MockServer, dir: &Path, file: &str, extra: &[&str]) -> Out
     );
     tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        ldb(&args, &dir)
+        common::ldb_in(&dir, &args)
     })
     .await
     .expect("ldb fix")
@@ -187,7 +179,7 @@ fn mixed(dir: &Path) -> PathBuf {
 fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     mixed(dir.path());
-    let out = ldb(&["test", "mixed.jsonl"], dir.path());
+    let out = common::ldb_in(dir.path(), &["test", "mixed.jsonl"]);
     let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert!(
         text.contains("good/0") && text.contains("good/1"),
@@ -201,7 +193,7 @@ fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
     assert_eq!(out.status.code(), Some(2), "{err}");
 
     // --strict stops at the first bad line, before any task runs.
-    let out = ldb(&["test", "mixed.jsonl", "--strict"], dir.path());
+    let out = common::ldb_in(dir.path(), &["test", "mixed.jsonl", "--strict"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -215,7 +207,8 @@ fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
     );
 
     // ldb eval scores the good tasks and names the bad lines.
-    let out = ldb(
+    let out = common::ldb_in(
+        dir.path(),
         &[
             "eval",
             "--dataset",
@@ -226,7 +219,6 @@ fn a_mixed_jsonl_runs_its_good_tasks_and_names_each_bad_line() {
             "run",
             "--quiet",
         ],
-        dir.path(),
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -6,10 +6,6 @@ use std::process::Output;
 
 use crate::common;
 
-fn ldb(args: &[&str], cwd: &Path) -> Output {
-    ldb_at(Path::new(env!("CARGO_BIN_EXE_ldb")), args, cwd)
-}
-
 fn ldb_at(exe: &Path, args: &[&str], cwd: &Path) -> Output {
     common::ldb_at(exe)
         .args(args)
@@ -67,7 +63,7 @@ fn hidden_passes(dir: &Path) -> Vec<(String, bool)> {
 fn humaneval_runs_with_no_data_dir() {
     let dir = tempfile::tempdir().expect("tempdir");
     write_seeds(dir.path());
-    let out = ldb(EVAL_TWO, dir.path());
+    let out = common::ldb_in(dir.path(), EVAL_TWO);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let text = std::fs::read_to_string(dir.path().join("run/none.jsonl")).expect("results");
@@ -84,7 +80,7 @@ fn humaneval_runs_with_no_data_dir() {
         .unwrap_or_default()
         .contains(r#""dataset":"humaneval""#));
     // The run as a page: the comparison, the chart inline, a row per task.
-    let out = ldb(&["eval", "report", "run", "--html", "run.html"], dir.path());
+    let out = common::ldb_in(dir.path(), &["eval", "report", "run", "--html", "run.html"]);
     assert!(
         out.status.success(),
         "{}",
@@ -106,7 +102,8 @@ fn humaneval_runs_with_no_data_dir() {
 #[test]
 fn what_is_not_built_in_says_where_its_files_go() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = ldb(
+    let out = common::ldb_in(
+        dir.path(),
         &[
             "eval",
             "--dataset",
@@ -116,7 +113,6 @@ fn what_is_not_built_in_says_where_its_files_go() {
             "--seeds",
             "ldb:gpt-3.5-turbo-0613",
         ],
-        dir.path(),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -132,9 +128,9 @@ fn what_is_not_built_in_says_where_its_files_go() {
         "{stderr}"
     );
 
-    let out = ldb(
-        &["eval", "--dataset", "transcoder", "--strategy", "none"],
+    let out = common::ldb_in(
         dir.path(),
+        &["eval", "--dataset", "transcoder", "--strategy", "none"],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

@@ -8,10 +8,6 @@ use crate::common::{self, shared};
 use std::path::Path;
 use std::process::Output;
 
-fn ldb(args: &[&str]) -> Output {
-    common::ldb().args(args).output().expect("run ldb")
-}
-
 fn eval(out: &Path, extra: &[&str]) -> Output {
     let data = shared();
     let mut args = vec![
@@ -28,7 +24,7 @@ fn eval(out: &Path, extra: &[&str]) -> Output {
         out.to_str().expect("utf-8"),
     ];
     args.extend_from_slice(extra);
-    ldb(&args)
+    common::ldb_in(Path::new("."), &args)
 }
 
 fn stderr(o: &Output) -> String {
@@ -121,17 +117,20 @@ fn a_run_resumes_without_repeating_or_losing_tasks() {
     let samples = dir.path().join("samples.jsonl");
     let plot = dir.path().join("plot.svg");
     let md = dir.path().join("report.md");
-    let report = ldb(&[
-        "eval",
-        "report",
-        out.to_str().expect("utf-8"),
-        "--samples",
-        samples.to_str().expect("utf-8"),
-        "--plot",
-        plot.to_str().expect("utf-8"),
-        "--out",
-        md.to_str().expect("utf-8"),
-    ]);
+    let report = common::ldb_in(
+        Path::new("."),
+        &[
+            "eval",
+            "report",
+            out.to_str().expect("utf-8"),
+            "--samples",
+            samples.to_str().expect("utf-8"),
+            "--plot",
+            plot.to_str().expect("utf-8"),
+            "--out",
+            md.to_str().expect("utf-8"),
+        ],
+    );
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
     let samples = std::fs::read_to_string(&samples).expect("samples");
     assert_eq!(samples.lines().count(), 5);
@@ -191,12 +190,15 @@ fn only_failing_with_a_limit_counts_failing_seeds() {
 fn missing_inputs_are_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     // HumanEval and MBPP are built in; TransCoder needs its files.
-    let no_data = ldb(&["eval", "--dataset", "transcoder", "--strategy", "none"]);
+    let no_data = common::ldb_in(
+        Path::new("."),
+        &["eval", "--dataset", "transcoder", "--strategy", "none"],
+    );
     let err = stderr(&no_data);
     assert_eq!(no_data.status.code(), Some(2), "{err}");
     assert!(err.contains("--data-dir"), "{err}");
 
-    let no_dataset = ldb(&["eval"]);
+    let no_dataset = common::ldb_in(Path::new("."), &["eval"]);
     assert_eq!(no_dataset.status.code(), Some(2));
     assert!(stderr(&no_dataset).contains("--dataset"));
 
@@ -210,7 +212,10 @@ fn missing_inputs_are_clear_errors() {
 
     let not_results = dir.path().join("z.jsonl");
     std::fs::write(&not_results, "{\"task_id\": \"a\"}\n").expect("write");
-    let report = ldb(&["eval", "report", not_results.to_str().expect("utf-8")]);
+    let report = common::ldb_in(
+        Path::new("."),
+        &["eval", "report", not_results.to_str().expect("utf-8")],
+    );
     assert_eq!(report.status.code(), Some(2));
     assert!(stderr(&report).contains("not an `ldb eval` results file"));
 }

@@ -24,14 +24,6 @@ fn fixed_in_prog() -> String {
     )
 }
 
-fn ldb(dir: &Path, args: &[&str]) -> Output {
-    common::ldb()
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run ldb")
-}
-
 fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -51,7 +43,7 @@ fn project(tests: &str) -> tempfile::TempDir {
 fn a_test_file_importing_the_program_both_ways_runs_against_it() {
     // `import prog` + `prog.running_max(...)`: the module is the program under test.
     let dir = project(TESTS);
-    ldb_snapshot!(ldb(
+    ldb_snapshot!(common::ldb_in(
         dir.path(),
         &["test", "prog.py", "--tests", "test_prog.py"]
     ));
@@ -61,7 +53,7 @@ fn a_test_file_importing_the_program_both_ways_runs_against_it() {
 fn the_fixed_program_passes_the_same_test_file() {
     let dir = project(TESTS);
     std::fs::write(dir.path().join("prog.py"), FIXED).expect("prog.py");
-    ldb_snapshot!(ldb(
+    ldb_snapshot!(common::ldb_in(
         dir.path(),
         &["test", "prog.py", "--tests", "test_prog.py"]
     ));
@@ -72,7 +64,7 @@ fn test_functions_with_set_up_and_helpers_run_whole() {
     let dir = project(
         "import math\nimport prog as p\n\nCASES = [([2, 1], [2, 2]), ([5], [5])]\n\ndef check(xs, want):\n    assert p.running_max(xs) == want\n\ndef test_cases():\n    for xs, want in CASES:\n        check(xs, want)\n\nclass TestMore:\n    def test_sqrt(self):\n        assert p.running_max([math.isqrt(16)]) == [4]\n",
     );
-    ldb_snapshot!(ldb(
+    ldb_snapshot!(common::ldb_in(
         dir.path(),
         &["test", "prog.py", "--tests", "test_prog.py"]
     ));
@@ -81,7 +73,7 @@ fn test_functions_with_set_up_and_helpers_run_whole() {
 #[test]
 fn inline_tests_and_stdin_programs() {
     let dir = project(TESTS);
-    let inline = ldb(
+    let inline = common::ldb_in(
         dir.path(),
         &[
             "test",
@@ -99,7 +91,7 @@ fn inline_tests_and_stdin_programs() {
         "\"\"\"Print the sum of the two numbers on the input line.\"\"\"\na, b = map(int, input().split())\nprint(a - b)\n",
     )
     .expect("add.py");
-    let stdin = ldb(
+    let stdin = common::ldb_in(
         dir.path(),
         &[
             "test",
@@ -124,7 +116,7 @@ fn stats_project(stats: &str, tests: &str) -> tempfile::TempDir {
 }
 
 fn test_stats(dir: &tempfile::TempDir) -> Output {
-    ldb(
+    common::ldb_in(
         dir.path(),
         &["test", "stats.py", "--tests", "test_stats.py"],
     )
@@ -172,8 +164,9 @@ fn a_missing_module_is_named_before_asking_which_function_is_under_test() {
 #[test]
 fn importing_a_missing_module_is_a_clear_error() {
     let dir = project("import no_such_module_xyz\nfrom prog import running_max\n\nassert running_max([1]) == [1]\n");
-    let test =
-        |dir: &tempfile::TempDir| ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    let test = |dir: &tempfile::TempDir| {
+        common::ldb_in(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"])
+    };
     ldb_snapshot!("not_installed", test(&dir));
     // The usual slip: the test file imports the program under another name.
     let dir = project("import solution\n\nassert solution.running_max([1]) == [1]\n");
@@ -186,14 +179,14 @@ fn importing_a_missing_module_is_a_clear_error() {
 fn test_files_ldb_cannot_run_are_refused_with_the_line_and_a_hint() {
     // Without pytest's help (--no-pytest): auto goes to pytest, see pytest_project.rs.
     let dir = project("from prog import running_max\n\ndef test_f(tmp_path):\n    assert running_max([1]) == [1]\n");
-    let out = ldb(
+    let out = common::ldb_in(
         dir.path(),
         &["test", "prog.py", "--tests", "test_prog.py", "--no-pytest"],
     );
     ldb_snapshot!("a_fixture_argument", out);
-    ldb_snapshot!("no_tests", ldb(dir.path(), &["test", "prog.py"]));
+    ldb_snapshot!("no_tests", common::ldb_in(dir.path(), &["test", "prog.py"]));
     std::fs::write(dir.path().join("task.json"), "{}").expect("task.json");
-    let out = ldb(
+    let out = common::ldb_in(
         dir.path(),
         &["test", "task.json", "--tests", "test_prog.py"],
     );
@@ -315,7 +308,7 @@ async fn fix_write_replaces_the_file_and_keeps_the_original() {
         PROG
     );
     // And the tests now pass.
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    let out = common::ldb_in(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
 }
 
@@ -499,7 +492,7 @@ async fn a_bom_and_crlf_lines_round_trip() {
     original.extend_from_slice(crlf(MODULE).as_bytes());
     std::fs::write(dir.path().join("prog.py"), &original).expect("prog.py");
     // Tests run: the BOM is no syntax error.
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    let out = common::ldb_in(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     let (stdout, _) = text(&out);
     assert!(stdout.contains("2 of 3 tests passed"), "{stdout}");
     let out = fix(dir.path(), &["--write", "--unconfirmed"]).await;
@@ -590,7 +583,7 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
     .expect("bob.py");
     // Edits alone: no model is reachable.
     let fix_with_peers = || {
-        ldb(
+        common::ldb_in(
             &class,
             &[
                 "fix",
@@ -630,7 +623,7 @@ fn peers_in_a_directory_vote_and_the_program_itself_is_left_out() {
         "{stderr}"
     );
 
-    let missing = ldb(
+    let missing = common::ldb_in(
         &class,
         &[
             "fix",
@@ -661,7 +654,7 @@ fn tests_that_import_another_module_are_refused() {
         vec!["test", "broken.py", "--tests", "test_prog.py::test_rising"],
         vec!["fix", "broken.py", "--tests", "test_prog.py", "--write"],
     ] {
-        let out = ldb(dir.path(), &args);
+        let out = common::ldb_in(dir.path(), &args);
         let (stdout, stderr) = text(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stdout}\n{stderr}");
         assert!(
@@ -677,7 +670,7 @@ fn tests_that_import_another_module_are_refused() {
         broken
     );
     // The tests of prog.py, given prog.py, still run.
-    let out = ldb(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
+    let out = common::ldb_in(dir.path(), &["test", "prog.py", "--tests", "test_prog.py"]);
     assert_eq!(out.status.code(), Some(1), "{:?}", text(&out));
 }
 

@@ -6,7 +6,7 @@ pub mod project;
 pub mod snapshot;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use ldb::run::sandbox::{Limits, Sandbox};
@@ -50,6 +50,11 @@ pub fn scrub(cmd: &mut Command) -> &mut Command {
 /// This build's `ldb`, scrubbed, its stdin empty (a test never types at the terminal).
 pub fn ldb() -> Command {
     ldb_at(Path::new(env!("CARGO_BIN_EXE_ldb")))
+}
+
+/// Run this build's `ldb` with `args` in `dir` and wait for it.
+pub fn ldb_in(dir: &Path, args: &[&str]) -> Output {
+    ldb().args(args).current_dir(dir).output().expect("run ldb")
 }
 
 /// The `ldb` at `exe` (a copy of this build's), as [`ldb`].
