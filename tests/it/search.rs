@@ -744,6 +744,28 @@ async fn votes_that_cannot_change_the_choice_are_not_drawn() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_passing_vote_after_a_fresh_program_passed_ends_the_votes_when_asked() {
+    // A fresh program passes first; the first vote fails, the second passes but disagrees (one
+    // vote each, one left: the vote is open). `--stop-at-passing-vote` stops there; without it
+    // the last vote is drawn.
+    for (stop, drawn) in [(true, 3), (false, 4)] {
+        let generator = ScriptedModel::new([
+            program_reply(FIXED),
+            program_reply(HOPELESS),
+            program_reply(FIXED_POSITIVE_ONLY),
+            program_reply(FIXED_OTHER),
+        ]);
+        let mut options = only(Proposer::Fresh, 4);
+        options.select = 3;
+        options.tie_votes = 0;
+        options.stop_at_passing_vote = stop;
+        let run = search(&task(), options, None, generator, no_replies()).await;
+        assert_eq!(run.generator.len(), drawn, "stop {stop}");
+        assert_eq!(run.report.status, FixStatus::Fixed);
+    }
+}
+
 /// FIXED, but crashing (an index out of range inside it) on a list whose first element is
 /// larger than its last, which no visible test has: `[4, 3, 2, 1]`, a visible list reversed.
 const CRASHES_ON_DESCENDING: &str = "def sum_evens(xs: list) -> int:\n    if xs and xs[0] > xs[-1]:\n        xs = xs[len(xs):][0]\n    return sum(x for x in xs if x % 2 == 0)\n";

@@ -121,6 +121,10 @@ pub struct SearchArgs {
     /// votes left). By default they are not drawn: the same program, fewer tokens.
     #[arg(hide_short_help = true, long)]
     pub all_votes: bool,
+    /// Search: once an edit or a fresh program has passed the visible tests, stop drawing
+    /// votes at the first one that passes them too (the rest rarely change the choice).
+    #[arg(hide_short_help = true, long, conflicts_with = "all_votes")]
+    pub stop_at_passing_vote: bool,
     /// Search, mutate: leave a program that passes the visible tests as it is even when it
     /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
     /// or string arguments is emptied, or a value beside a sequence is taken from its first or

@@ -109,6 +109,7 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         vote_patience: args.vote_patience,
         tie_votes: args.tie_votes,
         settle_votes: !args.all_votes,
+        stop_at_passing_vote: args.stop_at_passing_vote,
         harden: !args.no_harden,
         time_limit: args.time_limit.map(std::time::Duration::from_secs),
     }

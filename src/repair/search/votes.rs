@@ -234,6 +234,19 @@ impl Search<'_> {
             return Ok(());
         }
         let left = wanted - drawn;
+        if self.options.stop_at_passing_vote && first != 0 {
+            if let Some(vote) = self.first_passing_vote(first) {
+                self.voting.settled = true;
+                self.progress.event(ProgressEvent::Step {
+                    task_id: self.task.task_id.clone(),
+                    message: format!(
+                        "vote {vote} passes the visible tests after an edit or a fresh program \
+                         did: the {left} left are not drawn (--stop-at-passing-vote)"
+                    ),
+                });
+                return Ok(());
+            }
+        }
         let Some((voters, calls)) = self.passing_voters().await? else {
             return Ok(());
         };
@@ -288,6 +301,19 @@ impl Search<'_> {
             tested.visible_passed.is_none_or(|p| p < self.tests.len())
         };
         votes.len() >= patience && votes.into_iter().take(patience).all(failed)
+    }
+
+    /// The first vote drawn after candidate `first` that passes the visible tests (itself, or
+    /// as the program it writes again): its position among the votes, from 1.
+    fn first_passing_vote(&self, first: usize) -> Option<usize> {
+        self.candidates
+            .iter()
+            .filter(|c| c.id > first && c.proposer.independent())
+            .position(|c| {
+                let tested = c.duplicate_of.unwrap_or(c.id);
+                self.passing.contains(&tested)
+            })
+            .map(|i| i + 1)
     }
 
     /// Votes since the first pass: the model proposals drawn after candidate `first`, and the

@@ -277,6 +277,9 @@ impl EvalPlan {
                 if o.settle_votes && (o.select > 0 || o.verify > 0) {
                     label.push_str(" settle-votes");
                 }
+                if o.stop_at_passing_vote && o.select > 0 {
+                    label.push_str(" stop-at-passing-vote");
+                }
                 if self.peers > 0 {
                     label.push_str(&format!(" peers {}", self.peers));
                 }
