@@ -20,7 +20,8 @@
   exists and, with `#anchor`, a heading of it.
 
 The units are the entries of benchmarks/results, except that the files of a directory in
-COLLECTIONS are results of their own (`check/` holds one file per set and mode); a `.md` summary
+COLLECTIONS are results of their own (`check/` holds one file per set and mode, `ldb-table/` one
+run directory per cell); a `.md` summary
 beside a `.jsonl` of the same name is cited with it.
 """
 import fnmatch
@@ -36,7 +37,7 @@ RESULTS_MD = ROOT / "benchmarks" / "RESULTS.md"
 HISTORY = ROOT / "docs" / "history.md"
 EXPERIMENTS = ROOT / "benchmarks" / "experiments"
 INDEX = RESULTS / "README.md"
-COLLECTIONS = {"check"}
+COLLECTIONS = {"check", "ldb-table"}
 IN_PROGRESS = ["repair-*", "locate-*.jsonl", "patch-*.jsonl"]
 MAX_RESULTS_MD = 30 * 1024
 
