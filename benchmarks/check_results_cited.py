@@ -63,8 +63,12 @@ def units():
         if str(entry.relative_to(ROOT)) in skip:
             continue
         if entry.is_dir() and entry.name in COLLECTIONS:
-            for f in sorted(entry.iterdir()):
-                yield f"{entry.name}/{f.name}", f.name, f
+            files = sorted(entry.iterdir())
+            # A cell a long run is still writing may be ignored (not yet committed).
+            inner = ignored([str(f.relative_to(ROOT)) for f in files])
+            for f in files:
+                if str(f.relative_to(ROOT)) not in inner:
+                    yield f"{entry.name}/{f.name}", f.name, f
         else:
             yield entry.name, entry.name, entry
 
