@@ -380,9 +380,13 @@ impl Session<'_> {
             generated: 0,
         };
         let mut work = GenStats::default();
-        // Prompt and reply so far: where drafts are looked up.
-        let mut history = tokens.clone();
         let draft_max = self.options.draft_max;
+        // Prompt and reply so far, where drafts are looked up; kept only when drafting.
+        let mut history = if draft_max > 0 {
+            tokens.clone()
+        } else {
+            Vec::new()
+        };
         let (longest, shortest) = self.options.draft_ngram;
         let mut next = pick(
             &mut sampler,
@@ -401,9 +405,13 @@ impl Session<'_> {
             if reply.generated >= budget {
                 break;
             }
-            history.push(next);
-            let room = draft_max.min(budget - reply.generated);
-            let draft = super::draft::lookup(&history, shortest, longest, room).to_vec();
+            let draft = if draft_max > 0 {
+                history.push(next);
+                let room = draft_max.min(budget - reply.generated);
+                super::draft::lookup(&history, shortest, longest, room).to_vec()
+            } else {
+                Vec::new()
+            };
             batch.clear();
             for (i, &tok) in std::iter::once(&next).chain(&draft).enumerate() {
                 batch

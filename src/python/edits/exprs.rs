@@ -407,7 +407,7 @@ fn collect_stmt_exprs<'a>(stmt: &'a Stmt, out: &mut Vec<&'a Expr>) {
     ) {
         return;
     }
-    for body in crate::python::edits::walk::bodies(stmt) {
+    for body in crate::python::walk::child_bodies(stmt) {
         for s in body {
             collect_stmt_exprs(s, out);
         }

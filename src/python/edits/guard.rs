@@ -6,10 +6,10 @@
 
 use rustpython_parser::ast::{self, Ranged, Stmt};
 
-use super::walk::bodies;
 use super::{Edit, EditKind};
 use crate::python::normalize::program_key;
 use crate::python::source::{parse_module, SourceFile};
+use crate::python::walk::child_bodies as bodies;
 
 /// The empty value of the type of `answer` (a Python `repr`): `0` for an int, `[]` for a list,
 /// and so on; `None` when the type has no obvious empty value.

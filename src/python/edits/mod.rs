@@ -315,7 +315,7 @@ impl<'a> Finder<'a> {
                     );
                 }
                 _ => {
-                    for b in walk::bodies(stmt) {
+                    for b in crate::python::walk::child_bodies(stmt) {
                         self.body(b, function_body, locals, variables, parents);
                     }
                 }

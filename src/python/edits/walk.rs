@@ -132,9 +132,6 @@ fn comprehension<'a>(
     }
 }
 
-/// The statement bodies nested directly in `stmt` (`if`: its body and its `else`).
-pub(super) use crate::python::walk::child_bodies as bodies;
-
 /// Names an assignment target stores to.
 pub(super) fn stored(target: &Expr, out: &mut BTreeSet<String>) {
     let mut names = Vec::new();
