@@ -77,6 +77,10 @@ async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>)
                 portfolio,
                 select: 2,
                 verify: 2,
+                // These tests follow `harden`'s set-aside edits and votes where a crash
+                // abstains (rules off by default, `--rules`).
+                harden: true,
+                crash_abstains: true,
                 // Resampling's one-at-a-time seeds; the scripted model answers in order anyway.
                 ..SearchOptions::default()
             },
@@ -516,6 +520,8 @@ fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
             search: SearchOptions {
                 portfolio: vec![(Proposer::Mutate, 1)],
                 harden,
+                // Rules off by default that student programs' slips need (`--rules`).
+                counter_start: true,
                 ..SearchOptions::default()
             },
             ..FixOptions::default()
@@ -596,7 +602,7 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     );
     assert!(run.requests.is_empty());
 
-    // With --no-harden the raise is reported and the passing program kept.
+    // Without harden (the default) the raise is reported and the passing program kept.
     let said = Said::default();
     let kept = fixer(false).fix(&task, &said).await;
     assert_eq!(kept.status, FixStatus::AlreadyPassing);
@@ -604,7 +610,7 @@ async fn a_passing_seed_that_raises_on_extra_inputs_is_reported_and_with_harden_
     let said = said.0.into_inner().expect("lock");
     assert!(
         said.iter()
-            .any(|m| m.contains("raises NameError on `mean(") && m.contains("--no-harden")),
+            .any(|m| m.contains("raises NameError on `mean(") && m.contains("--rules harden")),
         "{said:?}"
     );
 }

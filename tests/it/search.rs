@@ -786,6 +786,21 @@ async fn verify_replaces_a_passing_seed_whose_votes_crash_where_another_program_
     let mut options = only(Proposer::Fresh, 2);
     options.verify = 2;
     options.tie_votes = 0;
+    // Off by default (it paid on one kind of code only): then the crashes are answers, and
+    // the two that agree on them keep the given program.
+    let replies = || {
+        ScriptedModel::new([
+            program_reply(CRASHES_ON_DESCENDING_OTHER),
+            program_reply(FIXED_OTHER),
+        ])
+    };
+    let kept = search(&task, options.clone(), None, replies(), no_replies()).await;
+    assert_eq!(
+        kept.report.final_program, CRASHES_ON_DESCENDING,
+        "{:#?}",
+        kept.report.selection
+    );
+    options.crash_abstains = true;
     let run = search(&task, options, None, generator, no_replies()).await;
     let report = &run.report;
     let selection = report.selection.as_ref().expect("selection ran");

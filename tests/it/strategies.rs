@@ -471,10 +471,29 @@ fn the_cli_defaults_to_edits_then_fresh_samples_with_the_prompt_prefilled() {
     let default = fix(&[]);
     assert_eq!(
         default.options.search.portfolio,
-        ldb::repair::search::SearchOptions::parse_portfolio("mutate,complete:2,fresh:4")
-            .expect("valid")
+        ldb::repair::search::SearchOptions::parse_portfolio("mutate,fresh:4").expect("valid")
     );
     assert!(default.options.prefill);
+    // The rules that paid on one kind of code only are off; --rules names them.
+    use ldb::repair::search::Rule;
+    let search = &default.options.search;
+    assert_eq!(
+        Rule::ALL.map(|r| search.rule(r)),
+        [false, false, false, false, true],
+        "harden, counter-start, swapped-args, crash-abstains off; value-edits on"
+    );
+    assert_eq!(search.tie_votes, 0);
+    let on = fix(&[
+        "--rules",
+        "harden,counter-start,swapped-args,crash-abstains,-value-edits",
+    ]);
+    assert!(!fix(&["--rules", "-value-edits"]).options.search.value_edits);
+    assert_eq!(
+        Rule::ALL.map(|r| on.options.search.rule(r)),
+        [true, true, true, true, false]
+    );
+    assert!(fix(&["--harden"]).options.search.harden);
+    assert!(fix_settings(&["--rules", "rank"]).is_err_and(|e| e.contains("unknown rule `rank`")));
     assert_eq!(
         default.options.search.portfolio,
         ldb::repair::search::SearchOptions::default().portfolio

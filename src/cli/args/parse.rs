@@ -4,7 +4,7 @@
 
 use clap::builder::{RangedU64ValueParser, TypedValueParser};
 
-use crate::repair::search::{PortfolioError, Proposer, SearchOptions};
+use crate::repair::search::{PortfolioError, Proposer, Rule, RuleListError, SearchOptions};
 
 /// Why a flag's value was refused (clap prints it after `invalid value 'X' for '--flag'`).
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +17,8 @@ pub enum FlagValueError {
     Seconds(f64),
     #[error(transparent)]
     Portfolio(#[from] PortfolioError),
+    #[error(transparent)]
+    Rules(#[from] RuleListError),
 }
 
 /// A sampling temperature, 0 to 2 (as OpenAI's API takes it).
@@ -51,6 +53,14 @@ pub struct Portfolio(pub Vec<(Proposer, usize)>);
 
 pub fn portfolio(text: &str) -> Result<Portfolio, FlagValueError> {
     Ok(Portfolio(SearchOptions::parse_portfolio(text)?))
+}
+
+/// Rules of the search switched by name (`--rules harden,-value-edits`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleList(pub Vec<(Rule, bool)>);
+
+pub fn rules(text: &str) -> Result<RuleList, FlagValueError> {
+    Ok(RuleList(SearchOptions::parse_rules(text)?))
 }
 
 /// A count of at least 1 (`--concurrency`, `--n`, ...), as a `usize`.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args};
 
-use super::parse::{self, Portfolio};
+use super::parse::{self, Portfolio, RuleList};
 use super::values::{PatchFormArg, SelectRuleArg, VerdictFormArg};
 use crate::generate::local::LocalOptions;
 
@@ -35,8 +35,8 @@ pub struct SearchArgs {
     /// statements; the count is ignored), complete (the model writes the functions left as `pass`
     /// or `return`), patch (the model rewrites the suspicious lines), feedback (repair from the
     /// failing tests), ldb (repair from the trace and block verdicts), fresh (a new program from
-    /// the task). Default: mutate,complete:2,fresh:4; for a project's function no docstring
-    /// describes, mutate,patch:2 (nothing to write a fresh program from).
+    /// the task). Default: mutate,fresh:4; for a project's function no docstring describes,
+    /// mutate,patch:2 (nothing to write a fresh program from).
     #[arg(hide_short_help = true, long, value_name = "LIST", value_parser = parse::portfolio)]
     pub proposers: Option<Portfolio>,
     /// Search: programs carried from one round to the next.
@@ -113,8 +113,9 @@ pub struct SearchArgs {
     pub vote_patience: usize,
     /// Search: when the votes are in and the two heaviest groups of passing programs weigh the
     /// same (the choice would fall to whichever was found first), draw up to N more fresh
-    /// programs, one at a time, until one group leads (0: off).
-    #[arg(hide_short_help = true, long, value_name = "N", default_value_t = 2)]
+    /// programs, one at a time, until one group leads (0: off; it paid on one kind of code
+    /// only, see --rules).
+    #[arg(hide_short_help = true, long, value_name = "N", default_value_t = 0)]
     pub tie_votes: usize,
     /// Search: draw every vote (--select, --verify) even once those left cannot change the
     /// program chosen (the heaviest group outweighs all the others together by more than the
@@ -125,15 +126,26 @@ pub struct SearchArgs {
     /// votes at the first one that passes them too (the rest rarely change the choice).
     #[arg(hide_short_help = true, long, conflicts_with = "all_votes")]
     pub stop_at_passing_vote: bool,
-    /// Search, mutate: leave a program that passes the visible tests as it is even when it
-    /// raises an unexpected error (IndexError, NameError, ...) once one of their list, tuple
-    /// or string arguments is emptied, or a value beside a sequence is taken from its first or
-    /// last element. By default it is edited (single edits, or a guard
-    /// `if not arg: return EMPTY`) until it no longer raises there and keeps its other answers;
-    /// the raise is reported either way. Edits that pass the visible tests get the same check.
-    #[arg(hide_short_help = true, long, overrides_with = "harden")]
+    /// Search: switch rules of the search on (NAME) or off (-NAME), e.g. `harden,-value-edits`.
+    ///
+    /// On by default: value-edits, edits the failing tests' values guide (a literal as the
+    /// expected value has it, a regex class, a mock's argument, call ↔ attribute, a `None`
+    /// guard, a broader `except`). Off by default, each having paid on one kind of code only
+    /// (benchmarks/experiments/rules-by-set.md): harden, a program that passes the visible
+    /// tests but raises an unexpected error (IndexError, NameError, ...) once one of their list,
+    /// tuple or string arguments is emptied, or a value beside a sequence is taken from its
+    /// first or last element, is edited (single edits, or a guard `if not arg: return EMPTY`)
+    /// until it no longer raises there and keeps its other answers, and edits that pass the
+    /// visible tests get the same check; counter-start, an edit gives a name the function only
+    /// ever updates (`n += 1`) its start (`n = 0`); swapped-args, extra inputs also swap two
+    /// arguments of one kind; crash-abstains, a program that crashes on an extra input abstains
+    /// there instead of voting for the crash.
+    #[arg(hide_short_help = true, long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::rules)]
+    pub rules: Option<RuleList>,
+    /// The default (see --rules); accepted so that older command lines still run.
+    #[arg(long, hide = true, overrides_with = "harden")]
     pub no_harden: bool,
-    /// The default (see --no-harden).
+    /// The same as --rules harden.
     #[arg(long, hide = true, overrides_with = "no_harden")]
     pub harden: bool,
 }

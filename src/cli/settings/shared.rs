@@ -85,7 +85,7 @@ pub fn prompts(dir: Option<&Path>) -> Result<Prompts, CliError> {
 
 /// The search's options (the value parsers checked the portfolio and the temperature).
 pub fn search_options(args: &SearchArgs) -> SearchOptions {
-    SearchOptions {
+    let mut o = SearchOptions {
         portfolio: args
             .proposers
             .as_ref()
@@ -110,9 +110,18 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         tie_votes: args.tie_votes,
         settle_votes: !args.all_votes,
         stop_at_passing_vote: args.stop_at_passing_vote,
-        harden: !args.no_harden,
+        harden: match (args.no_harden, args.harden) {
+            (true, _) => false,
+            (_, true) => true,
+            _ => SearchOptions::default().harden,
+        },
         time_limit: args.time_limit.map(std::time::Duration::from_secs),
+        ..SearchOptions::default()
+    };
+    for &(rule, on) in args.rules.iter().flat_map(|r| &r.0) {
+        o.set_rule(rule, on);
     }
+    o
 }
 
 /// The `ldb exec` step run on a snippet before another command works on it

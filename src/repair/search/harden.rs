@@ -12,7 +12,7 @@
 //! another answer where the tests pin it (a value the sequence holds, one beyond its ends) is
 //! wrong: it owes that rank.
 //!
-//! The raise is reported. Unless `--no-harden`, `mutate` then edits the program (its single
+//! The raise is reported. With `--rules harden` (off by default), `mutate` then edits the program (its single
 //! edits, and a guard `if not p: return EMPTY` against an empty argument) until it no longer
 //! raises that error on those inputs (an answer or another error will do: the input may be
 //! outside the task; not a name read unbound, never meant), or answers what it owes, while it answers every other extra input as
@@ -32,7 +32,7 @@ use crate::repair::progress::ProgressEvent;
 use crate::repair::search::mutate::Derived;
 use crate::repair::search::rank::Rank;
 use crate::repair::search::select;
-use crate::repair::search::{emptied_inputs, extra_inputs, member_inputs, Search};
+use crate::repair::search::{emptied_inputs, extra_inputs_with, member_inputs, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput, TestOutcome, TestStatus};
 
@@ -167,11 +167,12 @@ impl Search<'_> {
         if probes == 0 {
             return Ok(None);
         }
-        for call in extra_inputs(
+        for call in extra_inputs_with(
             self.tests,
             &self.task.entry_point,
             self.options.extra_inputs,
             self.fixer.options.rng_seed,
+            self.options.swapped_inputs,
         ) {
             if !inputs.contains(&call) {
                 inputs.push(call);
@@ -418,7 +419,7 @@ impl Search<'_> {
             let hint = if self.options.harden {
                 "(edits that avoid it need `mutate` in the portfolio)"
             } else {
-                "(edits that avoid it are tried unless --no-harden)"
+                "(edits that avoid it are tried with --rules harden)"
             };
             self.progress.event(ProgressEvent::Notice {
                 task_id: self.task.task_id.clone(),

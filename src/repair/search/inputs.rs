@@ -347,9 +347,21 @@ pub(super) fn call_sites(tests: &[TestInput], entry: &str) -> Vec<CallSite> {
         .collect()
 }
 
-/// Up to `n` new calls of `entry`, made by changing one argument of a visible test's call;
-/// the same `seed` gives the same inputs. Calls the visible tests already make are left out.
+/// Up to `n` new calls of `entry`, made by changing one argument of a visible test's call (and
+/// by swapping two of one kind, see [`extra_inputs_with`]); the same `seed` gives the same
+/// inputs. Calls the visible tests already make are left out.
 pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Vec<String> {
+    extra_inputs_with(tests, entry, n, seed, true)
+}
+
+/// [`extra_inputs`], with calls whose two arguments of one kind are swapped only when `swapped`.
+pub fn extra_inputs_with(
+    tests: &[TestInput],
+    entry: &str,
+    n: usize,
+    seed: u64,
+    swapped: bool,
+) -> Vec<String> {
     if entry.is_empty() || n == 0 {
         return Vec::new();
     }
@@ -381,7 +393,7 @@ pub fn extra_inputs(tests: &[TestInput], entry: &str, n: usize, seed: u64) -> Ve
     // hypotenuse always last) answers the visible tests and not this. Few, and no single-argument
     // change finds them, so they get up to a third of the inputs ahead of the shuffle.
     let mut swaps: Vec<String> = Vec::new();
-    for site in &sites {
+    for site in sites.iter().filter(|_| swapped) {
         for i in 0..site.positional.len() {
             for j in i + 1..site.positional.len() {
                 if !site.positional[i].same_kind(&site.positional[j]) {
@@ -510,6 +522,15 @@ pub fn member_inputs(tests: &[TestInput], entry: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_swapped_call_when_swaps_are_off() {
+        let tests = [code("assert f(3, 4) == 5")];
+        let with = extra_inputs_with(&tests, "f", 1000, 0, true);
+        let without = extra_inputs_with(&tests, "f", 1000, 0, false);
+        assert!(with.contains(&"f(4, 3)".to_string()), "{with:?}");
+        assert!(!without.contains(&"f(4, 3)".to_string()), "{without:?}");
+    }
 
     fn code(s: &str) -> TestInput {
         TestInput::Code { source: s.into() }

@@ -50,8 +50,8 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 pub use crate::repair::record::{CandidateRecord, Proposer, SelectionReport};
-pub use inputs::{emptied_inputs, extra_inputs, member_inputs};
-pub use options::{PortfolioError, SearchOptions};
+pub use inputs::{emptied_inputs, extra_inputs, extra_inputs_with, member_inputs};
+pub use options::{PortfolioError, Rule, RuleListError, SearchOptions};
 pub use patch::{patch_request, sample_patch, PatchForm, PatchSite, Patched};
 pub use select::{behaviour, groups, SelectRule};
 

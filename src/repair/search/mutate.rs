@@ -103,7 +103,9 @@ impl Search<'_> {
         let hints = super::hints::hints(&self.node(parent).tested.outcomes);
         let value_range = self
             .entry_lines(&program)
-            .or_else(|| crate::python::splice::def_lines(&program, &entry));
+            .or_else(|| crate::python::splice::def_lines(&program, &entry))
+            .filter(|_| self.options.value_edits);
+        let counter_start = self.options.counter_start;
         // A project's edits are many and each costs a test session's share: one parent's
         // edits get at most half the time limit, so the model's patches get their turn.
         let deadline = self.options.time_limit.map(|limit| {
@@ -119,6 +121,7 @@ impl Search<'_> {
                 .into_iter()
                 .chain(extra)
                 .filter(|e| !(no_added_return && e.kind == EditKind::Return))
+                .filter(|e| counter_start || e.kind != EditKind::Start)
                 .filter(|e| !seen.contains(&program_key(&e.program)))
                 .collect();
             // A quick program takes milliseconds; an edit that loops gets a second at most.

@@ -15,6 +15,49 @@ pub enum PortfolioError {
     Empty,
 }
 
+/// A rule of the search that can be switched by name (`--rules harden,-value-edits`). Which
+/// kinds of code each paid on: benchmarks/experiments/rules-by-set.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// [`SearchOptions::harden`].
+    Harden,
+    /// [`SearchOptions::counter_start`].
+    CounterStart,
+    /// [`SearchOptions::swapped_inputs`].
+    SwappedArgs,
+    /// [`SearchOptions::crash_abstains`].
+    CrashAbstains,
+    /// [`SearchOptions::value_edits`].
+    ValueEdits,
+}
+
+impl Rule {
+    pub const ALL: [Rule; 5] = [
+        Rule::Harden,
+        Rule::CounterStart,
+        Rule::SwappedArgs,
+        Rule::CrashAbstains,
+        Rule::ValueEdits,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Harden => "harden",
+            Rule::CounterStart => "counter-start",
+            Rule::SwappedArgs => "swapped-args",
+            Rule::CrashAbstains => "crash-abstains",
+            Rule::ValueEdits => "value-edits",
+        }
+    }
+}
+
+/// Why a rule list (`harden,-value-edits`) does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleListError {
+    #[error("unknown rule `{0}`; rules: harden, counter-start, swapped-args, crash-abstains, value-edits (`-NAME` turns one off)")]
+    Unknown(String),
+}
+
 /// Settings of the search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOptions {
@@ -83,6 +126,16 @@ pub struct SearchOptions {
     /// other answers; edits that pass the visible tests get the same check, and one that
     /// fails it is set aside for one that passes it or edited again.
     pub harden: bool,
+    /// `mutate`: give a name the function only ever updates (`n += 1`) a start (`n = 0`).
+    pub counter_start: bool,
+    /// Extra inputs: the visible calls with two arguments of one kind swapped.
+    pub swapped_inputs: bool,
+    /// Votes: a program that crashed on an input (a raise it did not mean) abstains there and
+    /// agrees with a program that answers; otherwise the crash is its answer.
+    pub crash_abstains: bool,
+    /// `mutate`: edits the failing tests' values guide (literals as the expected value has them,
+    /// regex classes, a mock's arguments, call ↔ attribute, `None` guards, a broader `except`).
+    pub value_edits: bool,
     /// Seconds the search may run: past it, no more proposals are drawn and what was found is
     /// returned (`None`: no limit).
     pub time_limit: Option<std::time::Duration>,
@@ -96,20 +149,14 @@ pub const UNTOLD_TIME_LIMIT: std::time::Duration = std::time::Duration::from_sec
 impl Default for SearchOptions {
     fn default() -> Self {
         SearchOptions {
-            // Edit the given program first, then write fresh programs
-            // (benchmarks/experiments/portfolio.md): on the Refactory development samples edits
-            // fixed student programs fresh samples never fix (the model cannot write them from
-            // the terse task), at no tokens; fresh samples stay, for what one edit cannot reach and
-            // to confirm edits. Patches (`patch`) added no fix there for a quarter more tokens;
-            // test-feedback and LDB repairs found almost no hidden-passing program with the
-            // embedded models. `complete` acts only on programs that leave functions unwritten
-            // (nothing is asked otherwise); on the development programs that do, it fixed
-            // programs the rest never fixed (benchmarks/experiments/complete.md).
-            portfolio: vec![
-                (Proposer::Mutate, 1),
-                (Proposer::Complete, 2),
-                (Proposer::Fresh, 4),
-            ],
+            // Edit the given program first, then write fresh programs: edits pay on benchmark
+            // functions, student programs and projects, fresh programs on the first two
+            // (benchmarks/experiments/rules-by-set.md). Patches (`patch`) added no fix outside
+            // projects for a quarter more tokens; test-feedback and LDB repairs found almost no
+            // hidden-passing program with the embedded models. `complete` (functions left
+            // unwritten) paid on student programs only (one assignment's prompt,
+            // benchmarks/experiments/complete.md): `--proposers mutate,complete:2,fresh:4`.
+            portfolio: vec![(Proposer::Mutate, 1), (Proposer::Fresh, 4)],
             portfolio_given: false,
             beam: 2,
             max_candidates: 24,
@@ -138,25 +185,76 @@ impl Default for SearchOptions {
             patch_top: 2,
             patch_form: crate::repair::search::patch::PatchForm::Auto,
             vote_patience: 0,
-            // On 46 development tasks (HumanEval, CodeLlama's failing seeds; never the report
-            // set) the votes tied on 4 and one more vote settled each: it turned one wrong
-            // choice right and changed no other (benchmarks/experiments/tie-votes.md).
-            tie_votes: 2,
+            // Off: one more vote on a tie paid on 46 HumanEval development tasks (+1) and on
+            // nothing else; on the 43 it won one and lost one (benchmarks/experiments/tie-votes.md,
+            // rules-by-set.md).
+            tie_votes: 0,
             // Lossless: the votes left could not have changed the program returned, so they
             // are not drawn (benchmarks/experiments/settle-votes.md).
             settle_votes: true,
             stop_at_passing_vote: false,
-            // On the Refactory development sample (edits alone) it fixed 17 of the 33 passing
-            // programs that raise on an emptied argument and broke none; on HumanEval's GPT-3.5
-            // seeds it edited 7 (inputs outside the tasks) and every one still passes
-            // (benchmarks/experiments/harden.md).
-            harden: true,
+            // The rules below paid on one kind of code only (rules-by-set.md), so they are off
+            // and `--rules NAME` turns one on. `harden` (and the rank the visible tests give,
+            // which only it uses): student programs, +27 fixed on the Refactory report sample;
+            // nothing changed on HumanEval or MBPP, and a project has no call to probe
+            // (benchmarks/experiments/harden.md, rank.md).
+            harden: false,
+            // Refactory development only (+2); 0 held out and on HumanEval
+            // (benchmarks/experiments/counter-start.md).
+            counter_start: false,
+            // HumanEval development only (+1); 0 on the 43 (swapped-arguments.md).
+            swapped_inputs: false,
+            // One task of the 43; 0 on development tasks and on student programs
+            // (crash-no-answer.md).
+            crash_abstains: false,
+            value_edits: true,
             time_limit: None,
         }
     }
 }
 
 impl SearchOptions {
+    /// Whether `rule` is on.
+    pub fn rule(&self, rule: Rule) -> bool {
+        match rule {
+            Rule::Harden => self.harden,
+            Rule::CounterStart => self.counter_start,
+            Rule::SwappedArgs => self.swapped_inputs,
+            Rule::CrashAbstains => self.crash_abstains,
+            Rule::ValueEdits => self.value_edits,
+        }
+    }
+
+    /// Switches `rule` on or off.
+    pub fn set_rule(&mut self, rule: Rule, on: bool) {
+        let field = match rule {
+            Rule::Harden => &mut self.harden,
+            Rule::CounterStart => &mut self.counter_start,
+            Rule::SwappedArgs => &mut self.swapped_inputs,
+            Rule::CrashAbstains => &mut self.crash_abstains,
+            Rule::ValueEdits => &mut self.value_edits,
+        };
+        *field = on;
+    }
+
+    /// Parses a rule list such as `harden,-value-edits`: a name turns its rule on, `-NAME` (or
+    /// `no-NAME`) off; the rules not named keep their defaults.
+    pub fn parse_rules(text: &str) -> Result<Vec<(Rule, bool)>, RuleListError> {
+        let mut out = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, on) = match part.strip_prefix('-').or_else(|| part.strip_prefix("no-")) {
+                Some(rest) => (rest, false),
+                None => (part.strip_prefix('+').unwrap_or(part), true),
+            };
+            let rule = Rule::ALL
+                .into_iter()
+                .find(|r| r.name() == name.to_ascii_lowercase())
+                .ok_or_else(|| RuleListError::Unknown(part.to_string()))?;
+            out.push((rule, on));
+        }
+        Ok(out)
+    }
+
     /// Parses a portfolio such as `feedback:2,ldb:1,fresh:2` (a name alone means 1).
     pub fn parse_portfolio(text: &str) -> Result<Vec<(Proposer, usize)>, PortfolioError> {
         let mut out: Vec<(Proposer, usize)> = Vec::new();
@@ -239,6 +337,26 @@ impl SearchOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_lists_switch_rules_by_name() {
+        let mut o = SearchOptions::default();
+        for rule in Rule::ALL {
+            o.set_rule(rule, true);
+        }
+        for (rule, on) in SearchOptions::parse_rules("-value-edits, no-harden").unwrap() {
+            o.set_rule(rule, on);
+        }
+        assert!(!o.value_edits && !o.harden && o.counter_start && o.rule(Rule::SwappedArgs));
+        for (rule, on) in SearchOptions::parse_rules("+harden,value-edits").unwrap() {
+            o.set_rule(rule, on);
+        }
+        assert!(Rule::ALL.into_iter().all(|r| o.rule(r)));
+        assert_eq!(
+            SearchOptions::parse_rules("rank"),
+            Err(RuleListError::Unknown("rank".into()))
+        );
+    }
 
     #[test]
     fn portfolios_parse_and_print() {

@@ -11,7 +11,7 @@ use crate::repair::search::decide::{settled, tie, Settled, Tie};
 use crate::repair::search::harden::crashes;
 use crate::repair::search::peers::{Runs, Voters};
 use crate::repair::search::select::{self, SelectRule};
-use crate::repair::search::{extra_inputs, Proposer, Search};
+use crate::repair::search::{extra_inputs_with, Proposer, Search};
 use crate::repair::{ms, AgentError};
 use crate::run::{in_parallel, TestInput};
 
@@ -31,11 +31,12 @@ impl Search<'_> {
         let jobs = runner.jobs();
         let n_programs = programs.len();
         let t = Instant::now();
+        let abstain = self.options.crash_abstains;
         let results = tokio::task::spawn_blocking(move || {
             in_parallel(&pairs, jobs, |&(p, c)| {
                 runner
                     .run(&programs[p], &calls_owned[c], None)
-                    .map(|o| (select::behaviour(&o), crashes(&o, &programs[p])))
+                    .map(|o| (select::behaviour(&o), abstain && crashes(&o, &programs[p])))
             })
         })
         .await
@@ -121,11 +122,12 @@ impl Search<'_> {
 
     /// The extra inputs candidates are compared on, as written and as calls to run.
     pub(super) fn selection_inputs(&self) -> (Vec<String>, Vec<TestInput>) {
-        let inputs = extra_inputs(
+        let inputs = extra_inputs_with(
             self.tests,
             &self.task.entry_point,
             self.options.extra_inputs,
             self.fixer.options.rng_seed,
+            self.options.swapped_inputs,
         );
         let calls = inputs
             .iter()

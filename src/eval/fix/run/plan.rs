@@ -269,6 +269,16 @@ impl EvalPlan {
                 {
                     label.push_str(" harden");
                 }
+                // The named rules that are off (harden is said above): none off is how runs
+                // before the names were made.
+                let off: Vec<&str> = crate::repair::search::Rule::ALL
+                    .into_iter()
+                    .filter(|r| *r != crate::repair::search::Rule::Harden && !o.rule(*r))
+                    .map(|r| r.name())
+                    .collect();
+                if !off.is_empty() {
+                    label.push_str(&format!(" off {}", off.join(",")));
+                }
                 if o.tie_votes > 0 {
                     label.push_str(&format!(" tie-votes {}", o.tie_votes));
                 }
