@@ -60,6 +60,7 @@ pub fn load_text(
                 venv: args.venv.as_deref(),
                 entry: args.entry.as_deref(),
                 task_text: args.task_text.as_deref(),
+                shell: &args.shell,
             },
             runner,
             &reason,
@@ -213,15 +214,13 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(None);
     };
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let home = args.shell.home.as_deref();
     let program_abs = project::absolute(program, &cwd);
     let tests_abs = project::absolute(&path, &cwd);
-    Ok(
-        project::find_root(&program_abs, &tests_abs, &cwd, home.as_deref())
-            .ok()
-            .filter(|root| project::uses_pytest_config(root, &tests_abs))
-            .map(|_| Reason("the project has a conftest.py or pytest settings".into())),
-    )
+    Ok(project::find_root(&program_abs, &tests_abs, &cwd, home)
+        .ok()
+        .filter(|root| project::uses_pytest_config(root, &tests_abs))
+        .map(|_| Reason("the project has a conftest.py or pytest settings".into())))
 }
 
 /// How the plain path failed.

@@ -49,6 +49,7 @@ pub fn locate(tests: &ProgramTests, runner: Runner, quiet: bool) -> Result<Locat
         entry: None,
         task_text: None,
         keep_passing: KeepPassing::None,
+        shell: &tests.shell,
     };
     let python_path_given = !runner.sandbox().python_path().is_empty();
     let st = pytest_task::setup(&stand_in, &args, runner, python_path_given, quiet)?;

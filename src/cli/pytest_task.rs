@@ -56,6 +56,8 @@ pub struct TestsArgs<'a> {
     pub task_text: Option<&'a str>,
     /// Which passing tests a fix must keep passing (`ldb fix --keep-passing`).
     pub keep_passing: KeepPassing,
+    /// `HOME` and `VIRTUAL_ENV`, as the settings read them.
+    pub shell: &'a crate::cli::settings::ShellEnv,
 }
 
 /// Which of the project's passing tests guard a fix besides the tests given: those that pass
@@ -138,9 +140,8 @@ pub fn setup(
         )
     })?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let root =
-        project::find_root(&program_abs, &tests_abs, &cwd, home.as_deref()).map_err(file_error)?;
+    let root = project::find_root(&program_abs, &tests_abs, &cwd, args.shell.home.as_deref())
+        .map_err(file_error)?;
     let temp = std::env::temp_dir();
     if temp.starts_with(&root) {
         return Err(CliError::bad_input(
@@ -152,9 +153,12 @@ pub fn setup(
             "move the module and its tests into a directory of their own",
         ));
     }
-    let virtual_env = std::env::var_os("VIRTUAL_ENV").map(PathBuf::from);
-    let env = project::find_env(args.venv, virtual_env.as_deref(), python_path_given)
-        .map_err(file_error)?;
+    let env = project::find_env(
+        args.venv,
+        args.shell.virtual_env.as_deref(),
+        python_path_given,
+    )
+    .map_err(file_error)?;
     let mount = ProjectMount {
         root: root.clone(),
         module_file: program_abs.clone(),

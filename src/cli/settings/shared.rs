@@ -169,6 +169,31 @@ pub struct ProgramTests {
     pub task_text: Option<String>,
     /// `--keep-passing` (`ldb fix` only; other commands run the tests given).
     pub keep_passing: crate::cli::pytest_task::KeepPassing,
+    /// What the shell says about the project's surroundings.
+    pub shell: ShellEnv,
+}
+
+/// The environment variables a project's loading reads, read once here: `HOME` (where the
+/// search for a project's root stops) and `VIRTUAL_ENV` (the active virtualenv, when no
+/// `--venv` is given).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellEnv {
+    pub home: Option<PathBuf>,
+    pub virtual_env: Option<PathBuf>,
+}
+
+impl ShellEnv {
+    pub fn from_process() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        ShellEnv {
+            home: var("HOME"),
+            virtual_env: var("VIRTUAL_ENV"),
+        }
+    }
 }
 
 impl ProgramTests {
@@ -191,6 +216,7 @@ impl ProgramTests {
             no_pytest: args.no_pytest,
             task_text: args.task_text.clone(),
             keep_passing: crate::cli::pytest_task::KeepPassing::None,
+            shell: ShellEnv::from_process(),
         }
     }
 }
