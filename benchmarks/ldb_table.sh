@@ -22,14 +22,15 @@
 # Runs resume and can be stopped at any time: call the script again with the same cells. The
 # run directories are benchmarks/results/ldb-table/CELL (compact them with
 # benchmarks/compact_results.py before committing).
-# Environment: THREADS (model threads, default 2), NICE (default 10), LDB_BIN (default: a private
+# Environment: LDB_TABLE_OUT (where the cells go, default benchmarks/results/ldb-table), THREADS
+# (model threads, default 2), NICE (default 10), LDB_BIN (default: a private
 # copy of a fresh release build, so a rebuild during the hours of a run does not swap it under
 # the sandbox workers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DATA=${LDB_DATA_DIR:-../shared/datasets}
-OUT=benchmarks/results/ldb-table
+OUT=${LDB_TABLE_OUT:-benchmarks/results/ldb-table}
 ALL=(he-gpt35 mbpp-gpt35 tc-gpt35 he-reflexion he-gpt4 he-codellama he-starcoder
   mbpp-codellama mbpp-starcoder tc-codellama tc-starcoder)
 if [ $# -gt 0 ]; then CELLS=("$@"); else CELLS=("${ALL[@]}"); fi
