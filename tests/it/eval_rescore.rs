@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common::{assert_success, ldb};
+use crate::ldb_snapshot;
 
 const SEED: &str = "def f(x):\n    return x - 1\n";
 
@@ -197,13 +198,7 @@ fn rescoring_on_a_dataset_without_the_runs_tasks_changes_nothing() {
     });
     std::fs::write(&other, format!("{task}\n")).expect("other");
     let output = rescore(&out, &other);
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("task `t/0` is not in the dataset given"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("hint:"), "{stderr}");
+    ldb_snapshot!(output);
     assert_eq!(std::fs::read_to_string(&results).expect("results"), before);
 }
 
@@ -217,12 +212,7 @@ fn a_run_is_not_rescored_on_another_benchmark_with_the_same_ids() {
     let other = tmp.path().join("other.jsonl");
     std::fs::copy(&tasks, &other).expect("copy");
     let output = rescore(&out, &other);
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("the run was made on `tasks`, not on `other`"),
-        "{stderr}"
-    );
+    ldb_snapshot!(output);
     assert_eq!(
         std::fs::read_to_string(out.join("search.jsonl")).expect("results"),
         before
@@ -241,9 +231,7 @@ fn a_run_that_kept_no_reports_is_not_rescored_and_no_file_of_it_changes() {
         .map(|f| std::fs::read_to_string(out.join(f)).expect("file"))
         .collect();
     let output = rescore(&out, &fixed);
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("no kept report"), "{stderr}");
+    ldb_snapshot!(output);
     // `none.jsonl` comes first and needs no report: it is not rewritten either.
     for (f, was) in files.iter().zip(&before) {
         assert_eq!(
@@ -259,8 +247,5 @@ fn a_folder_that_is_not_a_run_is_named() {
     let tmp = tempfile::tempdir().expect("tmp");
     let tasks = tasks_file(tmp.path(), "a", "assert f(2) == 3\n");
     let output = rescore(&tmp.path().join("nothing"), &tasks);
-    assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("is not a run directory"), "{stderr}");
-    assert!(stderr.contains("hint: pass the --out DIR"), "{stderr}");
+    ldb_snapshot!(output);
 }
