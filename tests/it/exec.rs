@@ -570,15 +570,14 @@ fn bad_snippets_get_clear_errors() {
 fn the_command_refuses_bad_input_with_a_hint() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cases = [
-        ("empty.py", b"".to_vec(), "is empty"),
+        ("empty.py", b"".to_vec()),
         (
             "prose.py",
             b"This is how you do it:\nrun the script\n".to_vec(),
-            "is not Python 3",
         ),
-        ("blob.py", vec![0u8, 159, 146, 150], "is not text"),
+        ("blob.py", vec![0u8, 159, 146, 150]),
     ];
-    for (name, bytes, message) in cases {
+    for (name, bytes) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).expect("write");
         let out = common::ldb()
@@ -590,14 +589,8 @@ fn the_command_refuses_bad_input_with_a_hint() {
             ])
             .output()
             .expect("runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        assert!(
-            stderr.contains(message) && stderr.contains(name),
-            "{name}: {stderr}"
-        );
-        assert!(stderr.contains("hint:"), "{name}: {stderr}");
-        assert!(out.stdout.is_empty());
+        // Exit 2, nothing on stdout, the file named with what is wrong and a hint.
+        crate::ldb_snapshot!(format!("bad_input_{name}"), out);
     }
 }
 
