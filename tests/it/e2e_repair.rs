@@ -116,7 +116,7 @@ fn the_search_with_patches_edits_then_patches_then_samples() {
 
 #[test]
 #[ignore = "needs the embedded model; scripts/test.sh runs it"]
-fn the_default_search_has_the_model_write_a_function_left_unwritten() {
+fn the_complete_proposer_has_the_model_write_a_function_left_unwritten() {
     model_path();
     let written = "def unique_day(day, dates):\n    n = 0\n    for d in dates:\n        if d[1] == day:\n            n += 1\n    return n == 1\n";
     let task = serde_json::json!({
@@ -131,8 +131,17 @@ fn the_default_search_has_the_model_write_a_function_left_unwritten() {
         ],
         "seed": format!("{written}\ndef unique_month(month, dates):\n    return\n"),
     });
-    // The default portfolio, one round.
-    let (report, stderr) = fix(&task, &["--max-iters", "1"]);
+    // `complete` named (it left the default portfolio: it paid on student programs only), one
+    // round.
+    let (report, stderr) = fix(
+        &task,
+        &[
+            "--max-iters",
+            "1",
+            "--proposers",
+            "mutate,complete:2,fresh:4",
+        ],
+    );
     let candidates = report["tasks"][0]["candidates"]
         .as_array()
         .expect("candidates");
