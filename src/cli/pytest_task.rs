@@ -57,7 +57,7 @@ pub struct TestsArgs<'a> {
     /// Which passing tests a fix must keep passing (`ldb fix --keep-passing`).
     pub keep_passing: KeepPassing,
     /// `HOME` and `VIRTUAL_ENV`, as the settings read them.
-    pub shell: &'a crate::cli::settings::ShellEnv,
+    pub shell: &'a project::ShellEnv,
 }
 
 /// Which of the project's passing tests guard a fix besides the tests given: those that pass

@@ -23,7 +23,7 @@ pub use eval::{
     EvalCheckSettings, EvalExecSettings, EvalReportSettings, EvalSettings, MergeSettings,
     RescoreSettings,
 };
-pub use shared::{is_program, program_file, ProgramTests, SandboxSettings, ShellEnv, TaskSource};
+pub use shared::{is_program, program_file, shell_env, ProgramTests, SandboxSettings, TaskSource};
 pub use tools::{CheckSettings, ExecSettings};
 
 pub use models::ModelSettings;

@@ -2,6 +2,7 @@
 //! sandbox, the prompt templates, the search's options, the `--make-runnable` step and where a
 //! command's tasks come from.
 
+use crate::task::file_input::project::ShellEnv;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -169,30 +170,22 @@ pub struct ProgramTests {
     pub task_text: Option<String>,
     /// `--keep-passing` (`ldb fix` only; other commands run the tests given).
     pub keep_passing: crate::cli::pytest_task::KeepPassing,
-    /// What the shell says about the project's surroundings.
+    /// What the shell says about the project's surroundings ([`shell_env`]).
     pub shell: ShellEnv,
 }
 
 /// The environment variables a project's loading reads, read once here: `HOME` (where the
 /// search for a project's root stops) and `VIRTUAL_ENV` (the active virtualenv, when no
 /// `--venv` is given).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ShellEnv {
-    pub home: Option<PathBuf>,
-    pub virtual_env: Option<PathBuf>,
-}
-
-impl ShellEnv {
-    pub fn from_process() -> Self {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        ShellEnv {
-            home: var("HOME"),
-            virtual_env: var("VIRTUAL_ENV"),
-        }
+pub fn shell_env() -> ShellEnv {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    ShellEnv {
+        home: var("HOME"),
+        virtual_env: var("VIRTUAL_ENV"),
     }
 }
 
@@ -216,7 +209,7 @@ impl ProgramTests {
             no_pytest: args.no_pytest,
             task_text: args.task_text.clone(),
             keep_passing: crate::cli::pytest_task::KeepPassing::None,
-            shell: ShellEnv::from_process(),
+            shell: shell_env(),
         }
     }
 }

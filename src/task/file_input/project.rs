@@ -142,6 +142,15 @@ pub fn uses_pytest_config(root: &Path, tests: &Path) -> bool {
         || read("tox.ini").contains("[pytest]")
 }
 
+/// What the shell says about a project's surroundings: `HOME` (where the search for its root
+/// stops) and `VIRTUAL_ENV` (the active virtualenv). The settings read them
+/// (`cli::settings::shell_env`); the loaders take them from there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShellEnv {
+    pub home: Option<PathBuf>,
+    pub virtual_env: Option<PathBuf>,
+}
+
 /// Where the Python packages the tests import come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvSource {
