@@ -355,11 +355,7 @@ mod tests {
     use super::*;
 
     fn task(prompt: &str, entry: &str) -> Task {
-        serde_json::from_value(serde_json::json!({
-            "task_id": "t", "prompt": prompt, "entry_point": entry,
-            "visible_tests": ["assert True"],
-        }))
-        .expect("task")
+        task_with_tests(prompt, entry, &["assert True"])
     }
 
     #[test]
