@@ -8,7 +8,8 @@
 # Usage: IDS=<comma-separated task ids> TAG_A=... TAG_B=... [EXTRA_A=...] [EXTRA_B=...] \
 #          [STRATEGIES_A=search] [STRATEGIES_B=search] benchmarks/experiments/time_pairs.sh SET [BUDGET_TOKENS]
 #   SET, BUDGET_TOKENS, THREADS, LDB_BIN and the rest as for repair_runs.sh; the variants write
-#   its output directories with TAG_A and TAG_B, and resume like it.
+#   its output directories with TAG_A and TAG_B, and resume like it. LDB_BIN_A and LDB_BIN_B
+#   (default LDB_BIN) pair two builds instead of two sets of flags.
 # Then: python3 benchmarks/repair_analysis.py DIR_A DIR_B
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,13 +29,13 @@ fi
 export LDB_BIN
 
 run() { # variant task
-  local tag extra strategies
+  local tag extra strategies bin
   if [ "$1" = A ]; then
-    tag=$TAG_A extra=${EXTRA_A:-} strategies=${STRATEGIES_A:-search}
+    tag=$TAG_A extra=${EXTRA_A:-} strategies=${STRATEGIES_A:-search} bin=${LDB_BIN_A:-$LDB_BIN}
   else
-    tag=$TAG_B extra=${EXTRA_B:-} strategies=${STRATEGIES_B:-search}
+    tag=$TAG_B extra=${EXTRA_B:-} strategies=${STRATEGIES_B:-search} bin=${LDB_BIN_B:-$LDB_BIN}
   fi
-  TAG=$tag EXTRA=$extra STRATEGIES=$strategies KEEP_IDS=$2 \
+  LDB_BIN=$bin TAG=$tag EXTRA=$extra STRATEGIES=$strategies KEEP_IDS=$2 \
     benchmarks/repair_runs.sh "$SET" "$BUDGET"
 }
 

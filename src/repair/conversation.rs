@@ -20,6 +20,27 @@ pub(super) struct Drawn {
     pub calls: Vec<CallRecord>,
 }
 
+/// What a reply is read for.
+#[derive(Clone, Copy)]
+enum Expect<'a> {
+    Text,
+    /// A program that must define `entry` (when there is one).
+    Program {
+        entry: Option<&'a str>,
+    },
+}
+
+/// A program's reply ends with its code: stop once a code block that defines `entry` closes
+/// (any block, without an entry point), or once the model starts testing `entry` after its
+/// code. Nothing after the block is read, and the program's own tests are dropped from it
+/// ([`strip_self_tests`]), so the tokens would be spent for nothing.
+fn stop_at_program_end(request: &mut ChatRequest, entry: Option<&str>) {
+    // A method (`Cls.method`) is defined by its own name, and not called at the top level.
+    let leaf = entry.map(|e| e.rsplit('.').next().unwrap_or(e));
+    request.stop_after_code = Some(leaf.map(|e| format!("def {e}(")).unwrap_or_default());
+    request.stop_at_self_tests = entry.filter(|e| !e.contains('.')).map(str::to_string);
+}
+
 #[derive(Clone)]
 pub(super) struct Conversation {
     pub messages: Vec<Message>,
@@ -66,19 +87,21 @@ impl Conversation {
         purpose: CallPurpose,
         schema: Option<JsonSchema>,
     ) -> Result<String, AgentError> {
-        self.ask_with(model, purpose, schema, None).await
+        self.ask_with(model, purpose, schema, Expect::Text).await
     }
 
-    /// [`Self::ask`], stopping the reply once a code block containing `stop_after_code` closes.
+    /// [`Self::ask`], stopping a program's reply where the program ends ([`stop_at_program_end`]).
     async fn ask_with(
         &mut self,
         model: &dyn ChatModel,
         purpose: CallPurpose,
         schema: Option<JsonSchema>,
-        stop_after_code: Option<String>,
+        expect: Expect<'_>,
     ) -> Result<String, AgentError> {
         let mut request = ChatRequest::new(self.messages.clone());
-        request.stop_after_code = stop_after_code;
+        if let Expect::Program { entry } = expect {
+            stop_at_program_end(&mut request, entry);
+        }
         request.reply_prefix = self.reply_prefix.take();
         request.temperature = Some(self.temperature);
         request.json_schema = schema;
@@ -106,7 +129,7 @@ impl Conversation {
     ) -> Result<Vec<Drawn>, AgentError> {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
         let mut request = ChatRequest::new(self.messages.clone());
-        request.stop_after_code = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
+        stop_at_program_end(&mut request, entry);
         request.reply_prefix = self.reply_prefix.clone();
         request.temperature = Some(self.temperature);
         if self.temperature > 0.0 {
@@ -141,8 +164,8 @@ impl Conversation {
                         "repair_code",
                         serde_json::json!({ "problem": problem, "entry_point": entry_point }),
                     )?);
-                    let stop = Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
-                    let reply = conv.ask_with(model, repair_purpose, None, stop).await?;
+                    let expect = Expect::Program { entry };
+                    let reply = conv.ask_with(model, repair_purpose, None, expect).await?;
                     match extract_program(&reply, entry) {
                         Ok(found) => (
                             Some(strip_self_tests(&found.code, entry_point)),
@@ -193,9 +216,8 @@ impl Conversation {
         prompts: &Prompts,
     ) -> Result<(Option<String>, Option<String>), AgentError> {
         let entry = (!entry_point.is_empty()).then_some(entry_point);
-        // Nothing after the program's code block is read: stop there.
-        let stop = || Some(entry.map(|e| format!("def {e}(")).unwrap_or_default());
-        let reply = self.ask_with(model, purpose, None, stop()).await?;
+        let expect = Expect::Program { entry };
+        let reply = self.ask_with(model, purpose, None, expect).await?;
         let problem = match extract_program(&reply, entry) {
             Ok(found) => return Ok((Some(strip_self_tests(&found.code, entry_point)), None)),
             Err(e) => e.to_string(),
@@ -204,7 +226,7 @@ impl Conversation {
             "repair_code",
             serde_json::json!({ "problem": problem, "entry_point": entry_point }),
         )?);
-        let reply = self.ask_with(model, repair_purpose, None, stop()).await?;
+        let reply = self.ask_with(model, repair_purpose, None, expect).await?;
         match extract_program(&reply, entry) {
             Ok(found) => Ok((
                 Some(strip_self_tests(&found.code, entry_point)),
@@ -296,4 +318,71 @@ impl Conversation {
 
 fn incomplete(missing: &[String]) -> Option<String> {
     (!missing.is_empty()).then(|| format!("no verdict for {}", missing.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::model::scripted::ScriptedModel;
+
+    #[test]
+    fn program_requests_stop_at_the_models_own_tests_and_other_requests_do_not() {
+        let prompts = Prompts::new().unwrap();
+        let model = ScriptedModel::new([
+            "```python\ndef f(x):\n    return x\n```",
+            "```python\ndef g(x):\n    return x\n```",
+            "```python\nclass C:\n    def m(self):\n        return 1\n```",
+            "Fine.",
+        ]);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut conv = Conversation::new(&prompts).unwrap();
+        let (program, _) = rt
+            .block_on(conv.ask_program(
+                &model,
+                "f",
+                CallPurpose::Generate,
+                CallPurpose::RepairSeed,
+                &prompts,
+            ))
+            .unwrap();
+        assert!(program.is_some());
+        rt.block_on(conv.ask_programs(
+            &model,
+            1,
+            "g",
+            CallPurpose::Generate,
+            CallPurpose::RepairSeed,
+            &prompts,
+        ))
+        .unwrap();
+        rt.block_on(conv.ask_program(
+            &model,
+            "C.m",
+            CallPurpose::Generate,
+            CallPurpose::RepairSeed,
+            &prompts,
+        ))
+        .unwrap();
+        rt.block_on(conv.ask(&model, CallPurpose::Debug, None))
+            .unwrap();
+        let stops: Vec<(Option<String>, Option<String>)> = model
+            .requests()
+            .into_iter()
+            .map(|r| (r.stop_after_code, r.stop_at_self_tests))
+            .collect();
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            stops,
+            vec![
+                (some("def f("), some("f")),
+                (some("def g("), some("g")),
+                // A method's block is the one that defines it; it is not tested by a call of
+                // its name.
+                (some("def m("), None),
+                (None, None),
+            ]
+        );
+    }
 }

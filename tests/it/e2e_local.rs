@@ -480,6 +480,49 @@ fn a_follow_up_to_a_reply_stopped_after_its_code_block_decodes() {
         .expect("the follow-up decodes");
 }
 
+/// A program request stops where the model starts testing its function: asked outright for
+/// asserts after the function, the reply ends with the function and a closed code block, and
+/// is shorter than the same request's whole reply.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn a_program_reply_stops_where_the_models_own_tests_start() {
+    let model = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let messages = vec![Message::user(
+        "Write a Python function `add(a, b)` that returns a + b. After the function, in the same \
+         ```python code block, write three `assert` lines that test it.",
+    )];
+    let mut whole = ChatRequest::new(messages);
+    whole.max_tokens = Some(200);
+    whole.stop_after_code = Some("def add(".into());
+    let mut stopped = whole.clone();
+    stopped.stop_at_self_tests = Some("add".into());
+    let whole = rt.block_on(model.chat(&whole)).expect("whole reply");
+    assert!(whole.content.contains("\nassert "), "{}", whole.content);
+    let reply = rt.block_on(model.chat(&stopped)).expect("stopped reply");
+    assert!(reply.content.contains("def add("), "{}", reply.content);
+    assert!(!reply.content.contains("assert "), "{}", reply.content);
+    assert!(
+        reply.content.trim_end().ends_with("```"),
+        "{}",
+        reply.content
+    );
+    assert!(
+        reply.usage.completion_tokens < whole.usage.completion_tokens,
+        "{} vs {}",
+        reply.usage.completion_tokens,
+        whole.usage.completion_tokens
+    );
+    // What was written before the stop is the whole reply's beginning (greedy).
+    let kept = reply.content.trim_end().trim_end_matches("```");
+    assert!(
+        whole.content.starts_with(kept),
+        "{}\n---\n{}",
+        kept,
+        whole.content
+    );
+}
+
 /// The real model under the verdict grammar, over label sets drawn at random (fixed seed): every
 /// reply parses and names only shown labels, whatever the labels look like.
 #[test]

@@ -79,6 +79,12 @@ pub struct ChatRequest {
     /// cannot stop on a condition (HTTP endpoints) ignore it; the reply is read the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_after_code: Option<String>,
+    /// The entry point of a program request: stop generating where the model starts testing
+    /// it after its code ([`self_test_starts`]), and close the code block there. Those lines
+    /// are dropped from the program anyway (`python::self_tests`), so writing them is time
+    /// spent for nothing. Backends that cannot stop on a condition ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_at_self_tests: Option<String>,
     /// Text the reply starts with (the opening of a code block and the task's own signature and
     /// docstring): the embedded model continues it, so it writes only what is new, and the
     /// reply it returns includes it. Backends that cannot continue a reply (HTTP endpoints)
@@ -104,11 +110,70 @@ impl ChatRequest {
             json_schema: None,
             seed: None,
             stop_after_code: None,
+            stop_at_self_tests: None,
             reply_prefix: None,
             raw_prompt: None,
             max_lines: None,
         }
     }
+}
+
+/// Whether `line`, the line being written after `before` (a reply up to and including its last
+/// line end), starts the model's own tests of `entry`: a top-level `assert`, `print(...)`, call
+/// of `entry` or `if __name__` guard, written inside a still open code block that defines
+/// `entry` and whose code before the line parses (so the line is not inside a string or a
+/// bracket). These are the statements `python::self_tests` drops from a program; a program
+/// that goes on after them with more definitions is rare, and would lose them.
+pub fn self_test_starts(before: &str, line: &str, entry: &str) -> bool {
+    let calls_entry = line
+        .strip_prefix(entry)
+        .is_some_and(|rest| rest.starts_with('('));
+    let starts_test = ["assert ", "assert(", "print(", "if __name__"]
+        .iter()
+        .any(|t| line.starts_with(t))
+        || (!entry.is_empty() && calls_entry);
+    if !starts_test {
+        return false;
+    }
+    let Some(body) = open_code_block(before) else {
+        return false;
+    };
+    body.contains(&format!("def {entry}("))
+        && crate::python::source::parse_module(&crate::python::source::SourceFile::new(&body))
+            .is_ok()
+}
+
+/// Where to cut a reply whose model started its own tests right after `before` (which ends
+/// with a line end): before the comment lines at the left margin that end it ("# Test cases"),
+/// as `python::self_tests` drops them with the tests, but not into the first `keep` bytes.
+pub fn self_test_cut(before: &str, keep: usize) -> usize {
+    let mut end = before.len();
+    while end > keep {
+        let start = before[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        if start < keep || !before[start..end].starts_with('#') {
+            break;
+        }
+        end = start;
+    }
+    end
+}
+
+/// The body of the fenced code block `text` ends inside, if it ends inside one.
+fn open_code_block(text: &str) -> Option<String> {
+    let mut body: Option<String> = None;
+    for line in text.lines() {
+        let fence = line.trim_start().starts_with("```");
+        match &mut body {
+            None if fence => body = Some(String::new()),
+            None => {}
+            Some(_) if fence && line.trim() == "```" => body = None,
+            Some(b) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+        }
+    }
+    body
 }
 
 /// Whether `text` holds a closed fenced code block (```` ``` ```` lines) whose body contains
@@ -452,5 +517,77 @@ mod tests {
         assert!(has_closed_code_block(two, "def f("));
         assert!(!has_closed_code_block("```python\n", ""));
         assert!(has_closed_code_block("```python\n```", ""));
+    }
+
+    #[test]
+    fn the_models_own_tests_are_seen_where_they_start() {
+        let code =
+            "Sure.\n```python\nimport math\n\ndef f(x):\n    return math.sqrt(x)\n\n# Test cases\n";
+        for line in [
+            "assert f(4) == 2",
+            "assert(f(4) == 2)",
+            "print(f(4))",
+            "f(4)",
+            "if __name__ == '__main__':",
+        ] {
+            assert!(self_test_starts(code, line, "f"), "{line}");
+        }
+        // Code the program may need: helpers, constants, a call of another function.
+        for line in [
+            "def g(x):",
+            "X = f(4)",
+            "f_table = {}",
+            "fx(1)",
+            "assertion = 1",
+            "    assert x",
+        ] {
+            assert!(!self_test_starts(code, line, "f"), "{line}");
+        }
+    }
+
+    #[test]
+    fn no_self_test_outside_a_program_that_defines_the_entry() {
+        let line = "assert f(4) == 2";
+        // Before the code block, after it was closed, and in a block without the function.
+        assert!(!self_test_starts("Let me think.\n", line, "f"));
+        assert!(!self_test_starts(
+            "```python\ndef f(x):\n    return x\n```\n",
+            line,
+            "f"
+        ));
+        assert!(!self_test_starts(
+            "```python\ndef g(x):\n    return x\n",
+            line,
+            "f"
+        ));
+        // Inside a string or a bracket the code before the line does not parse.
+        assert!(!self_test_starts(
+            "```python\ndef f(x):\n    return x\nDOC = \"\"\"\n",
+            line,
+            "f"
+        ));
+        assert!(!self_test_starts(
+            "```python\ndef f(x):\n    return x\nT = [\n",
+            line,
+            "f"
+        ));
+        assert!(self_test_starts(
+            "```python\ndef f(x):\n    return x\n",
+            line,
+            "f"
+        ));
+    }
+
+    #[test]
+    fn the_comments_above_the_tests_go_with_them() {
+        let before = "```python\ndef f(x):\n    # keep\n    return x\n\n# Test cases\n# more\n";
+        let cut = self_test_cut(before, 0);
+        assert_eq!(
+            &before[..cut],
+            "```python\ndef f(x):\n    # keep\n    return x\n\n"
+        );
+        // Not into the part that must stay (a reply's prefix).
+        assert_eq!(self_test_cut(before, before.len() - 3), before.len());
+        assert_eq!(self_test_cut("# a\n", 0), 0);
     }
 }
