@@ -612,36 +612,21 @@ impl Reply {
             }
         }
         if let Some(entry) = &request.stop_at_self_tests {
-            if self.ends_in_self_test(entry) {
+            if self.ends_in_self_test(entry, piece.len()) {
                 return Step::Stop;
             }
         }
         Step::Go
     }
 
-    /// When the line being written starts the model's own tests of `entry`
-    /// ([`crate::generate::model::self_test_starts`]), drop the line, close the code block
-    /// and say so: the reply then reads as the program alone.
-    fn ends_in_self_test(&mut self, entry: &str) -> bool {
-        let Some(end) = self.bytes.iter().rposition(|&b| b == b'\n') else {
+    /// When the last token (`new` bytes) started the model's own tests of `entry`
+    /// ([`crate::generate::model::self_test_reply_end`]), cut them, close the code block and
+    /// say so: the reply then reads as the program alone.
+    fn ends_in_self_test(&mut self, entry: &str, new: usize) -> bool {
+        let Some(keep) =
+            crate::generate::model::self_test_reply_end(&self.bytes, new, self.prefix_len, entry)
+        else {
             return false;
-        };
-        let start = end + 1;
-        // A line of the prefix (the task's own text) is not the model's.
-        if start < self.prefix_len {
-            return false;
-        }
-        let line = String::from_utf8_lossy(&self.bytes[start..]);
-        let before = String::from_utf8_lossy(&self.bytes[..start]);
-        if !crate::generate::model::self_test_starts(&before, &line, entry) {
-            return false;
-        }
-        // Offsets of the text are the bytes' only when they are valid UTF-8.
-        let keep = match &before {
-            std::borrow::Cow::Borrowed(text) => {
-                crate::generate::model::self_test_cut(text, self.prefix_len)
-            }
-            std::borrow::Cow::Owned(_) => start,
         };
         self.bytes.truncate(keep);
         self.bytes.extend_from_slice(b"```\n");

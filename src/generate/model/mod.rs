@@ -143,6 +143,40 @@ pub fn self_test_starts(before: &str, line: &str, entry: &str) -> bool {
             .is_ok()
 }
 
+/// Where a reply being written ends when its last `new` bytes started the model's own tests
+/// of `entry` ([`self_test_starts`]) on some line they touch: the length to keep, before that
+/// line and the comments right above it ([`self_test_cut`]), never inside the first `keep`
+/// bytes (a prefilled reply's prefix is the task's text, not the model's).
+pub fn self_test_reply_end(reply: &[u8], new: usize, keep: usize, entry: &str) -> Option<usize> {
+    let from = reply.len().saturating_sub(new);
+    // The line the new bytes start in, then every line they start.
+    let mut start = reply[..from]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    loop {
+        let end = reply[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(reply.len(), |i| start + i);
+        if start >= keep && start > 0 {
+            let line = String::from_utf8_lossy(&reply[start..end]);
+            let before = String::from_utf8_lossy(&reply[..start]);
+            if self_test_starts(&before, &line, entry) {
+                // Offsets of the text are the bytes' only when they are valid UTF-8.
+                return Some(match before {
+                    std::borrow::Cow::Borrowed(text) => self_test_cut(text, keep),
+                    std::borrow::Cow::Owned(_) => start,
+                });
+            }
+        }
+        if end >= reply.len() {
+            return None;
+        }
+        start = end + 1;
+    }
+}
+
 /// Where to cut a reply whose model started its own tests right after `before` (which ends
 /// with a line end): before the comment lines at the left margin that end it ("# Test cases"),
 /// as `python::self_tests` drops them with the tests, but not into the first `keep` bytes.
@@ -589,5 +623,24 @@ mod tests {
         // Not into the part that must stay (a reply's prefix).
         assert_eq!(self_test_cut(before, before.len() - 3), before.len());
         assert_eq!(self_test_cut("# a\n", 0), 0);
+    }
+
+    #[test]
+    fn a_reply_ends_before_the_tests_its_last_token_started() {
+        let head = "```python\ndef f(x):\n    return x\n\n# Tests\n";
+        let ends = |reply: &str, new: usize, keep: usize| {
+            self_test_reply_end(reply.as_bytes(), new, keep, "f")
+        };
+        let cut = Some(head.find("# Tests").unwrap());
+        // Token by token: the trigger is complete with its last token.
+        assert_eq!(ends(&format!("{head}assert"), 6, 0), None);
+        assert_eq!(ends(&format!("{head}assert f"), 2, 0), cut);
+        // One token that holds a whole test line and its line end.
+        assert_eq!(ends(&format!("{head}print(f(1))\n"), 13, 0), cut);
+        // A line that began in the prefix is the task's.
+        let reply = format!("{head}assert f");
+        assert_eq!(ends(&reply, 2, reply.len() - 1), None);
+        // Nothing to cut in a body.
+        assert_eq!(ends("```python\ndef f(x):\n    assert x\n", 5, 0), None);
     }
 }
