@@ -183,7 +183,12 @@ pub fn self_test_reply_end(reply: &[u8], new: usize, keep: usize, entry: &str) -
 pub fn self_test_cut(before: &str, keep: usize) -> usize {
     let mut end = before.len();
     while end > keep {
-        let start = before[..end - 1].rfind('\n').map_or(0, |i| i + 1);
+        // Bytes, not text: `before` may not end with a line end, and a cut inside a character
+        // would panic.
+        let start = before.as_bytes()[..end - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
         if start < keep || !before[start..end].starts_with('#') {
             break;
         }
@@ -623,6 +628,9 @@ mod tests {
         // Not into the part that must stay (a reply's prefix).
         assert_eq!(self_test_cut(before, before.len() - 3), before.len());
         assert_eq!(self_test_cut("# a\n", 0), 0);
+        // Not ending with a line end, and with characters of several bytes: no panic.
+        assert_eq!(self_test_cut("# é", 0), 0);
+        assert_eq!(self_test_cut("x = 'é'\n# é", 0), "x = 'é'\n".len());
     }
 
     #[test]
