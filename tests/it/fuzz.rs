@@ -35,6 +35,8 @@ fn texty() -> impl Strategy<Value = String> {
         Just("\r\n".to_string()),
         Just("def f(x):\n".to_string()),
         Just("return x\n".to_string()),
+        Just("assert f(1) == 1\n".to_string()),
+        Just("# Test cases\n".to_string()),
         Just("{\"verdicts\": [".to_string()),
         Just("{\"block\": \"BLOCK-1\", \"correct\": false, \"explanation\": \"".to_string()),
         Just("\"}".to_string()),
@@ -179,6 +181,24 @@ proptest! {
         if let Ok(found) = extract_program(&reply, entry.as_deref()) {
             // What comes back is Python that parses.
             prop_assert!(ldb::python::parse_module(&SourceFile::new(found.code.clone())).is_ok());
+        }
+    }
+
+    #[test]
+    fn the_self_test_stop_takes_any_reply_token_by_token(reply in texty(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8), keep in any::<prop::sample::Index>()) {
+        // Fed as the backend feeds it: a growing reply, the last piece new, any prefix length.
+        let bytes = reply.as_bytes();
+        let mut ends: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
+        ends.push(bytes.len());
+        ends.sort_unstable();
+        let keep = keep.index(bytes.len() + 1);
+        let mut last = 0;
+        for end in ends {
+            if let Some(at) = ldb::generate::model::self_test_reply_end(&bytes[..end], end - last, keep, "f") {
+                // The cut keeps the prefix and lies inside what was written.
+                prop_assert!(at >= keep.min(end) && at <= end, "{at} {keep} {end}");
+            }
+            last = end;
         }
     }
 
