@@ -1,7 +1,7 @@
 //! What stopping at the model's own tests saves, replayed from a response cache (`--cache-dir`
 //! of a run made before the stop existed): for each program request of the cache, where the
-//! embedded backend would now stop (`ldb::generate::model::self_test_starts`, checked at every
-//! line as the backend checks at every token), the share of the reply's generated text after
+//! embedded backend would now stop (`ldb::generate::model::self_test_reply_end`, the backend's own
+//! check, over every line), the share of the reply's generated text after
 //! that point, and whether the program read from the cut reply is the one read from the whole
 //! reply (`extract_program` + `strip_self_tests`). Sampling is token by token with a seeded
 //! sampler, so the cut reply is the whole reply's beginning: the tokens saved are those of the
@@ -10,7 +10,7 @@
 //! Usage: cargo run --release --example self_test_stop -- CACHE_DIR...
 use std::path::Path;
 
-use ldb::generate::model::{self_test_cut, self_test_starts};
+use ldb::generate::model::self_test_reply_end;
 use ldb::generate::reply::code::extract_program;
 use ldb::python::self_tests::strip_self_tests;
 
@@ -38,22 +38,12 @@ fn visit(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// The byte offset where the backend would stop in `generated` (the text after the prefix).
+/// The byte offset where the backend would stop in `generated` (the text after the prefix):
+/// the backend's own check, over every line the model wrote.
 fn cut_at(prefix: &str, generated: &str, entry: &str) -> Option<usize> {
     let text = format!("{prefix}{generated}");
-    let mut start = prefix.len();
-    while start < text.len() {
-        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        // A line only counts once the line before it ended.
-        if start > 0 && text.as_bytes()[start - 1] == b'\n' {
-            let line = &text[start..end];
-            if self_test_starts(&text[..start], line, entry) {
-                return Some(self_test_cut(&text[..start], prefix.len()) - prefix.len());
-            }
-        }
-        start = end + 1;
-    }
-    None
+    self_test_reply_end(text.as_bytes(), generated.len(), prefix.len(), entry)
+        .map(|keep| keep - prefix.len())
 }
 
 fn main() {

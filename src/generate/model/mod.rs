@@ -125,22 +125,27 @@ impl ChatRequest {
 /// bracket). These are the statements `python::self_tests` drops from a program; a program
 /// that goes on after them with more definitions is rare, and would lose them.
 pub fn self_test_starts(before: &str, line: &str, entry: &str) -> bool {
-    let calls_entry = line
-        .strip_prefix(entry)
-        .is_some_and(|rest| rest.starts_with('('));
-    let starts_test = ["assert ", "assert(", "print(", "if __name__"]
-        .iter()
-        .any(|t| line.starts_with(t))
-        || (!entry.is_empty() && calls_entry);
-    if !starts_test {
+    if !line_starts_test(line, entry) {
         return false;
     }
-    let Some(body) = open_code_block(before) else {
+    let Some(body) = fenced_bodies(before, |_| false) else {
         return false;
     };
     body.contains(&format!("def {entry}("))
         && crate::python::source::parse_module(&crate::python::source::SourceFile::new(&body))
             .is_ok()
+}
+
+/// Whether `line` starts like a test of `entry` at the top level (the cheap half of
+/// [`self_test_starts`], checked first at every token).
+fn line_starts_test(line: &str, entry: &str) -> bool {
+    let calls_entry = line
+        .strip_prefix(entry)
+        .is_some_and(|rest| rest.starts_with('('));
+    ["assert ", "assert(", "print(", "if __name__"]
+        .iter()
+        .any(|t| line.starts_with(t))
+        || (!entry.is_empty() && calls_entry)
 }
 
 /// Where a reply being written ends when its last `new` bytes started the model's own tests
@@ -161,13 +166,16 @@ pub fn self_test_reply_end(reply: &[u8], new: usize, keep: usize, entry: &str) -
             .map_or(reply.len(), |i| start + i);
         if start >= keep && start > 0 {
             let line = String::from_utf8_lossy(&reply[start..end]);
-            let before = String::from_utf8_lossy(&reply[..start]);
-            if self_test_starts(&before, &line, entry) {
-                // Offsets of the text are the bytes' only when they are valid UTF-8.
-                return Some(match before {
-                    std::borrow::Cow::Borrowed(text) => self_test_cut(text, keep),
-                    std::borrow::Cow::Owned(_) => start,
-                });
+            // The whole reply is read only for a line that starts like a test.
+            if line_starts_test(&line, entry) {
+                let before = String::from_utf8_lossy(&reply[..start]);
+                if self_test_starts(&before, &line, entry) {
+                    // Offsets of the text are the bytes' only when they are valid UTF-8.
+                    return Some(match before {
+                        std::borrow::Cow::Borrowed(text) => self_test_cut(text, keep),
+                        std::borrow::Cow::Owned(_) => start,
+                    });
+                }
             }
         }
         if end >= reply.len() {
@@ -197,15 +205,22 @@ pub fn self_test_cut(before: &str, keep: usize) -> usize {
     end
 }
 
-/// The body of the fenced code block `text` ends inside, if it ends inside one.
-fn open_code_block(text: &str) -> Option<String> {
+/// Walk the fenced code blocks of `text` (```` ``` ```` lines): `closed` sees each closed
+/// block's body and ends the walk by returning true; the result is the body of the block
+/// `text` ends inside, if it ends inside one (and the walk was not ended).
+fn fenced_bodies(text: &str, mut closed: impl FnMut(&str) -> bool) -> Option<String> {
     let mut body: Option<String> = None;
-    for line in text.lines() {
+    for line in text.split('\n') {
         let fence = line.trim_start().starts_with("```");
         match &mut body {
             None if fence => body = Some(String::new()),
             None => {}
-            Some(_) if fence && line.trim() == "```" => body = None,
+            Some(b) if fence && line.trim() == "```" => {
+                if closed(b) {
+                    return None;
+                }
+                body = None;
+            }
             Some(b) => {
                 b.push_str(line);
                 b.push('\n');
@@ -218,25 +233,12 @@ fn open_code_block(text: &str) -> Option<String> {
 /// Whether `text` holds a closed fenced code block (```` ``` ```` lines) whose body contains
 /// `needle`.
 pub fn has_closed_code_block(text: &str, needle: &str) -> bool {
-    let mut body: Option<String> = None;
-    for line in text.split('\n') {
-        let fence = line.trim_start().starts_with("```");
-        match &mut body {
-            None if fence => body = Some(String::new()),
-            None => {}
-            Some(b) if fence && line.trim() == "```" => {
-                if b.contains(needle) {
-                    return true;
-                }
-                body = None;
-            }
-            Some(b) => {
-                b.push_str(line);
-                b.push('\n');
-            }
-        }
-    }
-    false
+    let mut found = false;
+    fenced_bodies(text, |body| {
+        found = body.contains(needle);
+        found
+    });
+    found
 }
 
 /// Token counts of one call.
