@@ -18,10 +18,12 @@ eval_runs.sh write them) or an `ldb eval exec` results file (`exec-*.jsonl`). Wh
 
 What stays is what the tables of benchmarks/RESULTS.md are computed from: id, status, hidden
 and visible results, tokens, times, confirmation, lines changed. `ldb eval report DIR` and
-`repair_analysis.py` give the same figures on the compact records. Compact a run once it is
-finished: `ldb eval` skips its finished tasks on a rerun, but a strategy added to the directory
-later would start from its seeds, which are hashes now (run that in a fresh directory), and
-`ldb eval rescore` needs the programs. Running it twice changes nothing the second time. Files this script does not know are left as
+`repair_analysis.py` give the same figures on the compact records. A run compacted while it
+is still going resumes: `ldb eval` skips its finished tasks, and obtains the seeds of the others
+again from the seed source, refusing the resume if they no longer hash to the recorded digest
+(a run whose seeds the model generated cannot draw them again: compact it once it is finished).
+`ldb eval rescore` needs the programs. Running it twice changes nothing the second time. Files
+this script does not know are left as
 they are; `ldb eval check` records (benchmarks/results/check/) keep their traces, from which
 that table's trace metrics are computed.
 """

@@ -151,6 +151,90 @@ fn a_run_resumes_without_repeating_or_losing_tasks() {
     }
 }
 
+/// Writes `records` back as `path`'s records, under its header.
+fn write_records(path: &Path, records: &[serde_json::Value]) {
+    let text = std::fs::read_to_string(path).expect("results file");
+    let header = text.lines().next().expect("header");
+    let mut out = format!("{header}\n");
+    for r in records {
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out).expect("write");
+}
+
+#[test]
+fn regression_a_run_compacted_while_going_resumed_with_digests_for_seeds() {
+    // A long run is compacted to be kept before it ends; its seed records then hold digests
+    // where the programs were, and the resume must debug the seed, not the digest.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let results = out.join("none.jsonl");
+    let first = eval(&out, &["--limit", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let whole = records(&results);
+    let program_of = |recs: &[serde_json::Value], id: &str| {
+        recs.iter()
+            .find(|r| r["task_id"] == id)
+            .and_then(|r| r["final_program"].as_str())
+            .expect("final_program")
+            .to_string()
+    };
+    let seed_program = program_of(&whole, "HumanEval/1");
+    assert!(seed_program.contains("def "), "{seed_program}");
+
+    let compact = std::process::Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/compact_results.py"))
+        .arg(&out)
+        .output()
+        .expect("python3");
+    assert!(compact.status.success(), "{}", stderr(&compact));
+    let seeds = records(&out.join("seeds.jsonl"));
+    assert!(seeds.iter().all(|s| s["program"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("sha256:"))));
+    // The run "stopped" before HumanEval/1's record.
+    let kept: Vec<_> = records(&results)
+        .into_iter()
+        .filter(|r| r["task_id"] == "HumanEval/0")
+        .collect();
+    write_records(&results, &kept);
+
+    let second = eval(&out, &["--limit", "2"]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let resumed = records(&results);
+    assert_eq!(ids(&resumed), ["HumanEval/0", "HumanEval/1"]);
+    assert_eq!(program_of(&resumed, "HumanEval/1"), seed_program);
+    let visible = |recs: &[serde_json::Value]| {
+        recs.iter()
+            .find(|r| r["task_id"] == "HumanEval/1")
+            .map(|r| r["final_visible_pass"].clone())
+    };
+    assert_eq!(visible(&resumed), visible(&whole));
+
+    // A seed source that now gives another program refuses the resume, naming the task.
+    write_records(&results, &kept);
+    let tampered: Vec<_> = records(&out.join("seeds.jsonl"))
+        .into_iter()
+        .map(|mut s| {
+            if s["task_id"] == "HumanEval/1" {
+                s["program"] = "sha256:0000000000000000".into();
+            }
+            s
+        })
+        .collect();
+    write_records(&out.join("seeds.jsonl"), &tampered);
+    let refused = eval(&out, &["--limit", "2"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("seeds.jsonl") && err.contains("HumanEval/1"),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+    assert_eq!(ids(&records(&results)), ["HumanEval/0"], "nothing was run");
+}
+
 #[test]
 fn only_failing_with_a_limit_counts_failing_seeds() {
     let dir = tempfile::tempdir().expect("tempdir");

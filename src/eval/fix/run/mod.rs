@@ -9,9 +9,11 @@
 //! calls. Other failures are recorded as the task's error class and the run goes on.
 //!
 //! Parts: `plan` (what to run), `events` (what a run reports and returns), `seeding` (the
-//! seed phase), `unit` (one task under one strategy, scored), `rescore` (a finished run scored
-//! again on corrected hidden tests).
+//! seed phase), `compacted` (resuming a run whose records were compacted), `unit` (one task
+//! under one strategy, scored), `rescore` (a finished run scored again on corrected hidden
+//! tests).
 
+mod compacted;
 mod events;
 mod plan;
 mod rescore;
@@ -171,6 +173,7 @@ pub async fn run_eval(
         .into_iter()
         .map(|s| (s.task_id.clone(), s))
         .collect();
+    let compacted = compacted::take_compacted(&mut seeds, &done, &plan.seeds_path())?;
     let selected = seeding::select(
         plan,
         &candidates,
@@ -180,6 +183,7 @@ pub async fn run_eval(
         &shared,
     )
     .await;
+    compacted::check_restored(&seeds, &compacted, &plan.seeds_path())?;
 
     let files: Vec<(StrategySpec, PathBuf)> = plan
         .strategies
