@@ -8,9 +8,11 @@
 //! localisation from execution) → [`repair`] (the fix loop: seeds, strategies, the debugger's
 //! verdicts, the repair search and its choice) → [`report`] (the record of a fix, as pages).
 //! Under the pipeline sit [`files`] (safe reads and writes of the user's files) and [`python`]
-//! (source, parsing, control-flow graphs, edits, names). Over it sit the two other capabilities,
-//! [`check`] (runtime-error prediction) and [`exec`] (running snippets with stand-ins), the
-//! benchmark harnesses of all three in [`eval`], the OpenAI-compatible [`serve`], and [`cli`].
+//! (source, parsing, control-flow graphs, edits, names). Over it sit [`load`] (a user's
+//! program and tests made into a task, pytest collecting them in the sandbox), the two other
+//! capabilities, [`check`] (runtime-error prediction) and [`exec`] (running snippets with
+//! stand-ins), the benchmark harnesses of all three in [`eval`], the OpenAI-compatible
+//! [`serve`], and [`cli`].
 //!
 //! Every import runs down this list: a module names only modules below it, never one above, and
 //! sibling modules never form a loop (`tests/it/import_cycles.rs`; the picture is
@@ -45,6 +47,7 @@ pub mod report;
 // Built on it.
 pub mod check;
 pub mod exec;
+pub mod load;
 
 pub mod eval;
 

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use futures_util::stream::{self, StreamExt};
 use serde::Serialize;
 
-use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::progress::StderrProgress;
 use super::settings::{FixInput, FixSettings, ProgramTests, SeedChoice, TaskSource};
 use super::test_cmd::select_tasks;
+use crate::load;
 use crate::repair::record::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
 use crate::repair::{FixOptions, Fixer, SeedSource, Strategy};
 use crate::task::load_seeds;
@@ -39,7 +39,7 @@ pub fn run(s: FixSettings) -> Result<ExitStatus, CliError> {
 /// No function named: find it from what the failing tests ran, then fix the most suspicious
 /// functions in turn until one is fixed.
 fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliError> {
-    let located = super::project_target::locate(&tests, s.sandbox.runner()?, s.quiet)?;
+    let located = crate::load::project::locate(&tests, s.sandbox.runner()?, s.quiet)?;
     if located.failing == 0 {
         if !s.quiet {
             eprintln!("ldb: every given test passes: nothing to fix");
@@ -64,7 +64,7 @@ fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliErr
             .map(|f| {
                 format!(
                     "{} ({:.2})",
-                    super::project_target::target_of(f, &cwd).display(),
+                    crate::load::project::target_of(f, &cwd).display(),
                     f.score
                 )
             })
@@ -80,7 +80,7 @@ fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliErr
     }
     let mut last = ExitStatus::TestsFailed;
     for (i, f) in tried.iter().enumerate() {
-        let target = super::project_target::target_of(f, &cwd);
+        let target = crate::load::project::target_of(f, &cwd);
         if !s.quiet {
             eprintln!(
                 "ldb: fixing {} ({} of {})",
@@ -141,9 +141,9 @@ fn prepare(s: &FixSettings, program_file: &Path) -> Result<Prepared, CliError> {
                 let guard = hold(program_file, s.quiet)?;
                 let text = guard.original().text.clone();
                 prepared.guard = Some(guard);
-                file_task::load_text(&s.target, text, tests, runner, s.quiet)?
+                load::load_text(&s.target, text, tests, runner, s.quiet)?
             } else {
-                file_task::load(&s.target, tests, runner, s.quiet)?
+                load::load(&s.target, tests, runner, s.quiet)?
             };
             prepared.tasks.push(task);
             prepared.runner = runner;
@@ -163,7 +163,7 @@ fn prepare(s: &FixSettings, program_file: &Path) -> Result<Prepared, CliError> {
 }
 
 fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
-    let program_file = file_task::program_file(&s.target);
+    let program_file = load::program_file(&s.target);
     let Prepared {
         mut tasks,
         mut runner,

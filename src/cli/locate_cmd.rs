@@ -205,7 +205,7 @@ fn run_project(
     s: &LocateSettings,
     tests: &crate::cli::settings::ProgramTests,
 ) -> Result<ExitStatus, CliError> {
-    let located = crate::cli::project_target::locate(tests, s.sandbox.runner()?, false)?;
+    let located = crate::load::project::locate(tests, s.sandbox.runner()?, false)?;
     let functions: Vec<_> = located.ranked.iter().take(s.top).cloned().collect();
     let lines: Vec<ProjectLine> = functions
         .iter()

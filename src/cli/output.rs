@@ -103,6 +103,19 @@ impl From<crate::task::TaskError> for CliError {
     }
 }
 
+impl From<crate::load::LoadError> for CliError {
+    fn from(e: crate::load::LoadError) -> Self {
+        CliError {
+            message: e.message,
+            hint: e.hint,
+            status: match e.kind {
+                crate::load::LoadErrorKind::BadInput => ExitStatus::BadInput,
+                crate::load::LoadErrorKind::Sandbox => ExitStatus::Sandbox,
+            },
+        }
+    }
+}
+
 impl From<crate::run::sandbox::SandboxError> for CliError {
     fn from(e: crate::run::sandbox::SandboxError) -> Self {
         CliError::sandbox(e.to_string())

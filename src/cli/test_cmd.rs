@@ -4,9 +4,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::file_task;
 use super::output::{self, CliError, ExitStatus};
 use super::settings::{TaskSource, TestSettings};
+use crate::load;
 use crate::run::{visible_tests, Runner, TestInput, TestOutcome, TestStatus};
 use crate::task::{load_tasks, load_tasks_lenient, Task};
 
@@ -34,7 +34,7 @@ pub fn run(s: &TestSettings) -> Result<ExitStatus, CliError> {
             // A .py program given as the task is its own seed: name the file.
             (None, Some(seed), _) if matches!(s.source, TaskSource::Program(_)) => (
                 seed.clone(),
-                file_task::program_file(&s.target).display().to_string(),
+                load::program_file(&s.target).display().to_string(),
             ),
             (None, Some(seed), _) => (seed.clone(), "seed".to_string()),
             _ => {
@@ -176,7 +176,7 @@ pub fn load_source(
 ) -> Result<(Vec<Task>, usize, Runner), CliError> {
     match source {
         TaskSource::Program(tests) => {
-            let (task, runner) = file_task::load(target, tests, runner, quiet)?;
+            let (task, runner) = load::load(target, tests, runner, quiet)?;
             Ok((vec![task], 0, runner))
         }
         TaskSource::Tasks { task_id, strict } => {

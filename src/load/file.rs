@@ -1,25 +1,25 @@
 //! `ldb fix prog.py ...` and `ldb test prog.py ...`: the flags that turn a plain Python file and
-//! its tests into a task, and writing the fixed file back (`--write`).
+//! its tests into a task.
 //!
-//! The work of reading the files is library code ([`crate::task::file_input`]); this module
-//! reads the files the user named, turns that module's errors into `error:`/`hint:` lines, and
+//! The work of reading the files is [`crate::task::file_input`]'s; this module reads the files
+//! the user named, turns that module's errors into [`LoadError`]s (a message and a hint), and
 //! asks the sandbox (never this process) whether the test file's imports resolve.
 //!
 //! Two paths run tests, chosen here and named on stderr: pytest, in the project
-//! (`pytest_task.rs`), for a test directory, a node id, `-k`, a suite with a `conftest.py` or
+//! ([`super::pytest`]), for a test directory, a node id, `-k`, a suite with a `conftest.py` or
 //! pytest settings, and a test file that uses what only pytest runs (fixtures, parametrize,
 //! classes with set-up, relative imports); else a plain test file read without pytest.
 
 use std::path::Path;
 
-use super::output::{self, CliError};
-use super::pytest_task::{self, Reason};
-use super::settings::ProgramTests;
+use super::pytest::{self, Reason};
+use super::ProgramTests;
+use super::{read_source, LoadError};
 use crate::run::{Runner, TestInput};
 use crate::task::file_input::{self, project, FileInput, FileInputError};
 use crate::task::{IoTest, Task};
 
-pub use super::settings::program_file;
+pub use super::program_file;
 
 /// The task made from `program` and the flags, and `runner` set up so the test file's
 /// `import prog` finds the program under test.
@@ -28,8 +28,8 @@ pub fn load(
     args: &ProgramTests,
     runner: Runner,
     quiet: bool,
-) -> Result<(Task, Runner), CliError> {
-    let text = output::read_source(&program_file(program))?;
+) -> Result<(Task, Runner), LoadError> {
+    let text = read_source(&program_file(program))?;
     load_text(program, text, args, runner, quiet)
 }
 
@@ -41,19 +41,19 @@ pub fn load_text(
     args: &ProgramTests,
     runner: Runner,
     quiet: bool,
-) -> Result<(Task, Runner), CliError> {
+) -> Result<(Task, Runner), LoadError> {
     let (program, function) = project::split_target(target);
     let python_path_given = !runner.sandbox().python_path().is_empty();
     let pytest = |reason: Reason, text: String, runner: Runner| {
-        pytest_task::load(
-            pytest_task::Target {
+        pytest::load(
+            pytest::Target {
                 program: &program,
                 function: function.clone(),
                 text,
                 python_path_given,
                 quiet,
             },
-            pytest_task::TestsArgs {
+            pytest::TestsArgs {
                 tests: &args.tests,
                 keep_passing: args.keep_passing,
                 keyword: args.keyword.as_deref(),
@@ -83,7 +83,7 @@ pub fn load_text(
             pytest(reason, text, runner).map_err(|e| {
                 // No pytest to run it: the plain path's own refusal says what to change.
                 if e.message.contains("these tests need pytest") {
-                    CliError {
+                    LoadError {
                         message: format!("{}; {}", plain_error.message, e.message),
                         ..e
                     }
@@ -99,7 +99,7 @@ pub fn load_text(
 /// Tests that import another module beside the program instead of the program (`from prog
 /// import add` given `broken.py`) would report that module's results as the program's:
 /// refused, naming the module.
-fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Result<(), CliError> {
+fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Result<(), LoadError> {
     let mut modules: Vec<String> = file_input::module_name(program).into_iter().collect();
     // Every package the program is in, the top-level one too (`from pkg.sub.mod import f`).
     if let Ok(file) = std::fs::canonicalize(program) {
@@ -126,7 +126,7 @@ fn refuse_foreign_tests(program: &Path, text: &str, args: &ProgramTests) -> Resu
         let dirs = [here(program), here(&path)];
         if let Some(f) = file_input::reach::foreign_module(program, text, &modules, &source, &dirs)
         {
-            return Err(CliError::bad_input(
+            return Err(LoadError::bad_input(
                 format!(
                     "{}: the tests import `{}` ({}), not the program under test ({}): their \
                      results would be that module's",
@@ -170,7 +170,7 @@ fn has_conftest(tests: &Path) -> bool {
 
 /// Why the tests must go to pytest before the file is read: `--pytest`, a directory, a node
 /// id, `-k`, a `conftest.py` or pytest settings in the project.
-fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, CliError> {
+fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, LoadError> {
     // `--pytest` and `-k` require `--tests` (declared on the flags).
     let Some(tests) = args.tests.first() else {
         return Ok(None);
@@ -191,7 +191,7 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
     };
     if args.no_pytest {
         return match obvious {
-            Some(what) => Err(CliError::bad_input(
+            Some(what) => Err(LoadError::bad_input(
                 format!(
                     "--no-pytest: {} is {what}, which only pytest runs",
                     tests.display()
@@ -206,7 +206,7 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
     }
     // A module of a package is imported by its package path (`from pkg.mod import f`), as the
     // project imports it: only pytest, run in the project, shows the tests that module.
-    if let Some(package) = super::pytest_task::package_of(program) {
+    if let Some(package) = super::pytest::package_of(program) {
         return Ok(Some(Reason(format!(
             "the program is a module of the package `{package}`"
         ))));
@@ -226,12 +226,12 @@ fn pytest_wanted(program: &Path, args: &ProgramTests) -> Result<Option<Reason>, 
 /// How the plain path failed.
 enum Plain {
     /// The file uses what only pytest runs; the reason, and the plain path's own error.
-    NeedsPytest(Reason, CliError),
-    Error(CliError),
+    NeedsPytest(Reason, LoadError),
+    Error(LoadError),
 }
 
-impl From<CliError> for Plain {
-    fn from(e: CliError) -> Self {
+impl From<LoadError> for Plain {
+    fn from(e: LoadError) -> Self {
         Plain::Error(e)
     }
 }
@@ -246,7 +246,7 @@ fn load_plain(
     quiet: bool,
 ) -> Result<(Task, Runner), Plain> {
     let test_file = match args.tests.first() {
-        Some(path) => Some((path.clone(), output::read_source(path)?)),
+        Some(path) => Some((path.clone(), read_source(path)?)),
         None => None,
     };
     let io_tests = args
@@ -259,7 +259,7 @@ fn load_plain(
         .collect();
     if let (Some(given), Some(entry)) = (&function, &args.entry) {
         if given != entry {
-            return Err(Plain::Error(CliError::bad_input(
+            return Err(Plain::Error(LoadError::bad_input(
                 format!(
                     "{}::{given} and --entry {entry} name different functions",
                     program.display()
@@ -287,7 +287,7 @@ fn load_plain(
                 None => runner.clone(),
             };
             // A test file importing what does not exist fails every test: that error first.
-            let missing = missing_modules(&runner, &several.imports).map_err(CliError::from)?;
+            let missing = missing_modules(&runner, &several.imports).map_err(LoadError::from)?;
             if let Some(e) =
                 missing_module_error(program, &input, file_input::module_name(program), &missing)
             {
@@ -300,7 +300,7 @@ fn load_plain(
                 .map(|t| TestInput::Code { source: t.clone() })
                 .collect();
             let entry =
-                pytest_task::entry_under_test(e, several, &runner, &input.program, &tests, quiet)
+                pytest::entry_under_test(e, several, &runner, &input.program, &tests, quiet)
                     .map_err(Plain::Error)?;
             input.entry = Some(entry);
             built = file_input::build(&input);
@@ -321,7 +321,7 @@ fn load_plain(
     };
     // One sandbox run per set of imports: when choosing the function checked them, it is done.
     if checked != Some((built.module.clone(), built.imports.clone())) {
-        let missing = missing_modules(&runner, &built.imports).map_err(CliError::from)?;
+        let missing = missing_modules(&runner, &built.imports).map_err(LoadError::from)?;
         if let Some(e) = missing_module_error(program, &input, built.module.clone(), &missing) {
             return Err(e);
         }
@@ -350,7 +350,7 @@ fn missing_module_error(
 ) -> Option<Plain> {
     let (first, (test_path, _)) = (missing.first()?, input.test_file.as_ref()?);
     if let Some(reason) = project_import(program, test_path, missing) {
-        let e = CliError::bad_input(
+        let e = LoadError::bad_input(
             format!(
                 "{}: imports `{first}` from its project",
                 test_path.display()
@@ -367,7 +367,7 @@ fn missing_module_error(
         ),
         None => format!("install it for the Python ldb runs (python3 -m pip install {first})"),
     };
-    Some(Plain::Error(CliError::bad_input(
+    Some(Plain::Error(LoadError::bad_input(
         format!(
             "{}: imports `{first}`, which is neither the program under test ({}) nor a \
              module the sandbox's Python can import{}",
@@ -406,8 +406,8 @@ fn with_newline(input: &str) -> String {
     }
 }
 
-fn file_error(e: FileInputError) -> CliError {
-    CliError::bad_input(e.to_string(), e.hint)
+fn file_error(e: FileInputError) -> LoadError {
+    LoadError::bad_input(e.to_string(), e.hint)
 }
 
 /// Which of `modules` the sandbox's Python cannot import (checked in the sandbox, never here).

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::output::CliError;
-use super::pytest_task::{self, KeepPassing, Reason, TestsArgs};
-use super::settings::ProgramTests;
+use super::pytest::{self, KeepPassing, Reason, TestsArgs};
+use super::LoadError;
+use super::ProgramTests;
 use crate::locate::project::{rank, ProjectRun, RankedFunction};
 use crate::run::sandbox::protocol::ProjectTrace;
 use crate::run::{Runner, TestInput};
@@ -25,9 +25,9 @@ pub struct Located {
 }
 
 /// Run the tests of `tests` with the project traced and rank its functions.
-pub fn locate(tests: &ProgramTests, runner: Runner, quiet: bool) -> Result<Located, CliError> {
+pub fn locate(tests: &ProgramTests, runner: Runner, quiet: bool) -> Result<Located, LoadError> {
     let first = tests.tests.first().ok_or_else(|| {
-        CliError::bad_input(
+        LoadError::bad_input(
             "no tests given: ldb finds the function from what failing tests run",
             "pass --tests tests/test_x.py::test_y (a failing test of the project)",
         )
@@ -36,12 +36,12 @@ pub fn locate(tests: &ProgramTests, runner: Runner, quiet: bool) -> Result<Locat
     // file stands there as it is.
     let (path, _) = crate::task::file_input::project::split_node(first);
     let stand_in = stand_in_file(&path).ok_or_else(|| {
-        CliError::bad_input(
+        LoadError::bad_input(
             format!("{}: no test file there", path.display()),
             "pass --tests with a test file or a node id (tests/test_x.py::test_y)",
         )
     })?;
-    let text = super::output::read_source(&stand_in)?;
+    let text = super::read_source(&stand_in)?;
     let args = TestsArgs {
         tests: &tests.tests,
         keyword: tests.keyword.as_deref(),
@@ -52,11 +52,11 @@ pub fn locate(tests: &ProgramTests, runner: Runner, quiet: bool) -> Result<Locat
         shell: &tests.shell,
     };
     let python_path_given = !runner.sandbox().python_path().is_empty();
-    let st = pytest_task::setup(&stand_in, &args, runner, python_path_given, quiet)?;
+    let st = pytest::setup(&stand_in, &args, runner, python_path_given, quiet)?;
     let reason = Reason("a node id".into());
-    let (report, _, runner) = pytest_task::collect_checked(&st, &text, &stand_in, &reason)?;
+    let (report, _, runner) = pytest::collect_checked(&st, &text, &stand_in, &reason)?;
     if report.items.is_empty() {
-        return Err(CliError::bad_input(
+        return Err(LoadError::bad_input(
             format!("{}: pytest collected no tests", st.label.display()),
             "check --tests and -k",
         ));

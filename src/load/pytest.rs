@@ -13,7 +13,7 @@ mod guards;
 
 use std::path::{Path, PathBuf};
 
-use super::output::CliError;
+use super::LoadError;
 use crate::run::pytest::PytestProject;
 use crate::run::sandbox::pytest::PytestReport;
 use crate::run::sandbox::ProjectMount;
@@ -97,9 +97,9 @@ pub fn setup(
     runner: Runner,
     python_path_given: bool,
     quiet: bool,
-) -> Result<Setup, CliError> {
+) -> Result<Setup, LoadError> {
     if args.tests.is_empty() {
-        return Err(CliError::bad_input(
+        return Err(LoadError::bad_input(
             "pytest needs tests to run: no --tests given",
             "pass --tests tests/ (a directory, a test file or a node id)",
         ));
@@ -112,7 +112,7 @@ pub fn setup(
             .join(" "),
     );
     let cwd = std::env::current_dir().map_err(|e| {
-        CliError::bad_input(
+        LoadError::bad_input(
             format!("cannot read the current directory: {e}"),
             "run ldb from an existing directory",
         )
@@ -124,7 +124,7 @@ pub fn setup(
     for t in args.tests {
         let (tests_path, node_part) = project::split_node(t);
         let abs = real(&tests_path).map_err(|e| {
-            CliError::bad_input(
+            LoadError::bad_input(
                 format!("{}: {e}", tests_path.display()),
                 "pass --tests with a test directory, a test file or a node id \
                  (tests/test_x.py::test_y)",
@@ -134,7 +134,7 @@ pub fn setup(
     }
     let tests_abs = given[0].0.clone();
     let program_abs = real(program).map_err(|e| {
-        CliError::bad_input(
+        LoadError::bad_input(
             format!("{}: {e}", program.display()),
             "give the module under test as path/to/module.py[::function]",
         )
@@ -144,7 +144,7 @@ pub fn setup(
         .map_err(file_error)?;
     let temp = std::env::temp_dir();
     if temp.starts_with(&root) {
-        return Err(CliError::bad_input(
+        return Err(LoadError::bad_input(
             format!(
                 "the project directory {} holds {}, where the sandbox keeps its runs",
                 root.display(),
@@ -172,7 +172,7 @@ pub fn setup(
     let shown = env.pth_dirs.clone();
     let system_site = env.system_site;
     // The caller's PYTHONPATH, as plain pytest run from this shell would import with it.
-    let user_path = user_python_path(&cwd, &root, quiet);
+    let user_path = user_python_path(args.shell.python_path.as_deref(), &cwd, &root, quiet);
     let mut python_path = runner.sandbox().python_path().to_vec();
     for dir in &user_path {
         if !python_path.contains(dir) {
@@ -219,10 +219,10 @@ pub fn collect_checked(
     text: &str,
     program: &Path,
     reason: &Reason,
-) -> Result<(PytestReport, PathBuf, Runner), CliError> {
+) -> Result<(PytestReport, PathBuf, Runner), LoadError> {
     let collection = setup.runner.collect(text, &setup.pytest_args)?;
     let Some(report) = collection.report else {
-        let mut e = CliError::sandbox(format!(
+        let mut e = LoadError::sandbox(format!(
             "pytest's collection ended without a report: {}",
             collection.run.summary
         ));
@@ -267,7 +267,7 @@ pub fn load(
     args: TestsArgs<'_>,
     runner: Runner,
     reason: &Reason,
-) -> Result<(Task, Runner), CliError> {
+) -> Result<(Task, Runner), LoadError> {
     let Target {
         program,
         function,
@@ -287,7 +287,7 @@ pub fn load(
     } = st;
     let tests = label.as_path();
     if report.items.is_empty() {
-        return Err(CliError::bad_input(
+        return Err(LoadError::bad_input(
             format!(
                 "{}: pytest collected no tests{}",
                 tests.display(),
@@ -316,7 +316,7 @@ pub fn load(
         .collect();
     if let (Some(given), Some(entry)) = (&function, args.entry) {
         if given != entry {
-            return Err(CliError::bad_input(
+            return Err(LoadError::bad_input(
                 format!(
                     "{}::{given} and --entry {entry} name different functions",
                     program.display()
@@ -351,14 +351,14 @@ pub fn load(
     }
     let built = built.map_err(|e| {
         let several = e.hint.contains("--entry");
-        let mut cli = file_error(e);
+        let mut err = file_error(e);
         if several {
-            cli.hint = Some(format!(
+            err.hint = Some(format!(
                 "name the function under test: {}::NAME (or --entry NAME)",
                 program.display()
             ));
         }
-        cli
+        err
     })?;
     let mut built = built;
     // A package's function or a method is a real project's code: repaired where it is.
@@ -452,10 +452,10 @@ pub(super) fn entry_under_test(
     program: &str,
     tests: &[TestInput],
     quiet: bool,
-) -> Result<String, CliError> {
+) -> Result<String, LoadError> {
     let outcomes = runner
         .run_in_order(program, tests)
-        .map_err(CliError::from)?;
+        .map_err(LoadError::from)?;
     // A test after one that timed out did not run: it names nothing.
     let failed: Vec<bool> = (0..tests.len())
         .map(|i| outcomes.get(i).is_some_and(|o| !o.passed()))
@@ -473,8 +473,8 @@ pub(super) fn entry_under_test(
             (first, why)
         }
         Err(called) => {
-            let mut cli = file_error(e.clone());
-            cli.hint = Some(if called.is_empty() {
+            let mut err = file_error(e.clone());
+            err.hint = Some(if called.is_empty() {
                 "the failing tests call none of them themselves; say which one is under test \
                  with --entry NAME"
                     .to_string()
@@ -484,7 +484,7 @@ pub(super) fn entry_under_test(
                     called.join(", ")
                 )
             });
-            return Err(cli);
+            return Err(err);
         }
     };
     if !quiet {
@@ -496,15 +496,20 @@ pub(super) fn entry_under_test(
     Ok(entry)
 }
 
-/// The directories of the caller's `PYTHONPATH` that a run can show: relative ones resolved
-/// against `cwd`; those in the project as they are (the run shows the project), others when
-/// the sandbox can show them (a note says why one cannot).
-fn user_python_path(cwd: &Path, root: &Path, quiet: bool) -> Vec<PathBuf> {
-    let Some(value) = std::env::var_os("PYTHONPATH") else {
+/// The directories of the caller's `PYTHONPATH` (`value`) that a run can show: relative ones
+/// resolved against `cwd`; those in the project as they are (the run shows the project),
+/// others when the sandbox can show them (a note says why one cannot).
+fn user_python_path(
+    value: Option<&std::ffi::OsStr>,
+    cwd: &Path,
+    root: &Path,
+    quiet: bool,
+) -> Vec<PathBuf> {
+    let Some(value) = value else {
         return Vec::new();
     };
     let mut dirs = Vec::new();
-    for part in std::env::split_paths(&value) {
+    for part in std::env::split_paths(value) {
         // An empty entry is the current directory, as for the interpreter.
         let part = if part.as_os_str().is_empty() {
             cwd.to_path_buf()

@@ -24,9 +24,9 @@ pub enum KeepPassingArg {
     None,
 }
 
-impl From<KeepPassingArg> for crate::cli::pytest_task::KeepPassing {
+impl From<KeepPassingArg> for crate::load::KeepPassing {
     fn from(value: KeepPassingArg) -> Self {
-        use crate::cli::pytest_task::KeepPassing;
+        use crate::load::KeepPassing;
         match value {
             KeepPassingArg::File => KeepPassing::File,
             KeepPassingArg::Dir => KeepPassing::Dir,

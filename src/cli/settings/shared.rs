@@ -145,38 +145,11 @@ pub fn is_program(path: &Path) -> bool {
     program_file(path).extension().is_some_and(|e| e == "py")
 }
 
-/// The file of a program target (`module.py::function` → `module.py`).
-pub fn program_file(path: &Path) -> PathBuf {
-    crate::task::file_input::project::split_target(path).0
-}
-
-/// The tests of a `.py` program given in place of a task file (`--test`, `--tests`,
-/// `--io-test`, ...).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProgramTests {
-    /// `--test STMT`, in order.
-    pub test: Vec<String>,
-    /// `--tests PATH` (repeatable): test files, directories or pytest node ids.
-    pub tests: Vec<PathBuf>,
-    /// `--io-test INPUT EXPECTED`, in order.
-    pub io_tests: Vec<(String, String)>,
-    pub entry: Option<String>,
-    /// `-k EXPR`.
-    pub keyword: Option<String>,
-    pub venv: Option<PathBuf>,
-    pub pytest: bool,
-    pub no_pytest: bool,
-    /// `--task TEXT`.
-    pub task_text: Option<String>,
-    /// `--keep-passing` (`ldb fix` only; other commands run the tests given).
-    pub keep_passing: crate::cli::pytest_task::KeepPassing,
-    /// What the shell says about the project's surroundings ([`shell_env`]).
-    pub shell: ShellEnv,
-}
+pub use crate::load::{program_file, ProgramTests};
 
 /// The environment variables a project's loading reads, read once here: `HOME` (where the
-/// search for a project's root stops) and `VIRTUAL_ENV` (the active virtualenv, when no
-/// `--venv` is given).
+/// search for a project's root stops), `VIRTUAL_ENV` (the active virtualenv, when no `--venv`
+/// is given) and `PYTHONPATH` (what the tests import from, as in the shell).
 pub fn shell_env() -> ShellEnv {
     let var = |name: &str| {
         std::env::var_os(name)
@@ -186,6 +159,7 @@ pub fn shell_env() -> ShellEnv {
     ShellEnv {
         home: var("HOME"),
         virtual_env: var("VIRTUAL_ENV"),
+        python_path: std::env::var_os("PYTHONPATH"),
     }
 }
 
@@ -208,7 +182,7 @@ impl ProgramTests {
             pytest: args.pytest,
             no_pytest: args.no_pytest,
             task_text: args.task_text.clone(),
-            keep_passing: crate::cli::pytest_task::KeepPassing::None,
+            keep_passing: crate::load::KeepPassing::None,
             shell: shell_env(),
         }
     }

@@ -5,13 +5,13 @@
 use std::path::Path;
 
 use super::Reason;
-use crate::cli::output::CliError;
+use crate::load::LoadError;
 use crate::run::sandbox::pytest::{CollectError, PytestReport};
 use crate::task::file_input;
 use crate::task::file_input::project::{self, EnvSource, PythonEnv};
 
-pub(super) fn file_error(e: file_input::FileInputError) -> CliError {
-    CliError::bad_input(e.to_string(), e.hint)
+pub(super) fn file_error(e: file_input::FileInputError) -> LoadError {
+    LoadError::bad_input(e.to_string(), e.hint)
 }
 
 /// pytest missing, a usage error (a node that does not exist) or a collection error, as an
@@ -23,7 +23,7 @@ pub(super) fn check_collection(
     root: &Path,
     env: &PythonEnv,
     reason: &Reason,
-) -> Result<(), CliError> {
+) -> Result<(), LoadError> {
     if let Some(why) = &report.import_error {
         return Err(no_pytest(tests, env, reason, why));
     }
@@ -33,7 +33,7 @@ pub(super) fn check_collection(
     if let Some(usage) = &report.usage_error {
         let first = usage.lines().next().unwrap_or(usage);
         if first.starts_with("not found: ") {
-            return Err(CliError::bad_input(
+            return Err(LoadError::bad_input(
                 format!("{}: pytest finds no such test", tests.display()),
                 format!(
                     "list the tests and their node ids with: ldb test {} --tests {}",
@@ -42,7 +42,7 @@ pub(super) fn check_collection(
                 ),
             ));
         }
-        return Err(CliError::bad_input(
+        return Err(LoadError::bad_input(
             format!("pytest refused the arguments: {first}"),
             "check --tests and -k EXPR (pytest's own syntax)",
         ));
@@ -51,7 +51,7 @@ pub(super) fn check_collection(
 }
 
 /// The error for a project whose environment has no pytest.
-pub fn no_pytest(tests: &Path, env: &PythonEnv, reason: &Reason, why: &str) -> CliError {
+pub fn no_pytest(tests: &Path, env: &PythonEnv, reason: &Reason, why: &str) -> LoadError {
     let hint = match &env.source {
         EnvSource::Venv { dir, .. } => format!(
             "install it in the virtualenv: {}/bin/pip install pytest",
@@ -65,7 +65,7 @@ pub fn no_pytest(tests: &Path, env: &PythonEnv, reason: &Reason, why: &str) -> C
                               the project's virtualenv"
             .to_string(),
     };
-    CliError::bad_input(
+    LoadError::bad_input(
         format!(
             "{}: these tests need pytest ({}), and {} has none ({why})",
             tests.display(),
@@ -82,7 +82,7 @@ fn collection_error(
     program: &Path,
     root: &Path,
     env: &PythonEnv,
-) -> CliError {
+) -> LoadError {
     let more = match report.collect_errors.len() {
         0 | 1 => String::new(),
         n => format!(" (and {} more)", n - 1),
@@ -107,7 +107,7 @@ fn collection_error(
         })
         .unwrap_or_else(|| "an error".into());
     if let Some(line) = exception.and_then(|e| e.program_line) {
-        return CliError::bad_input(
+        return LoadError::bad_input(
             format!(
                 "{what}: pytest could not collect it: {program} raised {text} at line {line} \
                  when imported{more}",
@@ -144,7 +144,7 @@ fn collection_error(
                 ),
             }
         };
-        return CliError::bad_input(
+        return LoadError::bad_input(
             format!(
                 "{what}: pytest could not collect it: it imports `{module}`, which {} cannot \
                  import{at}{more}",
@@ -153,7 +153,7 @@ fn collection_error(
             hint,
         );
     }
-    CliError::bad_input(
+    LoadError::bad_input(
         format!("{what}: pytest could not collect it: {text}{at}{more}"),
         "fix the test file or its conftest.py (plain `pytest --collect-only` shows the same \
          error)",

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::KeepPassing;
-use crate::cli::output::CliError;
+use crate::load::LoadError;
 use crate::run::{Runner, TestInput};
 use crate::task::{PytestNode, Task};
 
@@ -20,7 +20,7 @@ pub(super) fn find_guards(
     keep: KeepPassing,
     keyword: Option<&str>,
     quiet: bool,
-) -> Result<Vec<PytestNode>, CliError> {
+) -> Result<Vec<PytestNode>, LoadError> {
     let program = task.seed.as_deref().unwrap_or_default();
     let Some(lines) = crate::python::splice::def_lines(program, &task.entry_point) else {
         return Ok(Vec::new());

@@ -15,11 +15,11 @@
 //!
 //! The task text is `--task TEXT`, else the entry function's signature and docstring (as in
 //! HumanEval), else the module docstring. Nothing here runs Python; the CLI
-//! (`cli/file_task.rs`) asks the sandbox which of the test file's other imports it cannot
+//! (`load/file.rs`) asks the sandbox which of the test file's other imports it cannot
 //! resolve.
 //!
 //! A program in a project whose tests pytest runs ([`build_pytest`]) gets its tests as pytest
-//! nodes, collected by pytest itself in the sandbox (`cli/pytest_task.rs`); `project` finds the
+//! nodes, collected by pytest itself in the sandbox (`load/pytest.rs`); `project` finds the
 //! project and the Python environment around the files and renders a node as a prompt shows
 //! it.
 //!

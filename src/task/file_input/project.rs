@@ -143,12 +143,14 @@ pub fn uses_pytest_config(root: &Path, tests: &Path) -> bool {
 }
 
 /// What the shell says about a project's surroundings: `HOME` (where the search for its root
-/// stops) and `VIRTUAL_ENV` (the active virtualenv). The settings read them
-/// (`cli::settings::shell_env`); the loaders take them from there.
+/// stops), `VIRTUAL_ENV` (the active virtualenv) and `PYTHONPATH` (what the tests import from,
+/// as in the shell). The settings read them (`cli::settings::shell_env`); the loaders take
+/// them from there.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShellEnv {
     pub home: Option<PathBuf>,
     pub virtual_env: Option<PathBuf>,
+    pub python_path: Option<std::ffi::OsString>,
 }
 
 /// Where the Python packages the tests import come from.
