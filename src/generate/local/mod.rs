@@ -11,5 +11,7 @@ pub mod llama;
 pub mod options;
 #[cfg(feature = "local-model")]
 pub mod prompt_cache;
+#[cfg(feature = "local-model")]
+mod step;
 
 pub use options::LocalOptions;
