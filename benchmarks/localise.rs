@@ -94,6 +94,7 @@ fn run() -> Result<(), String> {
         .map_err(|e| e.to_string())?,
     );
     let fixer = Fixer {
+        seed: Default::default(),
         generator: model.clone(),
         debugger: model.clone(),
         // LDB_BIN: a pinned copy of ldb, so a rebuild during a long run does not swap the

@@ -156,6 +156,7 @@ fn run() -> Result<(), String> {
         None => None,
     };
     let fixer = model.clone().map(|m| Fixer {
+        seed: Default::default(),
         generator: m.clone(),
         debugger: m,
         runner: runner.clone(),

@@ -12,7 +12,7 @@ use super::settings::{FixInput, FixSettings, ProgramTests, SeedChoice, TaskSourc
 use super::test_cmd::select_tasks;
 use crate::load;
 use crate::repair::record::{FixReport, FixStatus, ReportFile, REPORT_VERSION};
-use crate::repair::{FixOptions, Fixer, SeedSource, Strategy};
+use crate::repair::{Fixer, SeedSource, Strategy};
 use crate::task::load_seeds;
 
 #[derive(Serialize)]
@@ -110,10 +110,12 @@ fn run_project(s: FixSettings, tests: ProgramTests) -> Result<ExitStatus, CliErr
 }
 
 /// What a fix needs from its input, resolved once per input kind: the tasks and the runner
-/// they run with, the file held for `--write`, a snippet still to be made runnable (it needs a
-/// model), and the lines of a task file set aside (reported already: the exit status says so).
+/// they run with, where their seeds come from (seed files read), the file held for `--write`, a
+/// snippet still to be made runnable (it needs a model), and the lines of a task file set aside
+/// (reported already: the exit status says so).
 struct Prepared {
     tasks: Vec<crate::task::Task>,
+    seed: SeedSource,
     runner: crate::run::Runner,
     guard: Option<crate::files::WriteGuard>,
     snippet: Option<crate::exec::Snippet>,
@@ -123,6 +125,7 @@ struct Prepared {
 fn prepare(s: &FixSettings, program_file: &Path) -> Result<Prepared, CliError> {
     let mut prepared = Prepared {
         tasks: Vec::new(),
+        seed: SeedSource::TaskOrGenerate,
         runner: s.sandbox.runner()?,
         guard: None,
         snippet: None,
@@ -159,6 +162,7 @@ fn prepare(s: &FixSettings, program_file: &Path) -> Result<Prepared, CliError> {
             prepared.skipped = bad;
         }
     }
+    prepared.seed = seed_source(s, prepared.tasks.len().max(1))?;
     Ok(prepared)
 }
 
@@ -166,12 +170,12 @@ fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
     let program_file = load::program_file(&s.target);
     let Prepared {
         mut tasks,
+        seed,
         mut runner,
         guard,
         snippet,
         skipped,
     } = prepare(&s, &program_file)?;
-    let seed = seed_source(&s, tasks.len().max(1))?;
     if !s.peers.is_empty() {
         let peers = read_peers(&s.peers, &program_file)?;
         if s.options.strategy != Strategy::Search && !s.quiet {
@@ -221,10 +225,8 @@ fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
         debugger,
         runner,
         prompts: s.prompts.clone(),
-        options: FixOptions {
-            seed,
-            ..s.options.clone()
-        },
+        options: s.options.clone(),
+        seed,
     });
     let progress = Arc::new(StderrProgress::new(tasks.len(), s.quiet));
     let runtime = crate::cli::runtime()?;

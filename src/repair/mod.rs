@@ -101,7 +101,6 @@ pub struct FixOptions {
     pub temperature: f32,
     /// Temperature of [`Strategy::Resample`]'s fresh programs (greedy would repeat itself).
     pub resample_temperature: f32,
-    pub seed: SeedSource,
     /// Stop starting new rounds once the model calls have cost this many tokens (prompt tokens
     /// the backend evaluated plus reply tokens; see [`crate::generate::model::Usage::cost`]). The seed's
     /// own calls do not count: every strategy starts from the same seed.
@@ -127,7 +126,6 @@ impl Default for FixOptions {
             value_chars: 120,
             temperature: 0.0,
             resample_temperature: 0.8,
-            seed: SeedSource::default(),
             budget_tokens: None,
             rng_seed: 0,
             search: search::SearchOptions::default(),
@@ -144,6 +142,8 @@ pub struct Fixer {
     pub runner: Runner,
     pub prompts: Prompts,
     pub options: FixOptions,
+    /// Where each task's first program comes from (the input, apart from how it is debugged).
+    pub seed: SeedSource,
 }
 
 /// The program being debugged and what its tests said.
@@ -258,8 +258,7 @@ impl Fixer {
             })
         };
         phase(0, Phase::Seeding);
-        report.seed =
-            seed::obtain(task, &self.options.seed, &*self.generator, &self.prompts).await?;
+        report.seed = seed::obtain(task, &self.seed, &*self.generator, &self.prompts).await?;
         self.report_tokens(&id, &report.seed.calls, progress);
         let mut program = report.seed.program.clone();
         report.final_program = program.clone();

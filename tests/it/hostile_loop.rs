@@ -70,6 +70,7 @@ async fn the_loop_repairs_every_hostile_seed() {
             format!("```python\n{FIXED}```\n"),
         ]));
         let fixer = Fixer {
+            seed: Default::default(),
             generator: Arc::new(ScriptedModel::new(Vec::<String>::new())),
             debugger: debugger.clone(),
             runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), limits.clone())),

@@ -66,6 +66,7 @@ impl Progress for Said {
 async fn run(task: &Task, portfolio: Vec<(Proposer, usize)>, fresh: Vec<String>) -> Run {
     let generator = Arc::new(ScriptedModel::new(fresh).with_name("generator"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: generator.clone(),
         runner: common::runner(Duration::from_secs(10)),
@@ -511,6 +512,7 @@ async fn an_edit_that_crashes_where_the_votes_return_none_is_not_taken_back() {
 /// A search with model-free edits only (`harden` on or off); the model is never asked.
 fn edits_only(generator: &Arc<ScriptedModel>, harden: bool) -> Fixer {
     Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: generator.clone(),
         runner: common::runner(Duration::from_secs(10)),
@@ -929,6 +931,7 @@ async fn a_passing_seed_that_raises_only_by_its_own_raise_is_kept() {
 async fn model_run(task: &Task, model: ScriptedModel, search: SearchOptions, hidden: &str) -> Run {
     let model = Arc::new(model.with_name("writer"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: model.clone(),
         debugger: model.clone(),
         runner: common::runner(Duration::from_secs(10)),
@@ -1129,6 +1132,7 @@ fn ldb_locate_names_the_call_that_led_to_a_raise_in_a_helper() {
 /// `tie_votes` of `search`) come from `generator`.
 fn checking_fixer(generator: Arc<ScriptedModel>, search: SearchOptions) -> Fixer {
     Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: generator,
         runner: common::runner(Duration::from_secs(10)),

@@ -76,6 +76,7 @@ async fn search(
     let generator = Arc::new(generator.with_name("generator"));
     let debugger = Arc::new(debugger.with_name("debugger"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: debugger.clone(),
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
@@ -280,6 +281,7 @@ async fn once_a_candidate_passes_the_votes_come_from_fresh_samples() {
 /// One round of the search with `model` as generator and debugger, the rest of `options` kept.
 fn one_model_search(model: Arc<ScriptedModel>, options: FixOptions) -> Fixer {
     Fixer {
+        seed: Default::default(),
         generator: model.clone(),
         debugger: model,
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
@@ -839,6 +841,7 @@ async fn fresh_samples_as_resample_ask_what_resampling_asks() {
     };
     let generator = Arc::new(replies().with_name("generator"));
     let resample = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: Arc::new(no_replies()),
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
@@ -856,6 +859,7 @@ async fn fresh_samples_as_resample_ask_what_resampling_asks() {
 
     let generator = Arc::new(replies().with_name("generator"));
     let searcher = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         options: FixOptions {
             strategy: Strategy::Search,
@@ -895,6 +899,7 @@ async fn prefill_starts_fresh_programs_with_the_task_prompt_and_repairs_without_
                 .with_name("generator"),
         );
         let fixer = Fixer {
+            seed: Default::default(),
             generator: generator.clone(),
             debugger: Arc::new(no_replies()),
             runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
@@ -928,6 +933,7 @@ async fn prefill_starts_fresh_programs_with_the_task_prompt_and_repairs_without_
     prose.prompt = "Sum the even numbers of a list.".into();
     let generator = Arc::new(ScriptedModel::new([program_reply(FIXED)]).with_name("generator"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: Arc::new(no_replies()),
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),

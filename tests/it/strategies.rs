@@ -55,6 +55,7 @@ async fn run(
     let generator = Arc::new(generator.with_name("generator"));
     let debugger = Arc::new(debugger.with_name("debugger"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: debugger.clone(),
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
@@ -384,6 +385,7 @@ async fn a_token_budget_ends_the_loop_of_any_strategy() {
     let generator = ScriptedModel::new([program_reply(HOPELESS), program_reply(FIXED)]);
     let generator = Arc::new(generator.with_name("generator"));
     let fixer = Fixer {
+        seed: Default::default(),
         generator: generator.clone(),
         debugger: Arc::new(no_replies()),
         runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),

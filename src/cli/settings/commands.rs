@@ -16,7 +16,7 @@ use crate::generate::local::catalog::{self, ModelSpec};
 use crate::generate::local::download;
 use crate::generate::prompts::Prompts;
 use crate::locate::TieBreak;
-use crate::repair::{FixOptions, SeedSource};
+use crate::repair::FixOptions;
 use crate::run::TestInput;
 use crate::serve::Timeouts;
 use crate::trace::sample::SampleConfig;
@@ -29,8 +29,7 @@ pub struct FixSettings {
     pub target: PathBuf,
     pub input: FixInput,
     pub seed: SeedChoice,
-    /// The loop's settings; `seed` is filled in once the seed files are read (see
-    /// [`SeedChoice`]).
+    /// How each task is debugged (where its seed comes from is `seed`, read with the tasks).
     pub options: FixOptions,
     /// Tasks debugged at once (at least 1).
     pub concurrency: usize,
@@ -142,7 +141,6 @@ impl FixSettings {
             value_chars: 120,
             temperature: args.temperature,
             resample_temperature: args.resample_temperature,
-            seed: SeedSource::default(),
             budget_tokens: args.search.budget_tokens,
             rng_seed: args.search.rng_seed,
             search: search_options(&args.search),

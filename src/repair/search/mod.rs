@@ -172,8 +172,7 @@ pub(super) async fn run(
         iteration: 0,
         phase: Phase::Seeding,
     });
-    report.seed =
-        seed::obtain(task, &fixer.options.seed, &*fixer.generator, &fixer.prompts).await?;
+    report.seed = seed::obtain(task, &fixer.seed, &*fixer.generator, &fixer.prompts).await?;
     fixer.report_tokens(&id, &report.seed.calls, progress);
     let seed_program = report.seed.program.clone();
     report.final_program = seed_program.clone();

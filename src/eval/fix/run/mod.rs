@@ -158,14 +158,14 @@ pub async fn run_eval(
             sample: SampleConfig::for_level(Level::Block),
             value_chars: VALUE_CHARS,
             temperature: plan.temperature,
-            seed: match &plan.seed_programs {
-                Some((path, programs)) => SeedSource::Map {
-                    path: path.clone(),
-                    programs: programs.clone(),
-                },
-                None => SeedSource::TaskOrGenerate,
-            },
             ..FixOptions::default()
+        },
+        seed: match &plan.seed_programs {
+            Some((path, programs)) => SeedSource::Map {
+                path: path.clone(),
+                programs: programs.clone(),
+            },
+            None => SeedSource::TaskOrGenerate,
         },
     });
     let seed_log = Arc::new(seed_log);
@@ -231,15 +231,15 @@ pub async fn run_eval(
                     sample,
                     value_chars: VALUE_CHARS,
                     temperature: plan.temperature,
-                    seed: SeedSource::Map {
-                        path: plan.seeds_path(),
-                        programs: seed_programs.clone(),
-                    },
                     budget_tokens: plan.budget_tokens,
                     rng_seed: plan.rng_seed,
                     search: plan.search.clone(),
                     prefill: plan.prefill,
                     ..FixOptions::default()
+                },
+                seed: SeedSource::Map {
+                    path: plan.seeds_path(),
+                    programs: seed_programs.clone(),
                 },
             }),
         );
