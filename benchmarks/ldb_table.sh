@@ -21,7 +21,10 @@
 #
 # Runs resume and can be stopped at any time: call the script again with the same cells. The
 # run directories are benchmarks/results/ldb-table/CELL (compact them with
-# benchmarks/compact_results.py before committing).
+# benchmarks/compact_results.py before committing). A cell compacted before it ends resumes
+# too: its finished tasks are kept, and the others get their seeds again from LDB's seed files
+# (checked against the digests the compact records keep), so a long cell can be committed as it
+# goes and continued on another machine.
 # Environment: LDB_TABLE_OUT (where the cells go, default benchmarks/results/ldb-table), THREADS
 # (model threads, default 2), NICE (default 10), LDB_BIN (default: a private
 # copy of a fresh release build, so a rebuild during the hours of a run does not swap it under
