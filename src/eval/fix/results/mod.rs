@@ -326,6 +326,29 @@ pub struct SeedRecord {
     pub error: Option<String>,
 }
 
+#[cfg(test)]
+impl SeedRecord {
+    /// A seed record for tests: `program`, from `origin`, failing its one visible test.
+    pub(crate) fn for_test(id: &str, origin: &str, program: &str) -> Self {
+        SeedRecord {
+            kind: "seed".into(),
+            task_id: id.into(),
+            origin: origin.into(),
+            program: program.into(),
+            visible_passed: 0,
+            visible_total: 1,
+            visible_pass: false,
+            tokens: Tokens::default(),
+            calls: 0,
+            llm_ms: 0,
+            total_ms: 0,
+            problem: None,
+            error_class: None,
+            error: None,
+        }
+    }
+}
+
 /// A record kind a results file holds.
 pub trait Record: Serialize + DeserializeOwned + Clone {
     const KIND: &'static str;
@@ -382,22 +405,7 @@ mod tests {
     }
 
     fn seed(id: &str) -> SeedRecord {
-        SeedRecord {
-            kind: "seed".into(),
-            task_id: id.into(),
-            origin: "generated".into(),
-            program: "def f(): pass\n".into(),
-            visible_passed: 0,
-            visible_total: 1,
-            visible_pass: false,
-            tokens: Tokens::default(),
-            calls: 0,
-            llm_ms: 0,
-            total_ms: 0,
-            problem: None,
-            error_class: None,
-            error: None,
-        }
+        SeedRecord::for_test(id, "generated", "def f(): pass\n")
     }
 
     #[test]

@@ -100,22 +100,7 @@ mod tests {
     use super::*;
 
     fn seed(id: &str, program: &str) -> SeedRecord {
-        SeedRecord {
-            kind: "seed".into(),
-            task_id: id.into(),
-            origin: "seeds:x".into(),
-            program: program.into(),
-            visible_passed: 0,
-            visible_total: 1,
-            visible_pass: false,
-            tokens: Default::default(),
-            calls: 0,
-            llm_ms: 0,
-            total_ms: 0,
-            problem: None,
-            error_class: None,
-            error: None,
-        }
+        SeedRecord::for_test(id, "seeds:x", program)
     }
 
     #[test]
