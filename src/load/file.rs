@@ -257,17 +257,7 @@ fn load_plain(
             stdout: stdout.clone(),
         })
         .collect();
-    if let (Some(given), Some(entry)) = (&function, &args.entry) {
-        if given != entry {
-            return Err(Plain::Error(LoadError::bad_input(
-                format!(
-                    "{}::{given} and --entry {entry} name different functions",
-                    program.display()
-                ),
-                "name the function under test once",
-            )));
-        }
-    }
+    super::one_entry(program, function.as_deref(), args.entry.as_deref())?;
     let mut input = FileInput {
         program_path: program.to_path_buf(),
         program: text,

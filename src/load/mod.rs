@@ -112,3 +112,17 @@ pub fn read_source(path: &Path) -> Result<String, LoadError> {
 pub fn program_file(path: &Path) -> PathBuf {
     crate::task::file_input::project::split_target(path).0
 }
+
+/// `module.py::function` and `--entry` must name the same function when both are given.
+fn one_entry(program: &Path, function: Option<&str>, entry: Option<&str>) -> Result<(), LoadError> {
+    match (function, entry) {
+        (Some(given), Some(entry)) if given != entry => Err(LoadError::bad_input(
+            format!(
+                "{}::{given} and --entry {entry} name different functions",
+                program.display()
+            ),
+            "name the function under test once",
+        )),
+        _ => Ok(()),
+    }
+}

@@ -314,17 +314,7 @@ pub fn load(
             }),
         })
         .collect();
-    if let (Some(given), Some(entry)) = (&function, args.entry) {
-        if given != entry {
-            return Err(LoadError::bad_input(
-                format!(
-                    "{}::{given} and --entry {entry} name different functions",
-                    program.display()
-                ),
-                "name the function under test once",
-            ));
-        }
-    }
+    super::one_entry(program, function.as_deref(), args.entry)?;
     let mut input = FileInput {
         program_path: program.to_path_buf(),
         program: text,
