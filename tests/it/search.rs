@@ -948,3 +948,54 @@ async fn prefill_starts_fresh_programs_with_the_task_prompt_and_repairs_without_
     fixer.fix(&prose, &Silent).await;
     assert_eq!(generator.requests()[0].reply_prefix, None);
 }
+
+/// A backend that continues the reply prefix (the embedded model) reads the task's code there,
+/// so the request for a fresh program points at it instead of quoting it a second time; a
+/// backend that ignores the prefix (an HTTP endpoint) gets the task's text in the request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prefilled_fresh_request_quotes_the_task_only_where_the_reply_does_not() {
+    let docstring_line = "Return the sum of the even numbers in xs.";
+    assert!(
+        task().prompt.contains(docstring_line),
+        "the example's docstring changed"
+    );
+    for (continues, strategy) in [
+        (true, Strategy::Resample),
+        (true, Strategy::Search),
+        (false, Strategy::Resample),
+        (false, Strategy::Search),
+    ] {
+        let mut generator = ScriptedModel::new([program_reply(FIXED)]).with_name("generator");
+        if continues {
+            generator = generator.continuing_replies();
+        }
+        let generator = Arc::new(generator);
+        let fixer = Fixer {
+            seed: Default::default(),
+            generator: generator.clone(),
+            debugger: Arc::new(no_replies()),
+            runner: Runner::new(Sandbox::new(env!("CARGO_BIN_EXE_ldb"), Limits::default())),
+            prompts: Prompts::new().expect("templates load"),
+            options: FixOptions {
+                strategy,
+                max_iters: 1,
+                prefill: true,
+                search: only(Proposer::Fresh, 1),
+                ..FixOptions::default()
+            },
+        };
+        let report = fixer.fix(&task(), &Silent).await;
+        assert_eq!(report.status, FixStatus::Fixed, "{strategy:?}");
+        let request = &generator.requests()[0];
+        let prefix = request.reply_prefix.as_deref().unwrap_or_default();
+        assert!(prefix.contains(docstring_line), "{strategy:?}: {prefix}");
+        let asked = last_user(request);
+        assert_eq!(
+            asked.contains(docstring_line),
+            !continues,
+            "{strategy:?}, continues {continues}: {asked}"
+        );
+        assert!(asked.contains("sum_evens"), "{strategy:?}: {asked}");
+        assert!(asked.contains("assert"), "the visible tests: {asked}");
+    }
+}

@@ -36,10 +36,14 @@ impl Search<'_> {
 
     pub(super) fn fresh_conversation(&self) -> Result<Conversation, AgentError> {
         let mut conv = self.conversation()?;
-        conv.user(seed::request(self.task, &self.fixer.prompts)?);
-        if self.fixer.options.prefill {
-            conv.reply_prefix = seed::reply_prefix(self.task);
-        }
+        let (request, prefix) = seed::fresh_request(
+            self.task,
+            &self.fixer.prompts,
+            self.fixer.options.prefill,
+            &*self.fixer.generator,
+        )?;
+        conv.user(request);
+        conv.reply_prefix = prefix;
         Ok(conv)
     }
 
