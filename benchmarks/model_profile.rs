@@ -46,6 +46,23 @@ fn main() {
         }
         return;
     }
+    if args.first().is_some_and(|a| a == "--bare-parallel") {
+        // Child: several sequences decoded together by llama.cpp alone.
+        let (Some(path), Some(threads)) = (args.get(1), args.get(2).and_then(|t| t.parse().ok()))
+        else {
+            std::process::exit(2);
+        };
+        for n in 1..=4 {
+            match parallel_speed(Path::new(path), threads, n) {
+                Ok(tg) => println!("{n} {tg:.1}"),
+                Err(e) => {
+                    eprintln!("{e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        return;
+    }
     let opt = |name: &str| {
         args.iter()
             .position(|a| a == name)
@@ -60,6 +77,18 @@ fn main() {
         "--limit",
         "--llama-bench",
     ];
+    if args.iter().any(|a| a == "--parallel") {
+        let model_name = opt("--model").unwrap_or_else(|| catalog::DEFAULT_MODEL.to_string());
+        let threads: u32 = opt("--threads").and_then(|t| t.parse().ok()).unwrap_or(2);
+        match installed(&model_name) {
+            Ok(path) => parallel_reference(&path, &model_name, threads),
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1);
+            }
+        }
+        return;
+    }
     let Some(calls_dir) = args
         .iter()
         .enumerate()
@@ -342,6 +371,106 @@ fn bare_reference(model: &Path, threads: u32) {
         ),
         Err(e) => eprintln!("cannot run the reference: {e}"),
     }
+}
+
+/// The model file of a catalogue model, or why there is none.
+fn installed(model_name: &str) -> Result<PathBuf, String> {
+    let spec = catalog::find(model_name).ok_or_else(|| format!("unknown model {model_name}"))?;
+    catalog::verified_path(&spec, &catalog::models_dir()).ok_or_else(|| {
+        format!("model {model_name} is not installed\nhint: ldb model pull {model_name}")
+    })
+}
+
+/// Generation with 1 to 4 sequences decoded together, in a child process (llama.cpp alone): what
+/// drawing several samples of one prompt at once would make of the generation speed.
+fn parallel_reference(model: &Path, model_name: &str, threads: u32) {
+    let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("model_profile"));
+    let out = Command::new(exe)
+        .arg("--bare-parallel")
+        .arg(model)
+        .arg(threads.to_string())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            println!("## Sequences decoded together ({model_name}, {threads} threads)");
+            println!();
+            println!("A 256-token prompt shared by every sequence, then 64 tokens each, one batch a step, mean of 3. Command: `cargo bench --bench model_profile -- --parallel --threads {threads}`");
+            println!();
+            println!("| sequences | tokens/s, all | tokens/s, each | time of a step against one sequence |");
+            println!("|---:|---:|---:|---:|");
+            let text = String::from_utf8_lossy(&o.stdout);
+            let rows: Vec<(usize, f64)> = text
+                .lines()
+                .filter_map(|l| {
+                    let mut f = l.split_whitespace();
+                    Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+                })
+                .collect();
+            let one = rows.first().map(|r| r.1).unwrap_or(f64::NAN);
+            for (n, tg) in rows {
+                println!(
+                    "| {n} | {tg:.1} | {:.1} | {:.2}x |",
+                    tg / n as f64,
+                    (n as f64 / tg) / (1.0 / one)
+                );
+            }
+        }
+        Ok(o) => eprintln!(
+            "the parallel run failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("cannot run the parallel measurement: {e}"),
+    }
+}
+
+/// Tokens a second over `n` sequences that share a 256-token prompt (its cache copied to each)
+/// and then decode 64 tokens each, one batch of `n` tokens a step.
+fn parallel_speed(path: &Path, threads: i32, n: i32) -> Result<f64, String> {
+    let backend = LlamaBackend::init().map_err(|e| e.to_string())?;
+    let model = LlamaModel::load_from_file(&backend, path, &LlamaModelParams::default())
+        .map_err(|e| e.to_string())?;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(4096))
+        .with_n_batch(512)
+        .with_n_seq_max(4)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    let mut ctx = model
+        .new_context(&backend, params)
+        .map_err(|e| e.to_string())?;
+    let vocab = model.n_vocab().max(2);
+    let token = |i: i32| LlamaToken((i * 7919 + 13) % vocab);
+    let (prompt, steps, reps) = (256, 64, 3);
+    let mut batch = LlamaBatch::new(512, 4);
+    let mut tg = 0.0;
+    for rep in 0..=reps {
+        ctx.clear_kv_cache();
+        batch.clear();
+        for i in 0..prompt {
+            batch
+                .add(token(i), i, &[0], i == prompt - 1)
+                .map_err(|e| e.to_string())?;
+        }
+        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+        for seq in 1..n {
+            ctx.copy_kv_cache_seq(0, seq, None, None)
+                .map_err(|e| e.to_string())?;
+        }
+        let t = Instant::now();
+        for step in 0..steps {
+            batch.clear();
+            for seq in 0..n {
+                batch
+                    .add(token(step * 4 + seq), prompt + step, &[seq], true)
+                    .map_err(|e| e.to_string())?;
+            }
+            ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+        }
+        if rep > 0 {
+            tg += f64::from(n * steps) / t.elapsed().as_secs_f64();
+        }
+    }
+    Ok(tg / f64::from(reps))
 }
 
 fn bare_speed(path: &Path, threads: i32) -> Result<(f64, f64), String> {

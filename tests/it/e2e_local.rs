@@ -855,3 +855,64 @@ fn drafted_and_plain_generation_write_the_same_tokens() {
         assert!(stats.decodes < stats.generated_tokens, "{stats:?}");
     }
 }
+
+/// Samples decoded together (`parallel_samples`): each has the seed it would have drawn alone
+/// (its first token, which only the prompt decides, is the one-by-one sample's), fewer forward
+/// passes than tokens are made, and the prompt stays cached for the next call.
+#[test]
+#[ignore = "needs the embedded model; scripts/test.sh runs it"]
+fn samples_decoded_together_keep_their_seeds_and_the_prompt_cache() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let request = |max_tokens: u32| {
+        let mut r = ChatRequest::new(vec![
+            Message::system("You write Python. Reply with one code block."),
+            Message::user(
+                "Write `def mean(xs)`, the mean of a list of numbers, 0 for an empty one.",
+            ),
+        ]);
+        r.temperature = Some(1.5);
+        r.seed = Some(11);
+        r.max_tokens = Some(max_tokens);
+        r
+    };
+    let alone = LocalModel::load(&model_path(), MODEL, LocalOptions::default()).expect("load");
+    let together = LocalModel::load(
+        &model_path(),
+        MODEL,
+        LocalOptions {
+            parallel_samples: 3,
+            ..LocalOptions::default()
+        },
+    )
+    .expect("load");
+    assert!(together.batches() && !alone.batches());
+    let one_by_one = rt
+        .block_on(alone.chat_n(&request(1), 3))
+        .expect("one by one");
+    let batched = rt
+        .block_on(together.chat_n(&request(1), 3))
+        .expect("together");
+    let firsts = |r: &[ldb::generate::model::ChatResponse]| {
+        r.iter().map(|x| x.content.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(firsts(&one_by_one), firsts(&batched));
+
+    let replies = rt
+        .block_on(together.chat_n(&request(120), 3))
+        .expect("together");
+    assert_eq!(replies.len(), 3);
+    let stats = together.last_stats();
+    let generated: u64 = replies.iter().map(|r| r.usage.completion_tokens).sum();
+    assert_eq!(stats.generated_tokens as u64, generated);
+    assert!(stats.decodes < stats.generated_tokens, "{stats:?}");
+    for r in &replies[1..] {
+        assert_eq!(r.usage.cached_prompt_tokens, r.usage.prompt_tokens);
+    }
+    // The prompt is still held: another sample of it evaluates only the last chunk at most.
+    let again = rt.block_on(together.chat(&request(8))).expect("again");
+    assert!(
+        again.usage.prompt_tokens - again.usage.cached_prompt_tokens <= 32,
+        "{:?}",
+        again.usage
+    );
+}

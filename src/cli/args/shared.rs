@@ -296,6 +296,16 @@ pub struct LocalArgs {
         default_value_t = LocalOptions::default().draft_max
     )]
     pub draft: usize,
+    /// Samples of one prompt the embedded model decodes together (1-4; 1: one by one). A search
+    /// then asks for a round's fresh programs, or its votes, in one call.
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "N",
+        default_value_t = LocalOptions::default().parallel_samples,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4)
+    )]
+    pub parallel_samples: usize,
 }
 
 /// The `ldb exec` step other commands run first on a snippet (`--make-runnable`).

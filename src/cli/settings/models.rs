@@ -52,6 +52,7 @@ impl ModelSettings {
                 prompt_chunk: local.prompt_chunk,
                 flash_attention: local.flash_attention,
                 draft_max: local.draft,
+                parallel_samples: local.parallel_samples,
                 ..Default::default()
             },
             model: args.model.clone(),

@@ -56,7 +56,11 @@ pub struct CallStats {
 
 struct Job {
     request: ChatRequest,
-    reply: tokio::sync::oneshot::Sender<Result<(String, Usage), ModelError>>,
+    /// Samples wanted; more than one are decoded together ([`Session::generate_many`]), sample
+    /// `j` with seed `nth_seed(request.seed, first + j)`.
+    n: usize,
+    first: usize,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<(String, Usage)>, ModelError>>,
 }
 
 /// A GGUF model served by a dedicated thread.
@@ -69,6 +73,8 @@ pub struct LocalModel {
     context_len: u32,
     /// [`LocalOptions::default_max_tokens`].
     reply_limit: u32,
+    /// [`LocalOptions::parallel_samples`].
+    parallel: usize,
 }
 
 /// llama.cpp's backend may be initialised once per process.
@@ -97,6 +103,7 @@ impl LocalModel {
         let threads = options.threads.unwrap_or_else(idle_cores).max(1);
         let context_len = options.context_len;
         let reply_limit = options.default_max_tokens;
+        let parallel = options.parallel_samples.clamp(1, MAX_SEQUENCES);
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<f64, ModelError>>();
         let stats = Arc::new(Mutex::new(CallStats::default()));
@@ -117,6 +124,7 @@ impl LocalModel {
             threads,
             context_len,
             reply_limit,
+            parallel,
         })
     }
 
@@ -131,6 +139,14 @@ impl LocalModel {
     pub fn threads(&self) -> u32 {
         self.threads
     }
+
+    fn send(&self, job: Job) -> Result<(), ModelError> {
+        self.jobs
+            .lock()
+            .map_err(|_| ModelError::Local("model channel poisoned".into()))?
+            .send(job)
+            .map_err(|_| ModelError::Local("the model thread has stopped".into()))
+    }
 }
 
 #[async_trait::async_trait]
@@ -142,16 +158,18 @@ impl ChatModel for LocalModel {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Job {
             request: request.clone(),
+            n: 1,
+            first: 0,
             reply,
         };
-        self.jobs
-            .lock()
-            .map_err(|_| ModelError::Local("model channel poisoned".into()))?
-            .send(job)
-            .map_err(|_| ModelError::Local("the model thread has stopped".into()))?;
-        let (content, usage) = answer
+        self.send(job)?;
+        let replies = answer
             .await
             .map_err(|_| ModelError::Local("the model thread dropped the request".into()))??;
+        let (content, usage) = replies
+            .into_iter()
+            .next()
+            .ok_or_else(|| ModelError::Local("the model thread returned no reply".into()))?;
         Ok(ChatResponse {
             content,
             usage,
@@ -160,6 +178,63 @@ impl ChatModel for LocalModel {
             cached: false,
             attempts: 1,
         })
+    }
+
+    /// With [`LocalOptions::parallel_samples`] above one, the samples are decoded together,
+    /// that many at a time, sample `i` with seed `nth_seed(request.seed, i)` as when drawn one
+    /// by one (the same prompt, a sampler each; the batched arithmetic may round differently,
+    /// so a sample need not be the one drawn alone).
+    async fn chat_n(
+        &self,
+        request: &ChatRequest,
+        n: usize,
+    ) -> Result<Vec<ChatResponse>, ModelError> {
+        let parallel = self.parallel.max(1);
+        if parallel == 1
+            || n <= 1
+            || request.seed.is_none()
+            || request.temperature.is_none_or(|t| t <= 0.0)
+        {
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut r = request.clone();
+                r.seed = crate::generate::model::nth_seed(request.seed, i);
+                out.push(self.chat(&r).await?);
+            }
+            return Ok(out);
+        }
+        crate::generate::model::check_prompt_size(request, self.context_tokens())?;
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let started = Instant::now();
+            let k = (n - out.len()).min(parallel);
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            self.send(Job {
+                request: request.clone(),
+                n: k,
+                first: out.len(),
+                reply,
+            })?;
+            let replies = answer
+                .await
+                .map_err(|_| ModelError::Local("the model thread dropped the request".into()))??;
+            let latency = started.elapsed();
+            for (content, usage) in replies {
+                out.push(ChatResponse {
+                    content,
+                    usage,
+                    latency,
+                    model: self.name.clone(),
+                    cached: false,
+                    attempts: 1,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn batches(&self) -> bool {
+        self.parallel > 1
     }
 
     fn fills_in_middle(&self) -> bool {
@@ -212,6 +287,9 @@ fn serve(
     let ctx_params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(options.context_len))
         .with_n_batch(512)
+        // Samples decoded together are sequences of one cache, all of the context theirs.
+        .with_n_seq_max(options.parallel_samples.clamp(1, MAX_SEQUENCES) as u32)
+        .with_kv_unified(true)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(batch_threads)
         .with_flash_attention_policy(if options.flash_attention {
@@ -237,12 +315,18 @@ fn serve(
         options,
     };
     while let Ok(job) = jobs.recv() {
-        let result = session.generate(&mut ctx, &job.request);
-        let result = result.map(|(text, usage, call)| {
+        let result = if job.n > 1 {
+            session.generate_many(&mut ctx, &job.request, job.first, job.n)
+        } else {
+            session
+                .generate(&mut ctx, &job.request)
+                .map(|(text, usage, call)| (vec![(text, usage)], call))
+        };
+        let result = result.map(|(replies, call)| {
             if let Ok(mut s) = stats.lock() {
                 *s = call;
             }
-            (text, usage)
+            replies
         });
         if result.is_err() {
             // A failed call may leave the cache half-written; start clean next time.
@@ -255,26 +339,52 @@ fn serve(
     }
 }
 
-struct Session<'m> {
-    model: &'m LlamaModel,
-    /// Tokens whose KV entries are in the context, in order.
-    cached: Vec<LlamaToken>,
+/// A prompt evaluated into sequence 0 ([`Session::evaluate_prompt`]).
+pub(super) struct Evaluated {
+    pub(super) tokens: Vec<LlamaToken>,
+    pub(super) reused: usize,
+    pub(super) restored: bool,
+    /// Prompt tokens evaluated by this call.
+    pub(super) evaluated: usize,
+    pub(super) prompt_secs: f64,
+    /// The position of the first reply token.
+    pub(super) pos: i32,
+    /// The batch index of the last prompt token's logits.
+    pub(super) logits: i32,
+    /// What the reply starts with (the request's reply prefix).
+    pub(super) prefix: String,
+}
+
+pub(super) fn local_error(what: &str, e: &dyn std::fmt::Display) -> ModelError {
+    ModelError::Local(format!("{what}: {e}"))
+}
+
+fn batch_size(ctx: &LlamaContext<'_>) -> usize {
+    ctx.n_batch().max(1) as usize
+}
+
+pub(super) struct Session<'m> {
+    pub(super) model: &'m LlamaModel,
+    /// Tokens whose KV entries are in sequence 0 of the context, in order.
+    pub(super) cached: Vec<LlamaToken>,
     /// Leading cached tokens evaluated in whole prompt chunks (`LocalOptions::prompt_chunk`);
     /// only these are reused.
-    whole: usize,
+    pub(super) whole: usize,
     /// KV states of earlier prompts, restored when a prompt shares more with one of them.
     snapshots: PromptCache<LlamaToken, SeqState>,
-    options: &'m LocalOptions,
+    pub(super) options: &'m LocalOptions,
 }
 
 impl Session<'_> {
-    fn generate(
+    /// Evaluate the request's prompt (the reply prefix included) into sequence 0, reusing what
+    /// the cache holds; the logits of its last token are at `Evaluated::logits` of `batch`.
+    pub(super) fn evaluate_prompt(
         &mut self,
         ctx: &mut LlamaContext<'_>,
         request: &ChatRequest,
-    ) -> Result<(String, Usage, CallStats), ModelError> {
-        let local =
-            |what: &str, e: &dyn std::fmt::Display| ModelError::Local(format!("{what}: {e}"));
+        batch: &mut LlamaBatch,
+    ) -> Result<Evaluated, ModelError> {
+        let local = local_error;
         // A raw prompt (fill-in-the-middle) goes as is; its special tokens are parsed below.
         let (mut prompt, prefix) = match &request.raw_prompt {
             Some(raw) => (raw.clone(), ""),
@@ -297,7 +407,7 @@ impl Session<'_> {
         // Reuse the longest shared prefix (in whole chunks: `reusable`); always evaluate at
         // least the last prompt token so there are logits to sample from. A chunk is one
         // batch at most.
-        let n_batch = ctx.n_batch().max(1) as usize;
+        let n_batch = batch_size(ctx);
         let chunk = self.options.prompt_chunk.min(n_batch);
         if !self.options.reuse_prefix {
             self.cached.clear();
@@ -337,7 +447,6 @@ impl Session<'_> {
         let t_prompt = Instant::now();
         // `reused` is a multiple of the chunk, so these chunks sit at multiples of it too.
         let step = if chunk > 1 { chunk } else { n_batch };
-        let mut batch = LlamaBatch::new(n_batch, 1);
         let tail = &tokens[reused..];
         let mut pos = reused as i32;
         for (ci, piece) in tail.chunks(step).enumerate() {
@@ -350,7 +459,7 @@ impl Session<'_> {
                     .map_err(|e| local("batch", &e))?;
                 pos += 1;
             }
-            ctx.decode(&mut batch).map_err(|e| local("decode", &e))?;
+            ctx.decode(batch).map_err(|e| local("decode", &e))?;
         }
         self.cached.extend_from_slice(tail);
         self.whole = whole_chunks(tokens.len(), chunk);
@@ -365,7 +474,39 @@ impl Session<'_> {
             self.snapshots.insert(tokens.clone(), state, bytes);
         }
         let prompt_secs = t_prompt.elapsed().as_secs_f64();
+        let evaluated = tail.len();
+        Ok(Evaluated {
+            tokens,
+            reused,
+            restored,
+            evaluated,
+            prompt_secs,
+            pos,
+            logits: batch.n_tokens() - 1,
+            prefix: prefix.to_string(),
+        })
+    }
 
+    fn generate(
+        &mut self,
+        ctx: &mut LlamaContext<'_>,
+        request: &ChatRequest,
+    ) -> Result<(String, Usage, CallStats), ModelError> {
+        let local = local_error;
+        let mut batch = LlamaBatch::new(batch_size(ctx), 1);
+        let Evaluated {
+            tokens,
+            reused,
+            restored,
+            evaluated,
+            prompt_secs,
+            mut pos,
+            logits,
+            prefix,
+        } = self.evaluate_prompt(ctx, request, &mut batch)?;
+        let prefix = prefix.as_str();
+        let vocab = self.model.vocab();
+        let n_ctx = ctx.n_ctx() as usize;
         let mut sampler = self.sampler(request)?;
         // Greedy under a grammar: the grammar need only check the most likely token (see
         // `sample_greedy_first`).
@@ -391,13 +532,7 @@ impl Session<'_> {
             Vec::new()
         };
         let (longest, shortest) = self.options.draft_ngram;
-        let mut next = pick(
-            &mut sampler,
-            ctx,
-            batch.n_tokens() - 1,
-            greedy_grammar,
-            &mut work,
-        );
+        let mut next = pick(&mut sampler, ctx, logits, greedy_grammar, &mut work);
         'reply: while reply.generated < budget {
             // `next` is sampled, not yet decoded.
             if vocab.is_eog(next) || reply.push(&vocab, next, request) == Step::Stop {
@@ -465,7 +600,7 @@ impl Session<'_> {
             prompt_tokens: tokens.len(),
             reused_tokens: reused,
             restored,
-            evaluated_tokens: tail.len(),
+            evaluated_tokens: evaluated,
             prompt_secs,
             generated_tokens: generated,
             generation_secs: t_gen.elapsed().as_secs_f64(),
@@ -508,7 +643,7 @@ impl Session<'_> {
             .map_err(|e| ModelError::Local(format!("chat template: {e}")))
     }
 
-    fn sampler(&self, request: &ChatRequest) -> Result<LlamaSampler, ModelError> {
+    pub(super) fn sampler(&self, request: &ChatRequest) -> Result<LlamaSampler, ModelError> {
         let mut chain = Vec::new();
         if let Some(schema) = &request.json_schema {
             let grammar = llama_cpp_2::json_schema_to_grammar(&schema.schema.to_string())
@@ -538,6 +673,9 @@ impl Session<'_> {
         Ok(LlamaSampler::chain_simple(chain))
     }
 }
+
+/// The most samples decoded together ([`LocalOptions::parallel_samples`]).
+pub const MAX_SEQUENCES: usize = 4;
 
 /// Prompts (or prompt tails) shorter than this are cheaper to evaluate again than to snapshot.
 const MIN_SNAPSHOT_TOKENS: usize = 32;

@@ -10,6 +10,8 @@ pub mod draft;
 pub mod llama;
 pub mod options;
 #[cfg(feature = "local-model")]
+mod parallel;
+#[cfg(feature = "local-model")]
 pub mod prompt_cache;
 #[cfg(feature = "local-model")]
 mod step;

@@ -37,6 +37,10 @@ pub struct LocalOptions {
     pub draft_max: usize,
     /// The longest and shortest suffix of the text so far that a draft is looked up by.
     pub draft_ngram: (usize, usize),
+    /// Samples of one prompt decoded together, as sequences of one batch (at most 4). A step
+    /// of several sequences costs less than as many steps of one (the weights are read once),
+    /// so callers that want several samples get them sooner; 1 draws them one by one.
+    pub parallel_samples: usize,
 }
 
 impl Default for LocalOptions {
@@ -54,6 +58,7 @@ impl Default for LocalOptions {
             flash_attention: false,
             draft_max: 0,
             draft_ngram: (4, 2),
+            parallel_samples: 1,
         }
     }
 }
