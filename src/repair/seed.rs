@@ -246,27 +246,7 @@ fn stubs(prompt: &str) -> usize {
 /// The generator's request for a program written from scratch (`generate`, or `translate` for
 /// translation tasks). Repeated sampling sends the same request.
 pub(super) fn request(task: &Task, prompts: &Prompts) -> Result<String, AgentError> {
-    render_request(task, prompts, false)
-}
-
-/// A request for a fresh program and what its reply starts with: with `prefill`, the task's own
-/// code ([`reply_prefix`]). When the backend continues the reply from there
-/// ([`ChatModel::continues_replies`]), the request points at that code instead of quoting it:
-/// the model reads the task once, not twice, and the prompt is shorter by the task's text.
-pub(super) fn fresh_request(
-    task: &Task,
-    prompts: &Prompts,
-    prefill: bool,
-    generator: &dyn ChatModel,
-) -> Result<(String, Option<String>), AgentError> {
-    let prefix = if prefill { reply_prefix(task) } else { None };
-    let in_reply = prefix.is_some() && generator.continues_replies();
-    Ok((render_request(task, prompts, in_reply)?, prefix))
-}
-
-fn render_request(task: &Task, prompts: &Prompts, in_reply: bool) -> Result<String, AgentError> {
     let vars = serde_json::json!({
-        "task_in_reply": in_reply,
         "task_prompt": task.prompt,
         "entry_point": task.entry_point,
         "visible_tests": task.visible_tests,

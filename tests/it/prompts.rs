@@ -15,7 +15,6 @@ fn every_template_renders_as_expected() {
         (
             "generate",
             json!({
-                "task_in_reply": false,
                 "task_prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n",
                 "entry_point": "add",
                 "visible_tests": ["assert add(1, 2) == 3"],
@@ -194,16 +193,6 @@ fn every_template_renders_as_expected() {
                 "hole_lines": 1,
                 "whole": false,
                 "body_of": "count",
-            }),
-        ),
-        // The task's code begins the reply (a backend that continues it): not quoted again.
-        (
-            "generate",
-            json!({
-                "task_in_reply": true,
-                "task_prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n",
-                "entry_point": "add",
-                "visible_tests": ["assert add(1, 2) == 3"],
             }),
         ),
     ];

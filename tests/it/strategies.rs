@@ -333,7 +333,6 @@ async fn resample_draws_fresh_programs_from_the_generate_prompt_without_feedback
         .render(
             "generate",
             serde_json::json!({
-                "task_in_reply": false,
                 "task_prompt": task().prompt,
                 "entry_point": "sum_evens",
                 "visible_tests": task().visible_tests,

@@ -241,10 +241,6 @@ impl ChatModel for LocalModel {
         true
     }
 
-    fn continues_replies(&self) -> bool {
-        true
-    }
-
     fn context_tokens(&self) -> Option<usize> {
         Some(self.context_len as usize)
     }

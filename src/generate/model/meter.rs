@@ -129,9 +129,6 @@ impl<M: ChatModel> ChatModel for MeteredModel<M> {
     fn fills_in_middle(&self) -> bool {
         self.inner.fills_in_middle()
     }
-    fn continues_replies(&self) -> bool {
-        self.inner.continues_replies()
-    }
     fn context_tokens(&self) -> Option<usize> {
         self.inner.context_tokens()
     }

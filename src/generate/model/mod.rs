@@ -407,13 +407,6 @@ pub trait ChatModel: Send + Sync {
         false
     }
 
-    /// Whether the backend continues a [`ChatRequest::reply_prefix`] (the reply starts with it)
-    /// rather than ignoring it: a request may then point at text the reply starts with instead
-    /// of quoting it.
-    fn continues_replies(&self) -> bool {
-        false
-    }
-
     /// The model's context length in tokens, when known (the embedded model's, or
     /// `--context-tokens` for an endpoint). See [`prompt_limit`].
     fn context_tokens(&self) -> Option<usize> {
@@ -506,9 +499,6 @@ impl<T: ChatModel + ?Sized> ChatModel for Arc<T> {
     fn fills_in_middle(&self) -> bool {
         (**self).fills_in_middle()
     }
-    fn continues_replies(&self) -> bool {
-        (**self).continues_replies()
-    }
     fn context_tokens(&self) -> Option<usize> {
         (**self).context_tokens()
     }
@@ -537,9 +527,6 @@ impl<T: ChatModel + ?Sized> ChatModel for Box<T> {
     }
     fn fills_in_middle(&self) -> bool {
         (**self).fills_in_middle()
-    }
-    fn continues_replies(&self) -> bool {
-        (**self).continues_replies()
     }
     fn context_tokens(&self) -> Option<usize> {
         (**self).context_tokens()

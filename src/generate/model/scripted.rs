@@ -27,8 +27,6 @@ pub struct ScriptedModel {
     batch_sizes: Mutex<Vec<usize>>,
     /// Claim to take raw fill-in-the-middle prompts ([`ChatModel::fills_in_middle`]).
     fim: bool,
-    /// Claim to continue a reply's prefix ([`ChatModel::continues_replies`]).
-    continues: bool,
     /// Claim a reply limit of its own ([`ChatModel::reply_limit`]).
     reply_limit: Option<u32>,
 }
@@ -64,7 +62,6 @@ impl ScriptedModel {
             batches: false,
             batch_sizes: Mutex::new(Vec::new()),
             fim: false,
-            continues: false,
             reply_limit: None,
         }
     }
@@ -78,13 +75,6 @@ impl ScriptedModel {
     /// Claim to take raw fill-in-the-middle prompts, as the embedded model does.
     pub fn filling_in_middle(mut self) -> Self {
         self.fim = true;
-        self
-    }
-
-    /// Claim to continue a request's reply prefix, as the embedded model does (the replies are
-    /// still the script's).
-    pub fn continuing_replies(mut self) -> Self {
-        self.continues = true;
         self
     }
 
@@ -215,10 +205,6 @@ impl ChatModel for ScriptedModel {
 
     fn fills_in_middle(&self) -> bool {
         self.fim
-    }
-
-    fn continues_replies(&self) -> bool {
-        self.continues
     }
 
     fn reply_limit(&self) -> Option<u32> {

@@ -36,14 +36,10 @@ impl Search<'_> {
 
     pub(super) fn fresh_conversation(&self) -> Result<Conversation, AgentError> {
         let mut conv = self.conversation()?;
-        let (request, prefix) = seed::fresh_request(
-            self.task,
-            &self.fixer.prompts,
-            self.fixer.options.prefill,
-            &*self.fixer.generator,
-        )?;
-        conv.user(request);
-        conv.reply_prefix = prefix;
+        conv.user(seed::request(self.task, &self.fixer.prompts)?);
+        if self.fixer.options.prefill {
+            conv.reply_prefix = seed::reply_prefix(self.task);
+        }
         Ok(conv)
     }
 

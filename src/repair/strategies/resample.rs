@@ -23,14 +23,10 @@ pub(super) async fn round(r: &mut Round<'_>) -> Result<Option<String>, AgentErro
             .rng_seed
             .wrapping_add(r.iteration.index as u64),
     );
-    let (request, prefix) = seed::fresh_request(
-        r.task,
-        &fixer.prompts,
-        fixer.options.prefill,
-        &*fixer.generator,
-    )?;
-    conv.user(request);
-    conv.reply_prefix = prefix;
+    conv.user(seed::request(r.task, &fixer.prompts)?);
+    if fixer.options.prefill {
+        conv.reply_prefix = seed::reply_prefix(r.task);
+    }
     let outcome = conv
         .ask_program(
             &*fixer.generator,
