@@ -316,6 +316,36 @@ async fn a_backend_that_batches_gets_a_jobs_samples_in_one_call() {
     }
 }
 
+/// `batch_votes_only`: a backend that batches is asked for one sample at a time until a program
+/// passes, then for the votes together; without it, for the round's samples in one call.
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_only_are_asked_for_together_with_batch_votes_only() {
+    for (votes_only, sizes) in [(true, vec![1, 1, 2]), (false, vec![4])] {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let model = Arc::new(
+            ScriptedModel::from_fn(move |_| {
+                let i = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(program_reply(if i == 0 { HOPELESS } else { FIXED }))
+            })
+            .batching(),
+        );
+        let fixer = one_model_search(
+            model.clone(),
+            FixOptions {
+                search: SearchOptions {
+                    batch_votes_only: votes_only,
+                    select: 2,
+                    ..only(Proposer::Fresh, 4)
+                },
+                ..FixOptions::default()
+            },
+        );
+        let report = fixer.fix(&task(), &Silent).await;
+        assert_eq!(model.batch_sizes(), sizes, "votes only: {votes_only}");
+        assert_eq!(report.status, FixStatus::Fixed);
+    }
+}
+
 /// Fresh samples follow resampling's seeds one at a time (the default), except on a backend
 /// that batches: one call with `n` pays the prompt once.
 #[tokio::test(flavor = "multi_thread")]

@@ -126,6 +126,10 @@ pub struct SearchArgs {
     /// votes at the first one that passes them too (the rest rarely change the choice).
     #[arg(hide_short_help = true, long, conflicts_with = "all_votes")]
     pub stop_at_passing_vote: bool,
+    /// Search: with a backend that draws several samples in one call (`--parallel-samples`),
+    /// ask for them together only for votes, and one at a time until a program passes.
+    #[arg(hide_short_help = true, long)]
+    pub batch_votes_only: bool,
     /// Search: switch rules of the search on (NAME) or off (-NAME), e.g. `harden,-value-edits`.
     ///
     /// On by default: value-edits, edits the failing tests' values guide (a literal as the

@@ -111,6 +111,7 @@ pub fn search_options(args: &SearchArgs) -> SearchOptions {
         tie_votes: args.tie_votes,
         settle_votes: !args.all_votes,
         stop_at_passing_vote: args.stop_at_passing_vote,
+        batch_votes_only: args.batch_votes_only,
         harden: match (args.no_harden, args.harden) {
             (true, _) => false,
             (_, true) => true,

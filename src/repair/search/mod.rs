@@ -462,11 +462,10 @@ impl Search<'_> {
                 // the round (a prompt the backend already holds) may still fit. A backend that
                 // batches gets the job's samples in one call; otherwise one at a time, so a
                 // pass ends the repairs at once.
-                let wanted = if model.batches() && !self.as_resample(proposer) {
-                    k - drawn
-                } else {
-                    1
-                };
+                let together = model.batches()
+                    && !self.as_resample(proposer)
+                    && (self.selecting() || !self.options.batch_votes_only);
+                let wanted = if together { k - drawn } else { 1 };
                 let n = self.affordable(&conv, wanted);
                 if n == 0 {
                     break;

@@ -121,6 +121,10 @@ pub struct SearchOptions {
     /// the first one that passes them too: replayed, the later votes rarely changed the choice
     /// for their tokens (benchmarks/experiments/vote-value.md). Off until measured in pairs.
     pub stop_at_passing_vote: bool,
+    /// With a backend that draws several samples in one call, ask for them together only for
+    /// votes (whose number is known once a program passed); until then one at a time, so a
+    /// pass ends the drawing at once. Off: a round's samples in one call.
+    pub batch_votes_only: bool,
     /// When the seed passes the visible tests but raises an unexpected error on extra inputs
     /// (always reported), edit it (`mutate`) until it no longer raises there and keeps its
     /// other answers; edits that pass the visible tests get the same check, and one that
@@ -193,6 +197,7 @@ impl Default for SearchOptions {
             // are not drawn (benchmarks/experiments/settle-votes.md).
             settle_votes: true,
             stop_at_passing_vote: false,
+            batch_votes_only: false,
             // The rules below paid on one kind of code only (rules-by-set.md), so they are off
             // and `--rules NAME` turns one on. `harden` (and the rank the visible tests give,
             // which only it uses): student programs, +27 fixed on the Refactory report sample;

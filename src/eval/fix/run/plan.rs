@@ -290,6 +290,9 @@ impl EvalPlan {
                 if o.stop_at_passing_vote && o.select > 0 {
                     label.push_str(" stop-at-passing-vote");
                 }
+                if o.batch_votes_only {
+                    label.push_str(" batch-votes-only");
+                }
                 if self.peers > 0 {
                     label.push_str(&format!(" peers {}", self.peers));
                 }
