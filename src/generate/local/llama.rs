@@ -280,12 +280,15 @@ fn serve(
     let batch_threads = std::thread::available_parallelism()
         .map(|n| n.get() as i32)
         .unwrap_or(1);
+    let parallel = options.parallel_samples.clamp(1, MAX_SEQUENCES);
     let ctx_params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(options.context_len))
         .with_n_batch(512)
-        // Samples decoded together are sequences of one cache, all of the context theirs.
-        .with_n_seq_max(options.parallel_samples.clamp(1, MAX_SEQUENCES) as u32)
-        .with_kv_unified(true)
+        // Samples decoded together are sequences of one cache, all of the context theirs. Only
+        // then: the cache's layout for several sequences changes a single sequence's arithmetic
+        // (a seeded sample drawn alone is not the same program with it).
+        .with_n_seq_max(parallel as u32)
+        .with_kv_unified(parallel > 1)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(batch_threads)
         .with_flash_attention_policy(if options.flash_attention {
@@ -325,11 +328,12 @@ fn serve(
             replies
         });
         if result.is_err() {
-            // A failed call may leave the cache half-written; start clean next time.
+            // A failed call may leave the cache half-written (and, decoding samples together,
+            // other sequences in it); start clean next time.
             session.cached.clear();
             session.whole = 0;
             session.snapshots.clear();
-            let _ = ctx.clear_kv_cache_seq(Some(0), None, None);
+            let _ = ctx.clear_kv_cache_seq(None, None, None);
         }
         let _ = job.reply.send(result);
     }

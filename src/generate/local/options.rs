@@ -39,7 +39,8 @@ pub struct LocalOptions {
     pub draft_ngram: (usize, usize),
     /// Samples of one prompt decoded together, as sequences of one batch (at most 4). A step
     /// of several sequences costs less than as many steps of one (the weights are read once),
-    /// so callers that want several samples get them sooner; 1 draws them one by one.
+    /// but a batch waits for its longest reply; 1 (the default) draws them one by one
+    /// (benchmarks/experiments/parallel-samples.md).
     pub parallel_samples: usize,
 }
 

@@ -1,7 +1,9 @@
 //! Several samples of one prompt decoded together: the prompt is evaluated once into sequence
 //! 0 and its cache entries shared with the other sequences; then each step decodes one token of
 //! every unfinished sample in one batch. On a CPU a step of four sequences costs well under four
-//! steps of one (the weights are read once a step), so the samples come sooner than one by one.
+//! steps of one (the weights are read once a step: 1.7 here), but a batch lasts as long as its
+//! longest reply, and in the search that ate the gain (benchmarks/experiments/parallel-samples.md):
+//! off by default.
 
 use std::time::Instant;
 
