@@ -52,13 +52,15 @@ fn main() {
         else {
             std::process::exit(2);
         };
-        for n in 1..=4 {
-            match parallel_speed(Path::new(path), threads, n) {
-                Ok(tg) => println!("{n} {tg:.1}"),
-                Err(e) => {
-                    eprintln!("{e}");
-                    std::process::exit(1);
+        match parallel_speed(Path::new(path), threads) {
+            Ok(speeds) => {
+                for (n, tg) in speeds {
+                    println!("{n} {tg:.1}");
                 }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1);
             }
         }
         return;
@@ -423,100 +425,109 @@ fn parallel_reference(model: &Path, model_name: &str, threads: u32) {
     }
 }
 
-/// Tokens a second over `n` sequences that share a 256-token prompt (its cache copied to each)
-/// and then decode 64 tokens each, one batch of `n` tokens a step.
-fn parallel_speed(path: &Path, threads: i32, n: i32) -> Result<f64, String> {
+/// llama.cpp alone: `path` loaded, and a context of `n_ctx` tokens for up to `n_seq` sequences
+/// with `threads` threads, given to `measure`.
+fn with_bare_context<T>(
+    path: &Path,
+    threads: i32,
+    n_ctx: u32,
+    n_seq: u32,
+    measure: impl FnOnce(&LlamaModel, &mut llama_cpp_2::context::LlamaContext<'_>) -> Result<T, String>,
+) -> Result<T, String> {
     let backend = LlamaBackend::init().map_err(|e| e.to_string())?;
     let model = LlamaModel::load_from_file(&backend, path, &LlamaModelParams::default())
         .map_err(|e| e.to_string())?;
     let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(4096))
+        .with_n_ctx(NonZeroU32::new(n_ctx))
         .with_n_batch(512)
-        .with_n_seq_max(4)
+        .with_n_seq_max(n_seq)
         .with_n_threads(threads)
         .with_n_threads_batch(threads);
     let mut ctx = model
         .new_context(&backend, params)
         .map_err(|e| e.to_string())?;
-    let vocab = model.n_vocab().max(2);
-    let token = |i: i32| LlamaToken((i * 7919 + 13) % vocab);
-    let (prompt, steps, reps) = (256, 64, 3);
-    let mut batch = LlamaBatch::new(512, 4);
-    let mut tg = 0.0;
-    for rep in 0..=reps {
-        ctx.clear_kv_cache();
-        batch.clear();
-        for i in 0..prompt {
-            batch
-                .add(token(i), i, &[0], i == prompt - 1)
-                .map_err(|e| e.to_string())?;
-        }
-        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
-        for seq in 1..n {
-            ctx.copy_kv_cache_seq(0, seq, None, None)
-                .map_err(|e| e.to_string())?;
-        }
-        let t = Instant::now();
-        for step in 0..steps {
-            batch.clear();
-            for seq in 0..n {
-                batch
-                    .add(token(step * 4 + seq), prompt + step, &[seq], true)
-                    .map_err(|e| e.to_string())?;
+    measure(&model, &mut ctx)
+}
+
+/// For 1 to 4 sequences: tokens a second over `n` sequences that share a 256-token prompt (its
+/// cache copied to each) and then decode 64 tokens each, one batch of `n` tokens a step.
+fn parallel_speed(path: &Path, threads: i32) -> Result<Vec<(i32, f64)>, String> {
+    with_bare_context(path, threads, 4096, 4, |model, ctx| {
+        let vocab = model.n_vocab().max(2);
+        let token = |i: i32| LlamaToken((i * 7919 + 13) % vocab);
+        let (prompt, steps, reps) = (256, 64, 3);
+        let mut batch = LlamaBatch::new(512, 4);
+        let mut speeds = Vec::new();
+        for n in 1..=4 {
+            let mut tg = 0.0;
+            for rep in 0..=reps {
+                ctx.clear_kv_cache();
+                batch.clear();
+                for i in 0..prompt {
+                    batch
+                        .add(token(i), i, &[0], i == prompt - 1)
+                        .map_err(|e| e.to_string())?;
+                }
+                ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+                for seq in 1..n {
+                    ctx.copy_kv_cache_seq(0, seq, None, None)
+                        .map_err(|e| e.to_string())?;
+                }
+                let t = Instant::now();
+                for step in 0..steps {
+                    batch.clear();
+                    for seq in 0..n {
+                        batch
+                            .add(token(step * 4 + seq), prompt + step, &[seq], true)
+                            .map_err(|e| e.to_string())?;
+                    }
+                    ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+                }
+                if rep > 0 {
+                    tg += f64::from(n * steps) / t.elapsed().as_secs_f64();
+                }
             }
-            ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+            speeds.push((n, tg / f64::from(reps)));
         }
-        if rep > 0 {
-            tg += f64::from(n * steps) / t.elapsed().as_secs_f64();
-        }
-    }
-    Ok(tg / f64::from(reps))
+        Ok(speeds)
+    })
 }
 
 fn bare_speed(path: &Path, threads: i32) -> Result<(f64, f64), String> {
-    let backend = LlamaBackend::init().map_err(|e| e.to_string())?;
-    let model = LlamaModel::load_from_file(&backend, path, &LlamaModelParams::default())
-        .map_err(|e| e.to_string())?;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(2048))
-        .with_n_batch(512)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
-    let mut ctx = model
-        .new_context(&backend, params)
-        .map_err(|e| e.to_string())?;
-    let vocab = model.n_vocab().max(2);
-    // Arbitrary tokens, as llama-bench uses: the speed does not depend on them.
-    let token = |i: i32| LlamaToken((i * 7919 + 13) % vocab);
-    let mut batch = LlamaBatch::new(512, 1);
-    let (mut pp, mut tg) = (0.0, 0.0);
-    let reps = 3;
-    // A warm-up pass first, as llama-bench does.
-    for rep in 0..=reps {
-        ctx.clear_kv_cache();
-        batch.clear();
-        for i in 0..512 {
-            batch
-                .add(token(i), i, &[0], i == 511)
-                .map_err(|e| e.to_string())?;
-        }
-        let t = Instant::now();
-        ctx.decode(&mut batch).map_err(|e| e.to_string())?;
-        let secs = t.elapsed().as_secs_f64();
-        ctx.clear_kv_cache();
-        let t = Instant::now();
-        for i in 0..128 {
+    with_bare_context(path, threads, 2048, 1, |model, ctx| {
+        let vocab = model.n_vocab().max(2);
+        // Arbitrary tokens, as llama-bench uses: the speed does not depend on them.
+        let token = |i: i32| LlamaToken((i * 7919 + 13) % vocab);
+        let mut batch = LlamaBatch::new(512, 1);
+        let (mut pp, mut tg) = (0.0, 0.0);
+        let reps = 3;
+        // A warm-up pass first, as llama-bench does.
+        for rep in 0..=reps {
+            ctx.clear_kv_cache();
             batch.clear();
-            batch
-                .add(token(i), i, &[0], true)
-                .map_err(|e| e.to_string())?;
+            for i in 0..512 {
+                batch
+                    .add(token(i), i, &[0], i == 511)
+                    .map_err(|e| e.to_string())?;
+            }
+            let t = Instant::now();
             ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+            let secs = t.elapsed().as_secs_f64();
+            ctx.clear_kv_cache();
+            let t = Instant::now();
+            for i in 0..128 {
+                batch.clear();
+                batch
+                    .add(token(i), i, &[0], true)
+                    .map_err(|e| e.to_string())?;
+                ctx.decode(&mut batch).map_err(|e| e.to_string())?;
+            }
+            let gen = t.elapsed().as_secs_f64();
+            if rep > 0 {
+                pp += 512.0 / secs;
+                tg += 128.0 / gen;
+            }
         }
-        let gen = t.elapsed().as_secs_f64();
-        if rep > 0 {
-            pp += 512.0 / secs;
-            tg += 128.0 / gen;
-        }
-    }
-    Ok((pp / reps as f64, tg / reps as f64))
+        Ok((pp / reps as f64, tg / reps as f64))
+    })
 }

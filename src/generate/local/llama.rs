@@ -195,13 +195,7 @@ impl ChatModel for LocalModel {
             || request.seed.is_none()
             || request.temperature.is_none_or(|t| t <= 0.0)
         {
-            let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                let mut r = request.clone();
-                r.seed = crate::generate::model::nth_seed(request.seed, i);
-                out.push(self.chat(&r).await?);
-            }
-            return Ok(out);
+            return crate::generate::model::samples_one_by_one(self, request, n).await;
         }
         crate::generate::model::check_prompt_size(request, self.context_tokens())?;
         let mut out = Vec::with_capacity(n);
@@ -355,6 +349,32 @@ pub(super) struct Evaluated {
     pub(super) prefix: String,
 }
 
+impl Evaluated {
+    /// What a call with this prompt cost, given its generation's work.
+    pub(super) fn stats(
+        &self,
+        generated: usize,
+        generation_secs: f64,
+        work: &GenStats,
+    ) -> CallStats {
+        CallStats {
+            prompt_tokens: self.tokens.len(),
+            reused_tokens: self.reused,
+            restored: self.restored,
+            evaluated_tokens: self.evaluated,
+            prompt_secs: self.prompt_secs,
+            generated_tokens: generated,
+            generation_secs,
+            decode_secs: work.decode_secs,
+            sample_secs: work.sample_secs,
+            decodes: work.decodes,
+            drafted_tokens: work.drafted,
+            accepted_tokens: work.accepted,
+            grammar_full_passes: work.grammar_full_passes,
+        }
+    }
+}
+
 pub(super) fn local_error(what: &str, e: &dyn std::fmt::Display) -> ModelError {
     ModelError::Local(format!("{what}: {e}"))
 }
@@ -494,17 +514,8 @@ impl Session<'_> {
     ) -> Result<(String, Usage, CallStats), ModelError> {
         let local = local_error;
         let mut batch = LlamaBatch::new(batch_size(ctx), 1);
-        let Evaluated {
-            tokens,
-            reused,
-            restored,
-            evaluated,
-            prompt_secs,
-            mut pos,
-            logits,
-            prefix,
-        } = self.evaluate_prompt(ctx, request, &mut batch)?;
-        let prefix = prefix.as_str();
+        let ev = self.evaluate_prompt(ctx, request, &mut batch)?;
+        let (tokens, prefix, mut pos) = (&ev.tokens, ev.prefix.as_str(), ev.pos);
         let vocab = self.model.vocab();
         let n_ctx = ctx.n_ctx() as usize;
         let mut sampler = self.sampler(request)?;
@@ -532,7 +543,7 @@ impl Session<'_> {
             Vec::new()
         };
         let (longest, shortest) = self.options.draft_ngram;
-        let mut next = pick(&mut sampler, ctx, logits, greedy_grammar, &mut work);
+        let mut next = pick(&mut sampler, ctx, ev.logits, greedy_grammar, &mut work);
         'reply: while reply.generated < budget {
             // `next` is sampled, not yet decoded.
             if vocab.is_eog(next) || reply.push(&vocab, next, request) == Step::Stop {
@@ -596,25 +607,11 @@ impl Session<'_> {
         }
         let generated = reply.generated;
         let bytes = reply.bytes;
-        let stats = CallStats {
-            prompt_tokens: tokens.len(),
-            reused_tokens: reused,
-            restored,
-            evaluated_tokens: evaluated,
-            prompt_secs,
-            generated_tokens: generated,
-            generation_secs: t_gen.elapsed().as_secs_f64(),
-            decode_secs: work.decode_secs,
-            sample_secs: work.sample_secs,
-            decodes: work.decodes,
-            drafted_tokens: work.drafted,
-            accepted_tokens: work.accepted,
-            grammar_full_passes: work.grammar_full_passes,
-        };
+        let stats = ev.stats(generated, t_gen.elapsed().as_secs_f64(), &work);
         let usage = Usage {
             prompt_tokens: tokens.len() as u64,
             completion_tokens: generated as u64,
-            cached_prompt_tokens: reused as u64,
+            cached_prompt_tokens: ev.reused as u64,
         };
         Ok((String::from_utf8_lossy(&bytes).into_owned(), usage, stats))
     }

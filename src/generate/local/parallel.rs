@@ -11,7 +11,7 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::sampling::LlamaSampler;
 
-use super::llama::{local_error, CallStats, Evaluated, Session, MAX_SEQUENCES};
+use super::llama::{local_error, CallStats, Session, MAX_SEQUENCES};
 use super::step::{pick, GenStats, Reply, Step};
 use crate::generate::model::{nth_seed, ChatRequest, ModelError, Usage};
 
@@ -39,16 +39,8 @@ impl Session<'_> {
         let local = local_error;
         let n = n.clamp(1, MAX_SEQUENCES);
         let mut batch = LlamaBatch::new(ctx.n_batch().max(1) as usize, 1);
-        let Evaluated {
-            tokens,
-            reused,
-            restored,
-            evaluated,
-            prompt_secs,
-            pos,
-            logits,
-            prefix,
-        } = self.evaluate_prompt(ctx, request, &mut batch)?;
+        let ev = self.evaluate_prompt(ctx, request, &mut batch)?;
+        let (tokens, prefix) = (&ev.tokens, ev.prefix.as_str());
         let vocab = self.model.vocab();
         let n_ctx = ctx.n_ctx() as usize;
         // The sequences share the context: each reply gets an equal part of what is left.
@@ -71,7 +63,7 @@ impl Session<'_> {
             r.seed = nth_seed(request.seed, first + j);
             let mut sampler = self.sampler(&r)?;
             // Every sample's first token comes from the prompt's last logits.
-            let next = pick(&mut sampler, ctx, logits, false, &mut work);
+            let next = pick(&mut sampler, ctx, ev.logits, false, &mut work);
             samples.push(Sample {
                 sampler,
                 reply: Reply {
@@ -80,7 +72,7 @@ impl Session<'_> {
                     generated: 0,
                 },
                 next,
-                pos,
+                pos: ev.pos,
                 done: false,
             });
         }
@@ -129,21 +121,7 @@ impl Session<'_> {
             .map_err(|e| local("KV cache", &e))?;
         self.cached.truncate(tokens.len());
         let generated: usize = samples.iter().map(|s| s.reply.generated).sum();
-        let stats = CallStats {
-            prompt_tokens: tokens.len(),
-            reused_tokens: reused,
-            restored,
-            evaluated_tokens: evaluated,
-            prompt_secs,
-            generated_tokens: generated,
-            generation_secs: t_gen.elapsed().as_secs_f64(),
-            decode_secs: work.decode_secs,
-            sample_secs: work.sample_secs,
-            decodes: work.decodes,
-            drafted_tokens: 0,
-            accepted_tokens: 0,
-            grammar_full_passes: 0,
-        };
+        let stats = ev.stats(generated, t_gen.elapsed().as_secs_f64(), &work);
         let replies = samples
             .into_iter()
             .enumerate()
@@ -152,7 +130,7 @@ impl Session<'_> {
                     prompt_tokens: tokens.len() as u64,
                     completion_tokens: s.reply.generated as u64,
                     // The first sample pays for the prompt; the others share it.
-                    cached_prompt_tokens: if j == 0 { reused } else { tokens.len() } as u64,
+                    cached_prompt_tokens: if j == 0 { ev.reused } else { tokens.len() } as u64,
                 };
                 (String::from_utf8_lossy(&s.reply.bytes).into_owned(), usage)
             })

@@ -246,13 +246,7 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         n: usize,
     ) -> Result<Vec<ChatResponse>, ModelError> {
         if n <= 1 || request.seed.is_none() {
-            let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                let mut r = request.clone();
-                r.seed = crate::generate::model::nth_seed(request.seed, i);
-                out.push(self.chat(&r).await?);
-            }
-            return Ok(out);
+            return crate::generate::model::samples_one_by_one(self, request, n).await;
         }
         let mut out: Vec<Option<ChatResponse>> = vec![None; n];
         let mut misses: Vec<(usize, ChatRequest, Option<u32>, String)> = Vec::new();

@@ -466,6 +466,22 @@ pub fn check_prompt_size(
 
 /// The seed of sample `i` of a request seeded with `seed`: the seed itself for the first, a
 /// splitmix64 step away for the others (`None` stays `None`: the backend chooses).
+/// `n` samples of `request` drawn one call after the other, sample `i` with [`nth_seed`]: what
+/// a backend that does not batch falls back to in its own [`ChatModel::chat_n`].
+pub async fn samples_one_by_one<M: ChatModel + ?Sized>(
+    model: &M,
+    request: &ChatRequest,
+    n: usize,
+) -> Result<Vec<ChatResponse>, ModelError> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut r = request.clone();
+        r.seed = nth_seed(request.seed, i);
+        out.push(model.chat(&r).await?);
+    }
+    Ok(out)
+}
+
 pub fn nth_seed(seed: Option<u64>, i: usize) -> Option<u64> {
     let seed = seed?;
     if i == 0 {
