@@ -76,6 +76,7 @@ fn main() {
         "--model",
         "--threads",
         "--draft",
+        "--prompt-chunk",
         "--limit",
         "--llama-bench",
     ];
@@ -100,7 +101,7 @@ fn main() {
         .map(|(_, a)| PathBuf::from(a))
         .filter(|p| p.is_dir())
     else {
-        eprintln!("usage: cargo bench --bench model_profile -- CALLS [--model NAME] [--threads N] [--draft 0,8] [--limit N] [--llama-bench PATH]");
+        eprintln!("usage: cargo bench --bench model_profile -- CALLS [--model NAME] [--threads N] [--draft 0,8] [--prompt-chunk 32,128] [--limit N] [--llama-bench PATH]");
         eprintln!("hint: CALLS is a directory written with `--cache-dir CALLS` by `ldb eval` or `ldb fix`");
         std::process::exit(2);
     };
@@ -109,6 +110,10 @@ fn main() {
     let drafts: Vec<usize> = opt("--draft")
         .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![0]);
+    let default_chunk = LocalOptions::default().prompt_chunk;
+    let chunks: Vec<usize> = opt("--prompt-chunk")
+        .map(|d| d.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![default_chunk]);
     let limit: usize = opt("--limit")
         .and_then(|t| t.parse().ok())
         .unwrap_or(usize::MAX);
@@ -135,11 +140,16 @@ fn main() {
     println!("## Model time, replayed");
     println!();
     println!(
-        "{} calls from `{}`, {model_name}, {threads} threads. Command: `cargo bench --bench model_profile -- {} --threads {threads} --draft {}`",
+        "{} calls from `{}`, {model_name}, {threads} threads. Command: `cargo bench --bench model_profile -- {} --threads {threads} --draft {} --prompt-chunk {}`",
         requests.len(),
         calls_dir.display(),
         calls_dir.display(),
         drafts
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        chunks
             .iter()
             .map(|d| d.to_string())
             .collect::<Vec<_>>()
@@ -156,10 +166,15 @@ fn main() {
             std::process::exit(1);
         }
     };
-    for draft in drafts {
+    let settings: Vec<(usize, usize)> = drafts
+        .iter()
+        .flat_map(|&d| chunks.iter().map(move |&c| (d, c)))
+        .collect();
+    for (draft, chunk) in settings {
         let options = LocalOptions {
             threads: Some(threads),
             draft_max: draft,
+            prompt_chunk: chunk,
             ..LocalOptions::default()
         };
         let model = match LocalModel::load(&path, &model_name, options) {
@@ -192,11 +207,16 @@ fn main() {
         }
         println!();
         println!(
-            "### Drafting {}",
+            "### Drafting {}, prompts in chunks of {}",
             if draft == 0 {
                 "off".to_string()
             } else {
                 format!("up to {draft} tokens")
+            },
+            if chunk == 0 {
+                "any size (--prompt-chunk 0)".to_string()
+            } else {
+                format!("{chunk} tokens")
             }
         );
         println!();
@@ -207,7 +227,7 @@ fn main() {
         }
         let digest = replies.iter().map(|r| r.len()).sum::<usize>();
         println!();
-        println!("Reply bytes in all: {digest} (the same for every drafting setting when drafting changes no token).");
+        println!("Reply bytes in all: {digest} (the same for every drafting setting when drafting changes no token; a prompt chunk of another size rounds the logits otherwise, so it may draw other tokens).");
     }
 }
 

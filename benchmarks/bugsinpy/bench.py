@@ -100,6 +100,10 @@ class Env:
 
 def private_env(home, project):
     env = dict(os.environ, HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1")
+    # The models stay where the user's ldb keeps them: with the private HOME alone, every run
+    # would fetch the embedded model again (1.1 GB) and count that as its time.
+    env.setdefault("LDB_MODELS_DIR", os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ldb", "models"))
     env["PYTHONPATH"] = str(project)
     env.pop("VIRTUAL_ENV", None)
     return env
@@ -259,7 +263,10 @@ def cmd_fix(env, bugs, args, extra):
                 stderr = (t.stderr or b"").decode("utf-8", "replace") if isinstance(
                     t.stderr, bytes) else (t.stderr or "")
             seconds = time.time() - started
-            status, tokens, cost = None, None, None
+            status, tokens, cost, timings = None, None, None, None
+            if report.exists() and args.reports:
+                os.makedirs(args.reports, exist_ok=True)
+                shutil.copy(report, os.path.join(args.reports, bug["id"].replace(":", "_") + ".json"))
             if report.exists():
                 try:
                     doc = json.load(open(report))
@@ -270,6 +277,8 @@ def cmd_fix(env, bugs, args, extra):
                         usage.get("completion_tokens", 0) or 0)
                     # What the budget counts: prompt tokens the backend held already are free.
                     cost = tokens - (usage.get("cached_prompt_tokens", 0) or 0)
+                    # Where the run's time went (model calls, tests, tracing), for `profile`.
+                    timings = task.get("timings")
                 except (ValueError, KeyError, IndexError):
                     pass
         diff = subprocess.run(["git", "diff", "--", bug["file"]], cwd=project,
@@ -285,6 +294,7 @@ def cmd_fix(env, bugs, args, extra):
         verdict = judge(scored, diff)
         rec = {"id": bug["id"], "slice": bug["slice"], "exit": code, "status": status,
                "verdict": verdict, "tokens": tokens, "cost": cost, "seconds": round(seconds, 1),
+               "timings": timings,
                "changed_lines": changed_lines(diff), "patch_lines": changed_lines(bug["patch"]),
                "score": scored, "stderr_tail": stderr.strip().splitlines()[-6:],
                "diff": diff[:4000]}
@@ -417,6 +427,10 @@ def cmd_table(paths):
                     statistics.median(r["seconds"] for r in rs),
                     statistics.median(r["changed_lines"] for r in fixed) if fixed else "-",
                     statistics.median(r["patch_lines"] for r in fixed) if fixed else "-"))
+            timed = [r for r in recs if r.get("timings")]
+            if timed:
+                print()
+                profile_table(timed)
         else:
             by = {}
             for r in recs:
@@ -430,6 +444,25 @@ def cmd_table(paths):
                 l3 = sum(1 for r in rs if r["line_rank"] and r["line_rank"] <= 3)
                 print("| %s | %d | %d | %d | %d | %d |" % (name, len(rs), f1, f3, l1, l3))
         print()
+
+
+def profile_table(recs):
+    """Where a fix run's time went, from each run's report: the model's calls, the project's
+    tests (the failing tests, the regression tests, the candidates' runs), tracing, and the
+    rest of the run (start-up, finding the regression tests, the search's own work)."""
+    by = {}
+    for r in recs:
+        by.setdefault(r["id"].split(":")[0], []).append(r)
+    print("| project | bugs | wall s | model s | tests s | trace s | rest s | model share |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, rs in sorted(by.items()) + [("total", recs)]:
+        wall = sum(r["seconds"] for r in rs)
+        model = sum(r["timings"].get("llm_ms", 0) for r in rs) / 1000
+        tests = sum(r["timings"].get("tests_ms", 0) for r in rs) / 1000
+        trace = sum(r["timings"].get("trace_ms", 0) for r in rs) / 1000
+        print("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f%% |" % (
+            name, len(rs), wall, model, tests, trace, wall - model - tests - trace,
+            100 * model / wall if wall else 0))
 
 
 def cmd_compact(src, dst):
@@ -470,6 +503,7 @@ def main():
     ap.add_argument("--ldb", default=str(ROOT / "target" / "release" / "ldb"))
     ap.add_argument("--out", help="results JSONL (resumed)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per ldb run")
+    ap.add_argument("--reports", help="fix: keep each run's --report JSON in this folder")
     ap.add_argument("--interleave", action="store_true",
                     help="take the projects' bugs in turn (a run stopped early still samples "
                          "every project)")

@@ -81,6 +81,20 @@ pub(super) fn find_guards(
     if others.is_empty() {
         return Ok(Vec::new());
     }
+    if !quiet {
+        // A slow suite makes this the longest silent wait of a run (tqdm's synchronisation
+        // tests: 13 s before the first other line), so say what it is.
+        eprintln!(
+            "ldb: running the {} other test{} of {} once on the given program, to find the \
+             passing ones a fix must keep passing",
+            others.len(),
+            if others.len() == 1 { "" } else { "s" },
+            match keep {
+                KeepPassing::Dir => "the tests' directories",
+                _ => "the tests' files",
+            },
+        );
+    }
     tests.extend(others.iter().map(|id| TestInput::Pytest {
         node_id: id.to_string(),
         source: String::new(),
