@@ -277,7 +277,7 @@ def cmd_fix(env, bugs, args, extra):
                         usage.get("completion_tokens", 0) or 0)
                     # What the budget counts: prompt tokens the backend held already are free.
                     cost = tokens - (usage.get("cached_prompt_tokens", 0) or 0)
-                    # Where the run's time went (model calls, tests, tracing), for `profile`.
+                    # Where the run's time went (model calls, tests, tracing): `table`'s second table.
                     timings = task.get("timings")
                 except (ValueError, KeyError, IndexError):
                     pass
