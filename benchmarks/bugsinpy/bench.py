@@ -401,16 +401,14 @@ def cmd_table(paths):
                         print("- %s %s: ldb error: %s" % (r["id"], f["test_file"],
                                                           f["ldb_error"].splitlines()[-1:]))
         elif kind == "fix":
-            by = {}
             for r in recs:
                 r["verdict"] = judge(r["score"], r["diff"])
-                by.setdefault(r["id"].split(":")[0], []).append(r)
             # Unconfirmed: exit 6, written only because the run passes --unconfirmed.
             print("| project | bugs | fixed | plausible but regressing | written, failing "
                   "| not fixed | tokens per fix (budget's) | median s | median changed lines "
                   "(developer's) |")
             print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-            for name, rs in sorted(by.items()) + [("total", recs)]:
+            for name, rs in by_project(recs):
                 fixed = [r for r in rs if r["verdict"] == "fixed"]
                 reg = [r for r in rs if r["verdict"] == "regressing"]
                 wrong = [r for r in rs if r["verdict"] == "wrong"]
@@ -432,12 +430,9 @@ def cmd_table(paths):
                 print()
                 profile_table(timed)
         else:
-            by = {}
-            for r in recs:
-                by.setdefault(r["id"].split(":")[0], []).append(r)
             print("| project | bugs | function top-1 | function top-3 | line top-1 | line top-3 |")
             print("|---|---:|---:|---:|---:|---:|")
-            for name, rs in sorted(by.items()) + [("total", recs)]:
+            for name, rs in by_project(recs):
                 f1 = sum(1 for r in rs if r["function_rank"] == 1)
                 f3 = sum(1 for r in rs if r["function_rank"] and r["function_rank"] <= 3)
                 l1 = sum(1 for r in rs if r["line_rank"] == 1)
@@ -446,16 +441,21 @@ def cmd_table(paths):
         print()
 
 
+def by_project(recs):
+    """A table's rows: the records of each project, by name, then all of them as "total"."""
+    by = {}
+    for r in recs:
+        by.setdefault(r["id"].split(":")[0], []).append(r)
+    return sorted(by.items()) + [("total", recs)]
+
+
 def profile_table(recs):
     """Where a fix run's time went, from each run's report: the model's calls, the project's
     tests (the failing tests, the regression tests, the candidates' runs), tracing, and the
     rest of the run (start-up, finding the regression tests, the search's own work)."""
-    by = {}
-    for r in recs:
-        by.setdefault(r["id"].split(":")[0], []).append(r)
     print("| project | bugs | wall s | model s | tests s | trace s | rest s | model share |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, rs in sorted(by.items()) + [("total", recs)]:
+    for name, rs in by_project(recs):
         wall = sum(r["seconds"] for r in rs)
         model = sum(r["timings"].get("llm_ms", 0) for r in rs) / 1000
         tests = sum(r["timings"].get("tests_ms", 0) for r in rs) / 1000
