@@ -362,6 +362,96 @@ fn strict_scoring_still_passes_honest_programs() {
     assert!(out.summary.contains("off by one"), "{}", out.summary);
 }
 
+/// The bug: scoring handed the program an opaque stand-in for anything but data, so a right
+/// program failed a test that passes it `int` (`isinstance(x, int)`: MBPP's "remove the
+/// elements of a data type"), a lambda or `len`, or a tree of its own `Node`s the test built
+/// and wired up (MBPP/367).
+#[test]
+fn scoring_hands_the_program_types_functions_and_its_own_objects() {
+    let prog = r#"
+import math
+class Node:
+    def __init__(self, v, left=None):
+        self.v = v
+        self.left = left
+    def size(self):
+        return 1 + (self.left.size() if self.left else 0)
+def depth(n):
+    return 0 if n is None else 1 + depth(n.left)
+def pick(items, kind):
+    return [e for e in items if isinstance(e, kind)]
+def apply(f, x):
+    return f(x)
+def double(x):
+    return 2 * x
+def same(n):
+    return n
+def largest(items, key):
+    return max(items, key=key)
+def kinds():
+    return [int, str]
+"#;
+    for test in [
+        "assert pick((4, 5, 7.7, 'a'), int) == [4, 5]",
+        "assert pick((4, 5, 7.7, 'a'), (str, float)) == [7.7, 'a']",
+        "def check(candidate):\n    assert candidate((1, 2.5), float) == [2.5]\ncheck(pick)\n",
+        "assert depth(Node(1, Node(2, Node(3)))) == 3",
+        "root = Node(1)\nroot.left = Node(2)\nroot.left.left = Node(4)\nassert depth(root) == 3\nassert root.left.v == 2\nassert root.size() == 3\n",
+        "assert apply(lambda x: x * 3, 2) == 6",
+        "assert apply(len, 'abcd') == 4",
+        "import math\nassert apply(math.sqrt, 9) == 3.0",
+        "assert apply(double, 5) == 10",
+        "assert apply(lambda x: double(x) + 1, 5) == 11",
+        "assert largest(['aa', 'b', 'cccc'], key=len) == 'cccc'",
+        "n = Node(7)\nassert same(n) is n",
+        "assert kinds() == [int, str]",
+    ] {
+        let out = score(prog, test);
+        assert_eq!(out.status, TestStatus::Passed, "{test}: {out:?}");
+    }
+    // A wrong answer is still a failure, and a handle equals only itself.
+    for test in [
+        "assert pick((4, 5, 7.7), float) == [4]",
+        "assert depth(Node(1, Node(2))) == 3",
+        "assert same(Node(1)) == Node(1)",
+        "assert apply(lambda x: x + 1, 1) == 3",
+    ] {
+        let out = score(prog, test);
+        assert_eq!(out.status, TestStatus::Failed, "{test}: {out:?}");
+    }
+}
+
+/// What crosses by name or reference cannot smuggle program code into the checker: a program
+/// that makes its replies name a standard function, a callback or a bare handle gets an error,
+/// never a pass, and a program's function arrives as an opaque handle, not as itself.
+#[test]
+fn references_from_the_program_never_run_as_code_in_the_checker() {
+    for forged in [
+        r#"{"std": ["os", "getcwd"]}"#,
+        r#"{"cb": 0}"#,
+        r#"{"h": 0}"#,
+        r#"{"bi": "len"}"#,
+        r#"{"bi": "__loader__"}"#,
+    ] {
+        let prog = format!(
+            "import sys\ndef f():\n    sys.modules['ldb_split'].encode = lambda v, budget=None: {forged}\n    return 1\n"
+        );
+        for test in ["assert f() == 1", "assert callable(f())"] {
+            let out = score(&prog, test);
+            assert!(!out.passed(), "{forged} / {test}: {out:?}");
+        }
+    }
+    let prog = "def f():\n    return print\ndef g():\n    return lambda: 1\n";
+    let out = score(prog, "assert f() is print");
+    assert_eq!(out.status, TestStatus::Failed, "{out:?}");
+    let out = score(prog, "assert g()() == 1");
+    assert_eq!(
+        out.status,
+        TestStatus::Passed,
+        "a returned function is called in its own process: {out:?}"
+    );
+}
+
 // Scoring runs the program in a process of its own that only computes; the test, its expected
 // values and the comparison live in a process that never ran program code. Each fixture below
 // forges a pass against an in-process checker; scored, each is a failure.

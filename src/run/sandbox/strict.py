@@ -8,6 +8,13 @@ real function and sends back the value. Values cross as tagged JSON of built-in 
 value that equals nothing. So the test's comparisons, `assert` and expected values all live in a
 process that never ran program code, and the program never sees an expected value: patching
 `__eq__`, builtins, the harness's frames or the result pipe changes nothing the checker uses.
+
+What the test hands the program needs to arrive as itself, or a right program fails: an object
+the program built (a tree of its own `Node`s) is held in the program's process and crosses as a
+handle, which the checker may pass back, read or set attributes of, and call; a built-in type or
+function, or a standard module's, crosses by name; a function of the test's (a `key=` lambda)
+stays in the checker and the program calls it back. Nothing the program sends becomes program
+code in the checker: data, built-in types, or handles.
 """
 import builtins
 import json
@@ -65,13 +72,32 @@ class _TooBig(Exception):
     pass
 
 
-class Opaque:
-    """A value that is not of a built-in type: it reaches the test as itself only."""
-    __slots__ = ("type_name", "text")
+# Which side of the channel this process is, and what crosses it by reference. Set by `serve`
+# (the program's process) and `check` (the checker); each side's process runs one test.
+_STATE = {}
 
-    def __init__(self, type_name, text):
-        self.type_name = type_name
-        self.text = text
+
+def _reset(side, **more):
+    _STATE.clear()
+    _STATE.update(side=side, held=[], held_ids={}, callbacks=[], callback_ids={}, opaques={},
+                  stand_ins={})
+    _STATE.update(more)
+
+
+def _side():
+    return _STATE.get("side")
+
+
+class Opaque:
+    """A value that is not of a built-in type: it reaches the test as itself only. One with a
+    handle is an object held in the program's process: the test may pass it back, read and set
+    its attributes and call it, each a request to that process."""
+    __slots__ = ("type_name", "text", "handle")
+
+    def __init__(self, type_name, text, handle=None):
+        object.__setattr__(self, "type_name", type_name)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "handle", handle)
 
     def __eq__(self, other):
         return self is other
@@ -88,6 +114,30 @@ class Opaque:
     def __repr__(self):
         return "<%s: %s>" % (self.type_name, self.text)
 
+    def _remote(self):
+        link = _STATE.get("link")
+        if self.handle is None or link is None:
+            raise TypeError("a %s value from the program cannot be used here" % self.type_name)
+        return link
+
+    def __getattr__(self, name):
+        # Dunders are Python's own probes (copy, pickle, rendering): answered here, as absent.
+        if name.startswith("__") or name in Opaque.__slots__ or self.handle is None:
+            raise AttributeError(name)
+        return self._remote().value_of({"getattr": self.handle, "name": name})
+
+    def __setattr__(self, name, value):
+        if name in Opaque.__slots__ or name.startswith("__"):
+            raise AttributeError("%s is read-only here" % name)
+        self._remote().value_of({"setattr": self.handle, "name": name, "value": encode(value)})
+
+    def __call__(self, *args, **kwargs):
+        return self._remote().value_of({
+            "callh": self.handle,
+            "args": [encode(a) for a in args],
+            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
+        }, args)
+
 
 def _opaque(v):
     try:
@@ -102,7 +152,52 @@ def _opaque(v):
         name = "?"
     if type(text) is not str:
         text = "?"
-    return {"o": name[:100], "repr": text[:OPAQUE_CHARS]}
+    out = {"o": name[:100], "repr": text[:OPAQUE_CHARS]}
+    if _side() == "program":
+        # Held here, so the checker can hand it back: the same object keeps its handle.
+        held, ids = _STATE["held"], _STATE["held_ids"]
+        handle = ids.get(id(v))
+        if handle is None:
+            handle = ids[id(v)] = len(held)
+            held.append(v)
+        out["h"] = handle
+    return out
+
+
+def _by_name(v):
+    """A built-in type or function, or a standard module's function or class, by name: what a
+    test hands the program (`int`, `len`, `math.sqrt`, `operator.itemgetter(1)` is not one)."""
+    name = getattr(v, "__name__", None)
+    if type(name) is str and getattr(builtins, name, None) is v:
+        return {"bi": name}
+    module = getattr(v, "__module__", None)
+    qualname = getattr(v, "__qualname__", None)
+    if type(module) is str and type(qualname) is str and \
+            module.split(".")[0] in getattr(sys, "stdlib_module_names", ()):
+        if _resolve(module, qualname) is v:
+            return {"std": [module, qualname]}
+    return None
+
+
+def _resolve(module, qualname):
+    try:
+        import importlib
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return obj
+    except BaseException:
+        return None
+
+
+def _callback_ref(fn):
+    """A function of the test's, kept in the checker: the program calls it back by number."""
+    fns, ids = _STATE["callbacks"], _STATE["callback_ids"]
+    ref = ids.get(id(fn))
+    if ref is None:
+        ref = ids[id(fn)] = len(fns)
+        fns.append(fn)
+    return {"cb": ref}
 
 
 def encode(v, budget=None):
@@ -169,6 +264,21 @@ def _encode(v, budget):
         for x in v:
             items.append(_encode(x, budget))
         return {"it": items}
+    if t is Opaque:
+        if v.handle is not None:
+            return {"h": v.handle}
+        return {"o": v.type_name, "repr": v.text}
+    if _side() == "checker":
+        program_name = _STATE["stand_ins"].get(id(v))
+        if program_name is not None:
+            return {"g": program_name}
+        named = _by_name(v)
+        if named is not None:
+            return named
+        if callable(v):
+            return _callback_ref(v)
+    elif isinstance(v, type) and getattr(builtins, v.__name__, None) is v:
+        return {"bi": v.__name__}
     return _opaque(v)
 
 
@@ -182,12 +292,31 @@ def decode(x):
     if t is not dict or not x:
         raise ValueError("not a tagged value")
     if "o" in x:
-        return Opaque(str(x.get("o")), str(x.get("repr", "")))
+        handle = x.get("h")
+        if _side() != "checker" or type(handle) is not int:
+            return Opaque(str(x.get("o")), str(x.get("repr", "")))
+        # The same held object is the same value here (`is` holds).
+        cache = _STATE["opaques"]
+        if handle not in cache:
+            cache[handle] = Opaque(str(x.get("o"))[:100], str(x.get("repr", ""))[:OPAQUE_CHARS],
+                                   handle)
+        return cache[handle]
     if len(x) != 1:
         raise ValueError("not a tagged value")
     (tag, body), = x.items()
     if tag == "i":
         return int(body)
+    if tag == "bi":
+        value = getattr(builtins, body, None) if type(body) is str else None
+        # From the program only a public built-in type: nothing it names runs as code here.
+        if value is None or (_side() == "checker" and (
+                body.startswith("_") or not isinstance(value, type))):
+            raise ValueError("not a built-in name")
+        return value
+    if tag in ("h", "std", "cb", "g"):
+        if _side() != "program":
+            raise ValueError("a reference only the program's process resolves")
+        return _resolve_reference(tag, body)
     if tag == "dec":
         import decimal
         return decimal.Decimal(str(body))
@@ -260,11 +389,57 @@ def _names(g):
     return out
 
 
+def _resolve_reference(tag, body):
+    """In the program's process: a held object, a standard module's name, or a stand-in for a
+    function of the test's that calls it back."""
+    if tag == "h":
+        held = _STATE["held"]
+        if type(body) is not int or not 0 <= body < len(held):
+            raise ValueError("no such handle")
+        return held[body]
+    if tag == "std":
+        if type(body) is not list or len(body) != 2:
+            raise ValueError("not a name")
+        value = _resolve(str(body[0]), str(body[1]))
+        if value is None:
+            raise ValueError("no such name")
+        return value
+    if tag == "g":
+        # One of the program's own functions, handed back by the test.
+        if type(body) is not str or body not in _STATE["g"]:
+            raise ValueError("no such name")
+        return _STATE["g"][body]
+    if type(body) is not int:
+        raise ValueError("not a callback")
+
+    def call_back(*args, **kwargs):
+        reply = _program_request({
+            "callback": body,
+            "args": [encode(a) for a in args],
+            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
+        })
+        if "ok" in reply:
+            return decode(reply["ok"])
+        if "exit" in reply:
+            raise SystemExit(reply["exit"])
+        info = _clean_exception(reply.get("raise"))
+        raise _rebuild(info, reply.get("builtin") is True)
+    return call_back
+
+
 def _answer(g, msg):
-    fn = g.get(msg["call"])
-    args = [decode(a) for a in msg["args"]]
-    kwargs = {k: decode(v) for k, v in msg["kwargs"]}
+    """A request of the checker's: call a function by name or a held object, or get or set a
+    held object's attribute."""
     try:
+        if "getattr" in msg:
+            return {"ok": encode(getattr(_resolve_reference("h", msg["getattr"]), msg["name"]))}
+        if "setattr" in msg:
+            target = _resolve_reference("h", msg["setattr"])
+            setattr(target, msg["name"], decode(msg["value"]))
+            return {"ok": None}
+        fn = _resolve_reference("h", msg["callh"]) if "callh" in msg else g.get(msg["call"])
+        args = [decode(a) for a in msg["args"]]
+        kwargs = {k: decode(v) for k, v in msg["kwargs"]}
         value = fn(*args, **kwargs)
     except SystemExit as exc:
         return {"exit": H._exit_code(exc)}
@@ -277,9 +452,27 @@ def _answer(g, msg):
     return reply
 
 
+def _program_request(msg):
+    """Sends a callback request and answers the checker's calls until its reply comes (the
+    test's function may call the program's functions again)."""
+    fd = _STATE["fd"]
+    _send(fd, msg)
+    while True:
+        incoming = _recv(fd)
+        if incoming is None:
+            # The checker hung up: the test is over.
+            os._exit(0)
+        if "ok" in incoming or "raise" in incoming or "exit" in incoming:
+            return incoming
+        reply = _answer(_STATE["g"], incoming)
+        H.flush_streams()
+        _send(fd, reply)
+
+
 def serve(req, fd):
     """Loads the program, says what it defines, then answers calls until the checker hangs up."""
     code, g, result = H.prepare(req)
+    _reset("program", fd=fd, g=g)
     if result is None:
         try:
             exec(code, g)
@@ -387,13 +580,43 @@ class _Link:
             time.sleep(0.01)
         return "the program's process closed its channel before the test finished"
 
+    def request(self, msg):
+        """Sends a request, runs the program's callbacks of the test's functions while they
+        come, and returns the reply."""
+        _send(self.fd, msg)
+        while True:
+            reply = self.recv()
+            if "callback" not in reply:
+                return reply
+            _send(self.fd, self._call_back(reply))
+
+    def _call_back(self, msg):
+        fns = _STATE["callbacks"]
+        ref = msg.get("callback")
+        try:
+            if type(ref) is not int or not 0 <= ref < len(fns):
+                raise ValueError("no such callback")
+            args = [decode(a) for a in msg["args"]]
+            kwargs = {str(k): decode(v) for k, v in msg["kwargs"]}
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise ProgramGone("the program's process sent a malformed callback (%s)" % exc)
+        try:
+            return {"ok": encode(fns[ref](*args, **kwargs))}
+        except SystemExit as exc:
+            return {"exit": H._exit_code(exc)}
+        except BaseException as exc:
+            return {"raise": H._exception(exc), "builtin": type(exc).__module__ == "builtins"}
+
     def call(self, name, args, kwargs):
-        _send(self.fd, {
+        return self.value_of({
             "call": name,
             "args": [encode(a) for a in args],
             "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
-        })
-        reply = self.recv()
+        }, args)
+
+    def value_of(self, msg, args=()):
+        """The value a request returns, or what it raised, as the test sees it."""
+        reply = self.request(msg)
         if "ok" in reply:
             try:
                 value = decode(reply["ok"])
@@ -457,6 +680,7 @@ def _globals(link, names, alias):
             continue
         if entry.get("call") is True:
             g[name] = _stand_in(link, name)
+            _STATE["stand_ins"][id(g[name])] = name
         elif "module" in entry:
             module = entry["module"]
             # Only standard modules: a module the program wrote into its folder stays there.
@@ -482,6 +706,7 @@ def _globals(link, names, alias):
 def check(req, fd, pid):
     """Runs the test against the program's process; the result dict of the harness."""
     link = _Link(fd, pid)
+    _reset("checker", link=link)
     chars = req["value_chars"]
     phase = "load"
     try:
