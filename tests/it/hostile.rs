@@ -390,6 +390,10 @@ def largest(items, key):
     return max(items, key=key)
 def kinds():
     return [int, str]
+class Tok:
+    def __init__(self, text):
+        self.text = text
+        self.handle = len(text)
 "#;
     for test in [
         "assert pick((4, 5, 7.7, 'a'), int) == [4, 5]",
@@ -405,6 +409,10 @@ def kinds():
         "assert largest(['aa', 'b', 'cccc'], key=len) == 'cccc'",
         "n = Node(7)\nassert same(n) is n",
         "assert kinds() == [int, str]",
+        // The program's own attributes, whatever their names.
+        "t = Tok('ab')\nassert t.text == 'ab' and t.handle == 2\nt.text = 'c'\nassert t.text == 'c'",
+        // A name of the program's rebound by the test is the test's from then on.
+        "double = None\nassert apply(lambda x: x + 5, 1) == 6",
     ] {
         let out = score(prog, test);
         assert_eq!(out.status, TestStatus::Passed, "{test}: {out:?}");
@@ -441,6 +449,30 @@ fn references_from_the_program_never_run_as_code_in_the_checker() {
             assert!(!out.passed(), "{forged} / {test}: {out:?}");
         }
     }
+    // An assert of the test's that fails in a function it handed the program fails the test,
+    // whatever the program does with the error (here: swallows it and answers what the test
+    // checks next), and the program does not get the assert's message.
+    let prog = "import sys\ndef apply(f, x):\n    try:\n        return f(x)\n    except BaseException as e:\n        sys.stderr.write(str(e))\n        return 7\n";
+    for callback in [
+        "def cb(x):\n    assert x == 42, 'expected 42'\n",
+        "import sys\ndef cb(x):\n    sys.exit(0)\n",
+    ] {
+        let test = format!("{callback}assert apply(cb, 1) == 7\n");
+        let out = score(prog, &test);
+        assert!(!out.passed(), "{test}: {out:?}");
+    }
+    let out = score(prog, "assert apply(int, 'x') == 7");
+    assert_eq!(
+        out.status,
+        TestStatus::Passed,
+        "a ValueError of int() is the program's to catch: {out:?}"
+    );
+    // No truth is asked of the program's own object.
+    let out = score(
+        "class No:\n    def __bool__(self):\n        return False\ndef f():\n    return No()\n",
+        "assert not f()",
+    );
+    assert!(!out.passed(), "{out:?}");
     let prog = "def f():\n    return print\ndef g():\n    return lambda: 1\n";
     let out = score(prog, "assert f() is print");
     assert_eq!(out.status, TestStatus::Failed, "{out:?}");

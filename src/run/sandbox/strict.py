@@ -5,16 +5,19 @@ is in its memory. The checker (`check`) runs the test: every name the program de
 stand-in there, and calling one sends the arguments to the program's process, which calls the
 real function and sends back the value. Values cross as tagged JSON of built-in types only
 (numbers, strings, bytes, lists, tuples, sets, dicts, ...); anything else arrives as an opaque
-value that equals nothing. So the test's comparisons, `assert` and expected values all live in a
-process that never ran program code, and the program never sees an expected value: patching
-`__eq__`, builtins, the harness's frames or the result pipe changes nothing the checker uses.
+value that equals only itself. So the test's comparisons, `assert` and expected values all live
+in a process that never ran program code, and the program sees no expected value the test does
+not hand it: patching `__eq__`, builtins, the harness's frames or the result pipe changes
+nothing the checker uses.
 
 What the test hands the program needs to arrive as itself, or a right program fails: an object
 the program built (a tree of its own `Node`s) is held in the program's process and crosses as a
-handle, which the checker may pass back, read or set attributes of, and call; a built-in type or
-function, or a standard module's, crosses by name; a function of the test's (a `key=` lambda)
-stays in the checker and the program calls it back. Nothing the program sends becomes program
-code in the checker: data, built-in types, or handles.
+handle, which the checker may pass back, read or set attributes of, and call (attributes cross
+as values: a list read from an object is a copy, and no truth, length or `==` is asked of the
+program's object); a built-in type or function, or a standard module's, crosses to the program
+by name; a function of the test's (a `key=` lambda) stays in the checker and the program calls
+it back, and an assert failing in it fails the test. From the program only data, public
+built-in types and handles are taken: nothing it sends becomes program code in the checker.
 """
 import builtins
 import json
@@ -92,12 +95,14 @@ class Opaque:
     """A value that is not of a built-in type: it reaches the test as itself only. One with a
     handle is an object held in the program's process: the test may pass it back, read and set
     its attributes and call it, each a request to that process."""
-    __slots__ = ("type_name", "text", "handle")
+    # Named apart from any attribute a program's object is likely to have: those are read
+    # from the object itself.
+    __slots__ = ("_ldb_kind", "_ldb_repr", "_ldb_handle")
 
     def __init__(self, type_name, text, handle=None):
-        object.__setattr__(self, "type_name", type_name)
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "handle", handle)
+        object.__setattr__(self, "_ldb_kind", type_name)
+        object.__setattr__(self, "_ldb_repr", text)
+        object.__setattr__(self, "_ldb_handle", handle)
 
     def __eq__(self, other):
         return self is other
@@ -109,31 +114,35 @@ class Opaque:
 
     def __bool__(self):
         raise TypeError("a %s value from the program has no truth value here: only values of "
-                        "built-in types reach the test" % self.type_name)
+                        "built-in types reach the test" % self._ldb_kind)
 
     def __repr__(self):
-        return "<%s: %s>" % (self.type_name, self.text)
+        return "<%s: %s>" % (self._ldb_kind, self._ldb_repr)
 
     def _remote(self):
         link = _STATE.get("link")
-        if self.handle is None or link is None:
-            raise TypeError("a %s value from the program cannot be used here" % self.type_name)
+        if self._ldb_handle is None or link is None:
+            raise TypeError("a %s value from the program cannot be used here" % self._ldb_kind)
         return link
 
     def __getattr__(self, name):
         # Dunders are Python's own probes (copy, pickle, rendering): answered here, as absent.
-        if name.startswith("__") or name in Opaque.__slots__ or self.handle is None:
+        # (Truth, length and the rest are not forwarded either: `assert not f()` must not be
+        # decided by the program's `__bool__`.)
+        if name.startswith("__") or name in Opaque.__slots__ or self._ldb_handle is None:
             raise AttributeError(name)
-        return self._remote().value_of({"getattr": self.handle, "name": name})
+        return self._remote().value_of({"getattr": self._ldb_handle, "name": name})
 
     def __setattr__(self, name, value):
         if name in Opaque.__slots__ or name.startswith("__"):
             raise AttributeError("%s is read-only here" % name)
-        self._remote().value_of({"setattr": self.handle, "name": name, "value": encode(value)})
+        self._remote().value_of({
+            "setattr": self._ldb_handle, "name": name, "value": encode(value),
+        })
 
     def __call__(self, *args, **kwargs):
         return self._remote().value_of({
-            "callh": self.handle,
+            "callh": self._ldb_handle,
             "args": [encode(a) for a in args],
             "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
         }, args)
@@ -265,13 +274,13 @@ def _encode(v, budget):
             items.append(_encode(x, budget))
         return {"it": items}
     if t is Opaque:
-        if v.handle is not None:
-            return {"h": v.handle}
-        return {"o": v.type_name, "repr": v.text}
+        if v._ldb_handle is not None:
+            return {"h": v._ldb_handle}
+        return {"o": v._ldb_kind, "repr": v._ldb_repr}
     if _side() == "checker":
-        program_name = _STATE["stand_ins"].get(id(v))
-        if program_name is not None:
-            return {"g": program_name}
+        stand_in = _STATE["stand_ins"].get(id(v))
+        if stand_in is not None and stand_in[0] is v:
+            return {"g": stand_in[1]}
         named = _by_name(v)
         if named is not None:
             return named
@@ -390,8 +399,9 @@ def _names(g):
 
 
 def _resolve_reference(tag, body):
-    """In the program's process: a held object, a standard module's name, or a stand-in for a
-    function of the test's that calls it back."""
+    """In the program's process: a held object (`h`), a standard module's name (`std`), one of
+    the program's functions (`g`), or a stand-in for a function of the test's that calls it
+    back (`cb`)."""
     if tag == "h":
         held = _STATE["held"]
         if type(body) is not int or not 0 <= body < len(held):
@@ -441,14 +451,15 @@ def _answer(g, msg):
         args = [decode(a) for a in msg["args"]]
         kwargs = {k: decode(v) for k, v in msg["kwargs"]}
         value = fn(*args, **kwargs)
+        # Encoding runs program code too (a generator that raises): its error is the call's.
+        reply = {"ok": encode(value)}
+        if any(type(a) in (list, dict, set, bytearray) for a in args):
+            # In-place changes to the arguments travel back (a sort that mutates its list).
+            reply["args"] = [encode(a) for a in args]
     except SystemExit as exc:
         return {"exit": H._exit_code(exc)}
     except BaseException as exc:
         return {"raise": H._exception(exc), "builtin": type(exc).__module__ == "builtins"}
-    reply = {"ok": encode(value)}
-    if any(type(a) in (list, dict, set, bytearray) for a in args):
-        # In-place changes to the arguments travel back (a sort that mutates its list).
-        reply["args"] = [encode(a) for a in args]
     return reply
 
 
@@ -499,6 +510,15 @@ def serve(req, fd):
 
 class ProgramGone(Exception):
     """The program's process ended, or broke the channel, while the test needed it."""
+
+
+class _TestEnded(BaseException):
+    """A function of the test's, called back by the program, failed an assert or exited: the
+    test ends with that, past any `except Exception` in the test."""
+
+    def __init__(self, cause):
+        BaseException.__init__(self)
+        self.cause = cause
 
 
 def _text(v, default=""):
@@ -602,10 +622,17 @@ class _Link:
             raise ProgramGone("the program's process sent a malformed callback (%s)" % exc)
         try:
             return {"ok": encode(fns[ref](*args, **kwargs))}
-        except SystemExit as exc:
-            return {"exit": H._exit_code(exc)}
+        except Exception as exc:
+            if isinstance(exc, (AssertionError, ProgramGone)):
+                # The test's own assert failed: the test fails here, whatever the program
+                # would do with the error (catch it, print its message).
+                raise _TestEnded(exc)
+            # Any other error reaches the program as its kind and message, as it would in
+            # one process (a `key=int` that raises ValueError), without the test's traceback.
+            info = {"kind": type(exc).__name__, "message": str(exc)[:1000]}
+            return {"raise": info, "builtin": type(exc).__module__ == "builtins"}
         except BaseException as exc:
-            return {"raise": H._exception(exc), "builtin": type(exc).__module__ == "builtins"}
+            raise _TestEnded(exc)
 
     def call(self, name, args, kwargs):
         return self.value_of({
@@ -680,7 +707,7 @@ def _globals(link, names, alias):
             continue
         if entry.get("call") is True:
             g[name] = _stand_in(link, name)
-            _STATE["stand_ins"][id(g[name])] = name
+            _STATE["stand_ins"][id(g[name])] = (g[name], name)
         elif "module" in entry:
             module = entry["module"]
             # Only standard modules: a module the program wrote into its folder stays there.
@@ -716,6 +743,13 @@ def check(req, fd, pid):
         g = _globals(link, hello.get("names"), req.get("module"))
         phase = "test"
         return H._run_test(req["test"], g, chars)
+    except _TestEnded as ended:
+        exc = ended.cause
+        if isinstance(exc, SystemExit):
+            return H._result("exited", phase, exit_code=H._exit_code(exc))
+        if isinstance(exc, AssertionError):
+            return H._result("failed", phase, exc)
+        return H._result("error", phase, exc)
     except ProgramGone as exc:
         return H._result("error", phase, exc)
     except SystemExit as exc:
