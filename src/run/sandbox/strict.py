@@ -141,11 +141,18 @@ class Opaque:
         })
 
     def __call__(self, *args, **kwargs):
-        return self._remote().value_of({
-            "callh": self._ldb_handle,
-            "args": [encode(a) for a in args],
-            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
-        }, args)
+        message = _call_message("callh", self._ldb_handle, args, kwargs)
+        return self._remote().value_of(message, args)
+
+
+def _call_message(kind, target, args, kwargs):
+    """A call across the channel: `call` (a program's name), `callh` (a held object) or
+    `callback` (a function of the test's), with its arguments encoded."""
+    return {
+        kind: target,
+        "args": [encode(a) for a in args],
+        "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
+    }
 
 
 def _opaque(v):
@@ -423,11 +430,7 @@ def _resolve_reference(tag, body):
         raise ValueError("not a callback")
 
     def call_back(*args, **kwargs):
-        reply = _program_request({
-            "callback": body,
-            "args": [encode(a) for a in args],
-            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
-        })
+        reply = _program_request(_call_message("callback", body, args, kwargs))
         if "ok" in reply:
             return decode(reply["ok"])
         if "exit" in reply:
@@ -635,11 +638,7 @@ class _Link:
             raise _TestEnded(exc)
 
     def call(self, name, args, kwargs):
-        return self.value_of({
-            "call": name,
-            "args": [encode(a) for a in args],
-            "kwargs": [[str(k), encode(v)] for k, v in kwargs.items()],
-        }, args)
+        return self.value_of(_call_message("call", name, args, kwargs), args)
 
     def value_of(self, msg, args=()):
         """The value a request returns, or what it raised, as the test sees it."""
