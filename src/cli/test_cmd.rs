@@ -206,10 +206,18 @@ pub fn select_tasks(
         let loaded = load_tasks_lenient(path)?;
         (loaded.tasks, loaded.skipped)
     };
+    let tasks_is_empty = tasks.is_empty();
     let found = match task_id {
         None => tasks,
         Some(id) => tasks.into_iter().filter(|t| t.task_id == id).collect(),
     };
+    // A file of one bad record: its own error says it all.
+    let mut skipped = skipped;
+    if found.is_empty() && task_id.is_none() && tasks_is_empty && skipped.len() == 1 {
+        if let Some(only) = skipped.pop() {
+            return Err(only.into());
+        }
+    }
     let level = if task_id.is_some() && !found.is_empty() {
         "warning"
     } else {

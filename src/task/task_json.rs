@@ -27,10 +27,37 @@ pub(crate) const FIELDS: &[&str] = &[
     "peers",
 ];
 
+/// A record with none of ldb's test fields but a field of its own that holds tests (`tests`,
+/// `asserts`, `test_cases`): the tests would be dropped as metadata, and the task reported as
+/// having none, so name the field and where its tests belong.
+fn reject_foreign_test_field(record: &Map<String, Value>) -> Result<(), FieldProblem> {
+    if ["visible_tests", "hidden_tests", "io_tests"]
+        .iter()
+        .any(|f| record.contains_key(*f))
+    {
+        return Ok(());
+    }
+    let Some(key) = record.keys().find(|k| {
+        let k = k.to_lowercase();
+        !FIELDS.contains(&k.as_str()) && (k.contains("test") || k.contains("assert"))
+    }) else {
+        return Ok(());
+    };
+    Err(FieldProblem::new(
+        key.clone(),
+        "unknown field: ldb reads tests only from `visible_tests`, `hidden_tests` or `io_tests`",
+        format!(
+            "rename `{key}` to `visible_tests` (a list of statements such as \"assert f(1) == 2\", \
+             shown to the model) or `hidden_tests` (one Python script, used only to score the result)"
+        ),
+    ))
+}
+
 const TEST_HINT: &str = "write each test as a Python statement string, e.g. \"assert f(1) == 2\"";
 
 pub(crate) fn convert(record: &Map<String, Value>) -> Result<Task, FieldProblem> {
     reject_misspelt_fields(record, FIELDS, "")?;
+    reject_foreign_test_field(record)?;
     let mut task = Task {
         task_id: required_string(record, "task_id", "give every task a unique id string, e.g. \"demo/0\"")?,
         prompt: required_string(

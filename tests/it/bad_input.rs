@@ -289,3 +289,31 @@ fn dev_zero_and_a_fifo_are_refused_by_name_not_read() {
         WRONG
     );
 }
+
+/// A task written with a `tests` field (as other tools name it) was read as having no tests, and
+/// the one error came twice, the second as "no line holds a task (1 bad lines)".
+#[test]
+fn a_tests_field_is_named_with_where_its_tests_belong_in_one_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = serde_json::json!({
+        "task_id": "demo/0", "prompt": "def f(x):\n", "entry_point": "f",
+        "tests": ["assert f(1) == 2"], "seed": RIGHT,
+    });
+    std::fs::write(dir.path().join("task.json"), record.to_string()).expect("task");
+    for cmd in ["test", "fix"] {
+        let out = common::ldb_in(dir.path(), &[cmd, "task.json"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains("`tests`") && err.contains("visible_tests") && err.contains("hint:"),
+            "{cmd}: {err}"
+        );
+        assert_eq!(err.matches("error:").count(), 1, "{cmd}: {err}");
+    }
+    // Beside ldb's own test fields a `tests` key is metadata, as before.
+    let mut record = record;
+    record["visible_tests"] = serde_json::json!(["assert f(1) == 2"]);
+    std::fs::write(dir.path().join("task.json"), record.to_string()).expect("task");
+    let out = common::ldb_in(dir.path(), &["test", "task.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
