@@ -148,6 +148,39 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
     ldb_snapshot!("a_failing_test_calls_both", test_stats(&dir));
 }
 
+/// A module of classes alone was refused ("defines no function for the tests to call", with a
+/// hint about stdin programs): the method the tests call is the one under test.
+#[test]
+fn a_module_of_classes_tests_the_one_method_its_tests_call() {
+    let program = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    \
+                   def push(self, x):\n        self.items.insert(0, x)\n\n    \
+                   def peek(self):\n        return self.items[-1]\n";
+    let dir = stats_project(
+        program,
+        "from stats import Stack\n\ndef test_peek():\n    s = Stack()\n    s.items = [1, 2]\n    \
+         assert s.peek() == 2\n\ndef test_peek_one():\n    s = Stack()\n    s.items = [3]\n    \
+         assert s.peek() == 3\n",
+    );
+    let out = test_stats(&dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("2 of 2"), "{stdout}\n{stderr}");
+    // Tests that call two of its methods: the user names one, told how.
+    std::fs::write(
+        dir.path().join("test_stats.py"),
+        "from stats import Stack\n\ndef test_push():\n    s = Stack()\n    s.push(1)\n    \
+         s.push(2)\n    assert s.peek() == 2\n",
+    )
+    .expect("test_stats.py");
+    let out = test_stats(&dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Stack.push, Stack.peek") && stderr.contains("stats.py::Cls.method"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_missing_module_is_named_before_asking_which_function_is_under_test() {
     // Every test of a file that imports what does not exist fails, so the failing tests call

@@ -182,11 +182,7 @@ pub(super) fn choose_entry(
             "the program does not parse, so the function under test cannot be found",
             "pass --entry NAME (the function the tests call)",
         )),
-        ([], _) if program.functions.is_empty() => Err(FileInputError::new(
-            path,
-            "defines no function for the tests to call",
-            "for a program that reads stdin and prints, use --io-test INPUT EXPECTED_OUTPUT",
-        )),
+        ([], _) if program.functions.is_empty() => called_method(input, tests),
         (several, _) => {
             let mut e = FileInputError::new(
                 path,
@@ -213,6 +209,64 @@ pub(super) fn choose_entry(
             }
             Err(e)
         }
+    }
+}
+
+/// A program of classes alone: the one method of it the tests call (`obj.name(`), else an error
+/// that names its methods and how to choose one.
+fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, FileInputError> {
+    let path = &input.program_path;
+    let methods: Vec<String> = crate::python::defs::all_paths(&input.program)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.contains('.'))
+        .collect();
+    let called: Vec<String> = tests
+        .iter()
+        .flat_map(|t| crate::task::called_attributes(t))
+        .filter(|name| !(name.starts_with("__") && name.ends_with("__")))
+        .collect();
+    let mut hits: Vec<&String> = methods
+        .iter()
+        .filter(|m| {
+            m.rsplit('.')
+                .next()
+                .is_some_and(|last| called.iter().any(|c| c == last))
+        })
+        .collect();
+    hits.dedup();
+    let file = path.display();
+    match hits.as_slice() {
+        [one] => Ok(Some((*one).clone())),
+        [] if methods.is_empty() => Err(FileInputError::new(
+            path,
+            "defines no function for the tests to call",
+            "for a program that reads stdin and prints, use --io-test INPUT EXPECTED_OUTPUT",
+        )),
+        [] => Err(FileInputError::new(
+            path,
+            "defines no top-level function, and the tests call none of its methods by name",
+            format!(
+                "{}; name the one under test with {file}::Cls.method, or leave the program out \
+                 (ldb fix --tests NODE) to find it from what the failing tests run",
+                methods_hint(&input.program)
+            ),
+        )),
+        several => Err(FileInputError::new(
+            path,
+            format!(
+                "the tests call several of its methods ({})",
+                several
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!(
+                "name the one under test with {file}::Cls.method, or leave the program out \
+                 (ldb fix --tests NODE) to find it from what the failing tests run"
+            ),
+        )),
     }
 }
 
