@@ -209,8 +209,9 @@ pub(crate) fn called_names(source: &str) -> Vec<String> {
     names
 }
 
-/// Names called as attributes (`obj.name(`), in source order: the methods a test calls.
-pub(crate) fn called_attributes(source: &str) -> Vec<String> {
+/// Names read as attributes (`obj.name`, called or not), in source order: the methods and
+/// properties a test uses.
+pub(crate) fn attribute_names(source: &str) -> Vec<String> {
     let tokens: Vec<Tok> = lex(source, Mode::Module)
         .map_while(Result::ok)
         .map(|(tok, _)| tok)
@@ -218,12 +219,11 @@ pub(crate) fn called_attributes(source: &str) -> Vec<String> {
     let mut names = Vec::new();
     for (i, tok) in tokens.iter().enumerate() {
         let Tok::Name { name } = tok else { continue };
-        let followed_by_paren = matches!(tokens.get(i + 1), Some(Tok::Lpar));
         let after_dot = i
             .checked_sub(1)
             .and_then(|p| tokens.get(p))
             .is_some_and(|t| matches!(t, Tok::Dot));
-        if followed_by_paren && after_dot && !names.contains(name) {
+        if after_dot && !names.contains(name) {
             names.push(name.clone());
         }
     }
@@ -235,12 +235,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn attributes_called() {
+    fn attributes_read() {
         assert_eq!(
-            called_attributes("s = Stack()\ns.push(1)\nassert s.pop() == 1 and s.size == 0"),
-            ["push", "pop"]
+            attribute_names("s = Stack()\ns.push(1)\nassert s.pop() == 1 and s.size == 0"),
+            ["push", "pop", "size"]
         );
-        assert!(called_attributes("assert f(x.y) == 1").is_empty());
+        assert!(attribute_names("assert f(x, 1.5) == 1").is_empty());
     }
 
     #[test]

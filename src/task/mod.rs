@@ -40,7 +40,7 @@ pub use doctest::docstring_asserts;
 pub use error::{ErrorKind, FieldProblem, Location, TaskError};
 pub(crate) use ldb_layout::read_given_tests;
 pub use ldb_layout::{load_ldb_layout, LdbLayout};
-pub(crate) use mbpp::{called_attributes, called_names, is_builtin_wrapper};
+pub(crate) use mbpp::{attribute_names, called_names, is_builtin_wrapper};
 pub use seeds::load_seeds;
 pub use validate::is_python_identifier;
 

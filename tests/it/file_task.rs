@@ -149,34 +149,45 @@ fn with_several_functions_tested_the_one_the_failing_tests_call_is_under_test() 
 }
 
 /// A module of classes alone was refused ("defines no function for the tests to call", with a
-/// hint about stdin programs): the method the tests call is the one under test.
+/// hint about stdin programs): the method the tests use is the one under test, or, when they
+/// use several, the one the failing tests use.
 #[test]
-fn a_module_of_classes_tests_the_one_method_its_tests_call() {
+fn a_module_of_classes_tests_the_method_its_failing_tests_use() {
     let program = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    \
                    def push(self, x):\n        self.items.insert(0, x)\n\n    \
-                   def peek(self):\n        return self.items[-1]\n";
+                   @property\n    def top(self):\n        return self.items[-1]\n";
     let dir = stats_project(
         program,
-        "from stats import Stack\n\ndef test_peek():\n    s = Stack()\n    s.items = [1, 2]\n    \
-         assert s.peek() == 2\n\ndef test_peek_one():\n    s = Stack()\n    s.items = [3]\n    \
-         assert s.peek() == 3\n",
+        "from stats import Stack\n\ndef test_top():\n    s = Stack()\n    s.items = [1, 2]\n    \
+         assert s.top == 2\n",
     );
     let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("2 of 2"), "{stdout}\n{stderr}");
-    // Tests that call two of its methods: the user names one, told how.
+    assert!(stdout.contains("1 of 1"), "{stdout}\n{stderr}");
+    // Two methods used, one by the failing test: that one, said so.
+    let two = "from stats import Stack\n\ndef test_push():\n    s = Stack()\n    s.push(1)\n    \
+               s.push(2)\n    assert len(s.items) == 2\n\ndef test_top():\n    s = Stack()\n    \
+               s.items = [1, 2]\n    assert s.top == 2\n";
+    std::fs::write(dir.path().join("test_stats.py"), two).expect("test_stats.py");
+    std::fs::write(dir.path().join("stats.py"), program.replace("[-1]", "[0]")).expect("stats.py");
+    let out = test_stats(&dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 of 2"), "{stdout}\n{stderr}");
+    assert!(stderr.contains("Stack.top"), "{stderr}");
+    // A failing test that uses both: the user names one, told how.
     std::fs::write(
         dir.path().join("test_stats.py"),
         "from stats import Stack\n\ndef test_push():\n    s = Stack()\n    s.push(1)\n    \
-         s.push(2)\n    assert s.peek() == 2\n",
+         s.push(2)\n    assert s.top == 1\n",
     )
     .expect("test_stats.py");
     let out = test_stats(&dir);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("Stack.push, Stack.peek") && stderr.contains("stats.py::Cls.method"),
+        stderr.contains("Stack.push, Stack.top") && stderr.contains("--entry"),
         "{stderr}"
     );
 }

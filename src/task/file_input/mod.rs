@@ -70,9 +70,18 @@ pub struct SeveralEntries {
 /// functions the failing tests call when that is not exactly one (none when none failed).
 pub fn entry_of_failing(several: &SeveralEntries, failed: &[bool]) -> Result<String, Vec<String>> {
     let mut called: Vec<String> = Vec::new();
+    // Methods (`Cls.name`) are used by attribute, functions by a plain call.
+    let (methods, functions): (Vec<String>, Vec<String>) = several
+        .functions
+        .iter()
+        .cloned()
+        .partition(|f| f.contains('.'));
     for (test, _) in several.tests.iter().zip(failed).filter(|(_, &f)| f) {
-        for name in crate::task::called_names(test) {
-            if several.functions.contains(&name) && !called.contains(&name) {
+        let mut names = crate::task::called_names(test);
+        names.retain(|n| functions.contains(n));
+        names.extend(program::methods_used(&methods, std::slice::from_ref(test)));
+        for name in names {
+            if !called.contains(&name) {
                 called.push(name);
             }
         }

@@ -212,8 +212,10 @@ pub(super) fn choose_entry(
     }
 }
 
-/// A program of classes alone: the one method of it the tests call (`obj.name(`), else an error
-/// that names its methods and how to choose one.
+/// A program of classes alone: the one method (or property) of it the tests use by name
+/// (`obj.name`), else an error that names its methods and how to choose one. Tests that use
+/// several carry them, so a caller that runs the tests can take the one the failing tests use
+/// ([`super::entry_of_failing`]).
 fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, FileInputError> {
     let path = &input.program_path;
     let methods: Vec<String> = crate::python::defs::all_paths(&input.program)
@@ -221,23 +223,14 @@ fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, 
         .map(|(p, _)| p)
         .filter(|p| p.contains('.'))
         .collect();
-    let called: Vec<String> = tests
-        .iter()
-        .flat_map(|t| crate::task::called_attributes(t))
-        .filter(|name| !(name.starts_with("__") && name.ends_with("__")))
-        .collect();
-    let mut hits: Vec<&String> = methods
-        .iter()
-        .filter(|m| {
-            m.rsplit('.')
-                .next()
-                .is_some_and(|last| called.iter().any(|c| c == last))
-        })
-        .collect();
-    hits.dedup();
+    let used = methods_used(&methods, tests);
     let file = path.display();
-    match hits.as_slice() {
-        [one] => Ok(Some((*one).clone())),
+    let choose = format!(
+        "name the one under test with {file}::Cls.method, or leave the program out \
+         (ldb fix --tests NODE) to find it from what the failing tests run"
+    );
+    match used.as_slice() {
+        [one] => Ok(Some(one.clone())),
         [] if methods.is_empty() => Err(FileInputError::new(
             path,
             "defines no function for the tests to call",
@@ -245,29 +238,43 @@ fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, 
         )),
         [] => Err(FileInputError::new(
             path,
-            "defines no top-level function, and the tests call none of its methods by name",
-            format!(
-                "{}; name the one under test with {file}::Cls.method, or leave the program out \
-                 (ldb fix --tests NODE) to find it from what the failing tests run",
-                methods_hint(&input.program)
-            ),
+            "defines no top-level function, and the tests use none of its methods by name",
+            format!("{}; {choose}", methods_hint(&input.program)),
         )),
-        several => Err(FileInputError::new(
-            path,
-            format!(
-                "the tests call several of its methods ({})",
-                several
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            format!(
-                "name the one under test with {file}::Cls.method, or leave the program out \
-                 (ldb fix --tests NODE) to find it from what the failing tests run"
-            ),
-        )),
+        several => {
+            let mut e = FileInputError::new(
+                path,
+                format!(
+                    "the tests use several of its methods ({})",
+                    several.join(", ")
+                ),
+                choose,
+            );
+            e.several = Some(Box::new(super::SeveralEntries {
+                functions: several.to_vec(),
+                tests: tests.to_vec(),
+                imports: Vec::new(),
+            }));
+            Err(e)
+        }
     }
+}
+
+/// The methods (`Cls.name` paths of `methods`) whose name `tests` read as an attribute, in the
+/// order the tests first use them; dunders (`__init__`, run by `Cls()`) are not named by a test.
+pub(super) fn methods_used(methods: &[String], tests: &[String]) -> Vec<String> {
+    let mut used: Vec<String> = Vec::new();
+    for name in tests.iter().flat_map(|t| crate::task::attribute_names(t)) {
+        if name.starts_with("__") && name.ends_with("__") {
+            continue;
+        }
+        for m in methods {
+            if m.rsplit('.').next() == Some(name.as_str()) && !used.contains(m) {
+                used.push(m.clone());
+            }
+        }
+    }
+    used
 }
 
 /// The program's methods, for a hint.
