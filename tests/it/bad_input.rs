@@ -317,3 +317,22 @@ fn a_tests_field_is_named_with_where_its_tests_belong_in_one_error() {
     let out = common::ldb_in(dir.path(), &["test", "task.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `ldb test --tests NODE` without a program was clap's bare "required arguments were not
+/// provided: <TASK>"; `ldb fix` and `ldb locate` take that form, so say what `ldb test` needs.
+#[test]
+fn ldb_test_without_a_program_says_to_name_it_or_locate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("test_m.py"),
+        "def test_f():\n    assert 1 == 2\n",
+    )
+    .expect("test file");
+    let out = common::ldb_in(dir.path(), &["test", "--tests", "test_m.py::test_f"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no program given") && err.contains("ldb locate --tests"),
+        "{err}"
+    );
+}

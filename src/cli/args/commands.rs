@@ -126,7 +126,8 @@ pub struct FixArgs {
 pub struct TestArgs {
     /// Task file (task.json, a .jsonl of tasks, HumanEval/MBPP/LDB records), or a Python
     /// program (prog.py) with --tests, --test or --io-test.
-    pub task: PathBuf,
+    #[arg(required_unless_present = "tests")]
+    pub task: Option<PathBuf>,
     /// Program to test (default: the task's `seed`).
     #[arg(long, value_name = "FILE.py")]
     pub program: Option<PathBuf>,

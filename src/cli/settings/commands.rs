@@ -183,12 +183,12 @@ impl TestSettings {
     pub fn resolve(args: &TestArgs) -> Result<Self, CliError> {
         Ok(TestSettings {
             source: TaskSource::resolve(
-                Some(&args.task),
+                args.task.as_deref(),
                 &args.file,
                 args.task_id.as_deref(),
                 args.strict,
             )?,
-            target: args.task.clone(),
+            target: args.task.clone().unwrap_or_default(),
             program: args.program.clone(),
             hidden: args.hidden,
             json: args.json,
