@@ -1,8 +1,8 @@
-"""Writes src/check/stdlib_names.txt: the names of the standard-library modules that
+"""Writes src/python/stdlib_names.txt: the names of the standard-library modules that
 `ldb check --incomplete` may import for a snippet, one module per line, in the order they are
 tried for a bare name (`gcd` -> `from math import gcd`). Run with the sandbox's interpreter:
 
-    /usr/bin/python3.11 scripts/stdlib_names.py > src/check/stdlib_names.txt
+    /usr/bin/python3.11 scripts/stdlib_names.py > src/python/stdlib_names.txt
 """
 import importlib
 import sys

@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 
-use super::stdlib::{self, AddedImport};
 use super::{
     block_label, BlockStep, CheckError, CheckOptions, CheckReport, Mode, Program, RuntimeErrorKind,
     Source, VarState,
 };
 use crate::python::names::free::{self as names, NameFacts};
 use crate::python::source::parse_module;
+use crate::python::stdlib::{self, AddedImport};
 use crate::run::sandbox::ExceptionInfo;
 use crate::run::{Runner, TestInput, TestOutcome, TestStatus};
 use crate::trace::units::UnitMap;

@@ -152,7 +152,7 @@ fn undecided(
             let name = quoted(&e.message)?;
             // In a whole program an undefined name is the program's own error.
             if options.incomplete && prepared.unresolved.contains(&name) {
-                let what = match crate::check::stdlib::third_party_alias(&name) {
+                let what = match crate::python::stdlib::third_party_alias(&name) {
                     Some(module) => format!(
                         "it is most likely the module {module}, which the snippet imports in \
                          code it leaves out and which is not installed here"

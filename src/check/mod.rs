@@ -6,7 +6,7 @@
 //! **hybrid** executes what can be executed and predicts only the rest: a run that needs input
 //! it was not given, a name no import resolves, a module that is not installed, or a timeout
 //! ([`hybrid`]). Snippets (`--incomplete`) get the standard-library imports they leave out from
-//! name analysis ([`crate::python::names::free`], [`stdlib`]); line numbers always refer to the code as given.
+//! name analysis ([`crate::python::names::free`], [`crate::python::stdlib`]); line numbers always refer to the code as given.
 //!
 //! Evaluation against ORCA's data and the runtime-error data: [`orca`], [`runtime_errors`], [`metrics`],
 //! [`crate::eval::check`].
@@ -20,8 +20,6 @@ pub mod orca;
 pub mod predict;
 pub mod program;
 pub mod runtime_errors;
-pub mod stdlib;
-mod stdlib_table;
 
 use serde::{Deserialize, Serialize};
 

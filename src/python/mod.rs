@@ -17,6 +17,8 @@ pub mod normalize;
 pub mod self_tests;
 pub mod source;
 pub mod splice;
+pub mod stdlib;
+mod stdlib_table;
 pub mod text;
 mod tokens;
 pub mod toplevel;

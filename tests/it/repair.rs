@@ -140,6 +140,32 @@ async fn localisation_ranks_the_faulty_statement_first() {
     assert_eq!(loc.lines()[0], 3, "{:#?}", loc.suspects);
 }
 
+/// A seed that reads `re` and `math` without importing them failed every test with a
+/// `NameError`, and only a model's fresh program could pass: the edit a person makes, the
+/// imports added and nothing else, fixes it with no model call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_seed_missing_its_imports_gets_them_with_no_model_call() {
+    let mut task = example();
+    task.task_id = "digits".into();
+    task.prompt = "def digits(s):\n    \"\"\"The digits of s, and pi to 2 places.\"\"\"\n".into();
+    task.entry_point = "digits".into();
+    task.visible_tests = vec!["assert digits('a1b2') == (['1', '2'], 3.14)".into()];
+    task.hidden_tests = Some("assert digits('x9') == (['9'], 3.14)\n".into());
+    let seed = "def digits(s):\n    \"\"\"The digits of s, and pi to 2 places.\"\"\"\n    \
+                return re.findall(r'\\d', s), round(math.pi, 2)\n";
+    task.seed = Some(seed.into());
+    let run = run(&task, vec![(Proposer::Mutate, 1)], Vec::new()).await;
+    let report = &run.report;
+    assert_eq!(report.status, FixStatus::Fixed, "{:#?}", report.candidates);
+    assert!(run.requests.is_empty(), "a model was asked");
+    assert_eq!(
+        report.final_program,
+        format!("import re\nimport math\n{seed}"),
+        "{:#?}",
+        report.candidates
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn mutate_fixes_the_seed_with_no_model_call_and_never_runs_a_program_twice() {
     let task = example();

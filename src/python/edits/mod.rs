@@ -23,6 +23,7 @@
 
 mod exprs;
 pub mod guard;
+mod imports;
 mod stmts;
 pub(crate) mod strings;
 mod values;
@@ -71,6 +72,8 @@ pub enum EditKind {
     Literal,
     /// A call's arguments: one dropped, two swapped, a keyword added or changed.
     Argument,
+    /// An import the program left out, for a name the failing tests could not read.
+    Import,
 }
 
 /// One edited program.
@@ -167,6 +170,11 @@ pub fn edits_with(
         &module_names,
         &mut Vec::new(),
     );
+    if range.is_some() {
+        if let Some((line, c)) = imports::missing_imports(&src, &suite, &hints.unbound) {
+            valued.push((line, vec![c]));
+        }
+    }
     // Most suspicious statement first; within one, in the order the edits were listed.
     found.sort_by_key(|(line, _)| targets.iter().position(|t| t == line).unwrap_or(usize::MAX));
 

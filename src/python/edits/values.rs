@@ -51,6 +51,8 @@ pub struct Hints {
     pub returns: Vec<String>,
     /// Exceptions the failing tests raised inside the program.
     pub raised: Vec<String>,
+    /// Names the failing tests could not read (`NameError: name 'x' is not defined`).
+    pub unbound: Vec<String>,
 }
 
 impl Hints {

@@ -17,6 +17,13 @@ const RETURN_CHARS: usize = 40;
 /// Characters offered to a regular expression's class, at most.
 const CLASS_CHARS: usize = 12;
 
+/// The name of `NameError`'s message (`name 'x' is not defined`).
+fn unbound_name(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("name '")?;
+    let name = &rest[..rest.find('\'')?];
+    crate::task::is_python_identifier(name).then(|| name.to_string())
+}
+
 pub(super) fn hints(outcomes: &[TestOutcome]) -> Hints {
     let mut h = Hints::default();
     let mut chars: Vec<char> = Vec::new();
@@ -43,6 +50,13 @@ pub(super) fn hints(outcomes: &[TestOutcome]) -> Hints {
                 }
             } else if exc.program_line.is_some() && !h.raised.contains(&exc.kind) {
                 h.raised.push(exc.kind.clone());
+            }
+            if exc.kind == "NameError" {
+                if let Some(name) = unbound_name(&exc.message) {
+                    if !h.unbound.contains(&name) {
+                        h.unbound.push(name);
+                    }
+                }
             }
         }
         for (a, e) in pairs {

@@ -234,8 +234,10 @@ impl Search<'_> {
             // Keep what can lead somewhere: passes, or gets further than its parent. A name the
             // parent's runs could not read, defined (`undefined ele → elem`, `position = 0`), is
             // a slip mended even when a second slip still fails the same tests.
-            let mends_a_name = matches!(t.edit.kind, EditKind::Rename | EditKind::Start)
-                && !parent_unbound.is_empty()
+            let mends_a_name = matches!(
+                t.edit.kind,
+                EditKind::Rename | EditKind::Start | EditKind::Import
+            ) && !parent_unbound.is_empty()
                 && unbound_names(&t.outcomes).is_disjoint(&parent_unbound);
             let keep = t.passed == total
                 || t.passed > parent_passed

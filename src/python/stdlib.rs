@@ -85,6 +85,11 @@ fn resolve_one(
         .map(|(module, _)| format!("from {module} import {name}"))
 }
 
+/// Whether `name` is a top-level module of the standard library.
+pub fn is_module(name: &str) -> bool {
+    table().modules.contains(name)
+}
+
 /// The module a conventional alias stands for, when that module is not in the standard library
 /// (`np` → numpy): a prediction is told what the name most likely is.
 pub fn third_party_alias(name: &str) -> Option<&'static str> {
