@@ -166,7 +166,8 @@ fn exec_places_errors_in_functions_and_reads_module_returns_as_an_end() {
 #[test]
 fn exec_reports_a_run_past_the_time_limit_as_a_timeout() {
     let p = program("n = 0\nwhile True:\n    n += 1\n");
-    let r = exec::check(&runner(Duration::from_secs(2)), &p, &opts(Mode::Exec)).expect("check");
+    // Long enough that a loaded machine still starts the program and reaches the loop.
+    let r = exec::check(&runner(Duration::from_secs(4)), &p, &opts(Mode::Exec)).expect("check");
     assert_eq!(r.error_class, Some(RuntimeErrorKind::Timeout));
     assert!(r.is_error);
     assert_eq!(
