@@ -4,7 +4,7 @@
 //!
 //! Rules, in order: a module's own name used as `name.attr` with attributes the module has
 //! (`math.gcd` → `import math`); an abbreviation of a listed module whose attributes fit
-//! (`mat.gcd` → `import math as mat`); a bare name exported by a listed module, first in the
+//! (`mat.gcd` → `import math as mat`, `hq.heappush` → `import heapq as hq`); a bare name exported by a listed module, first in the
 //! list wins (`gcd` → `from math import gcd`). One-letter names are never guessed, and
 //! third-party modules (numpy, ...) are not the standard library: those names stay unresolved,
 //! but a conventional alias (`np`, `pd`, `plt`) is also tried as a guarded import, which binds
@@ -69,13 +69,25 @@ fn resolve_one(
             None if lib.modules.contains(name) => return Some(format!("import {name}")),
             None => {}
         }
-        // An abbreviation: `mat` for math, `col` for collections.
-        if let Some((module, _)) = lib
-            .listed
-            .iter()
-            .find(|(m, exports)| m.starts_with(name) && has_all(exports, &f.attrs))
-        {
-            return Some(format!("import {module} as {name}"));
+        // An abbreviation: `mat` for math, `col` for collections; else one that keeps the
+        // module's first letter and drops others (`hq` for heapq, `dt` for datetime). Every
+        // attribute read must be the module's, so a short name picks no module by its letters
+        // alone.
+        let abbreviates = |m: &str, strict: bool| {
+            if strict {
+                m.starts_with(name)
+            } else {
+                m.chars().next() == name.chars().next() && is_subsequence(name, m)
+            }
+        };
+        for strict in [true, false] {
+            if let Some((module, _)) = lib
+                .listed
+                .iter()
+                .find(|(m, exports)| abbreviates(m, strict) && has_all(exports, &f.attrs))
+            {
+                return Some(format!("import {module} as {name}"));
+            }
         }
     }
     // A name a module exports (`gcd`, `deque`; also `datetime.now()` → the class).
@@ -83,6 +95,12 @@ fn resolve_one(
         .iter()
         .find(|(_, exports)| exports.contains(name))
         .map(|(module, _)| format!("from {module} import {name}"))
+}
+
+/// Whether the characters of `short` appear in `long` in order.
+fn is_subsequence(short: &str, long: &str) -> bool {
+    let mut rest = long.chars();
+    short.chars().all(|c| rest.any(|l| l == c))
 }
 
 /// Whether `name` is a top-level module of the standard library.
@@ -158,6 +176,8 @@ mod tests {
             free("datetime", &["now"], false),
             free("Counter", &[], true),
             free("heapq", &["heappush"], false),
+            free("hq", &["heappush", "heappop"], false),
+            free("dt", &["timedelta"], false),
         ]);
         assert_eq!(
             statements(&r),
@@ -170,6 +190,8 @@ mod tests {
                 "from datetime import datetime",
                 "from collections import Counter",
                 "import heapq",
+                "import heapq as hq",
+                "import datetime as dt",
             ]
         );
         assert!(r.unresolved.is_empty());
@@ -184,9 +206,14 @@ mod tests {
             free("my_helper", &[], true),
             // A parameter named like a module, used as a value, is not the module.
             free("string", &["upper"], false),
+            // Letters of a module's name, but not its attributes.
+            free("hq", &["sqrt"], false),
         ]);
         assert!(r.imports.is_empty(), "{:?}", r.imports);
-        assert_eq!(r.unresolved, ["np", "e", "sympy", "my_helper", "string"]);
+        assert_eq!(
+            r.unresolved,
+            ["np", "e", "sympy", "my_helper", "string", "hq"]
+        );
     }
 
     #[test]
