@@ -165,6 +165,16 @@ fn a_module_of_classes_tests_the_method_its_failing_tests_use() {
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("1 of 1"), "{stdout}\n{stderr}");
+    // A helper function beside the class, which the tests never call, is not under test.
+    std::fs::write(
+        dir.path().join("stats.py"),
+        format!("def helper(xs):\n    return xs[:]\n\n\n{program}"),
+    )
+    .expect("stats.py");
+    let out = test_stats(&dir);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 of 1"), "{stdout}\n{stderr}");
     // Two methods used, one by the failing test: that one, said so.
     let two = "from stats import Stack\n\ndef test_push():\n    s = Stack()\n    s.push(1)\n    \
                s.push(2)\n    assert len(s.items) == 2\n\ndef test_top():\n    s = Stack()\n    \

@@ -416,6 +416,34 @@ mod tests {
     }
 
     #[test]
+    fn a_class_the_tests_use_is_under_test_beside_a_helper_function() {
+        let mut i = FileInput {
+            program_path: PathBuf::from("prog.py"),
+            program: "def helper(xs):\n    return xs[:]\n\nclass Stack:\n    def __init__(self):\n        \
+                      self.items = []\n\n    def push(self, x):\n        self.items.append(x)\n\n    \
+                      @property\n    def top(self):\n        return self.items[0]\n"
+                .into(),
+            tests: vec!["s = Stack()\ns.items = [1, 2]\nassert s.top == 2".into()],
+            ..Default::default()
+        };
+        assert_eq!(build(&i).expect("task").task.entry_point, "Stack.top");
+        // Two methods used: the failing tests choose.
+        i.tests = vec![
+            "s = Stack()\ns.push(1)\nassert s.items == [1]".into(),
+            "s = Stack()\ns.items = [1, 2]\nassert s.top == 2".into(),
+        ];
+        let several = build(&i).unwrap_err().several.expect("several entries");
+        assert_eq!(several.functions, ["Stack.push", "Stack.top"]);
+        assert_eq!(
+            entry_of_failing(&several, &[false, true]),
+            Ok("Stack.top".to_string())
+        );
+        // Tests that call the helper keep it under test.
+        i.tests = vec!["assert helper([1]) == [1]".into()];
+        assert_eq!(build(&i).expect("task").task.entry_point, "helper");
+    }
+
+    #[test]
     fn with_several_functions_called_the_failing_tests_name_the_entry() {
         let i = FileInput {
             program_path: PathBuf::from("prog.py"),

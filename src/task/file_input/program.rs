@@ -176,6 +176,11 @@ pub(super) fn choose_entry(
         .collect();
     match (called_functions.as_slice(), program.functions.as_slice()) {
         ([one], _) => Ok(Some((*one).clone())),
+        // The tests call none of its functions and use a method: a class is under test,
+        // whatever helpers the module has beside it.
+        ([], _) if program.parsed && !methods_used(&program_methods(input), tests).is_empty() => {
+            called_method(input, tests)
+        }
         ([], [only]) => Ok(Some(only.clone())),
         ([], []) if !program.parsed => Err(FileInputError::new(
             path,
@@ -218,11 +223,7 @@ pub(super) fn choose_entry(
 /// ([`super::entry_of_failing`]).
 fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, FileInputError> {
     let path = &input.program_path;
-    let methods: Vec<String> = crate::python::defs::all_paths(&input.program)
-        .into_iter()
-        .map(|(p, _)| p)
-        .filter(|p| p.contains('.'))
-        .collect();
+    let methods = program_methods(input);
     let used = methods_used(&methods, tests);
     let file = path.display();
     let choose = format!(
@@ -258,6 +259,15 @@ fn called_method(input: &FileInput, tests: &[String]) -> Result<Option<String>, 
             Err(e)
         }
     }
+}
+
+/// The program's methods, as paths (`Cls.name`, `Outer.Inner.name`).
+fn program_methods(input: &FileInput) -> Vec<String> {
+    crate::python::defs::all_paths(&input.program)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.contains('.'))
+        .collect()
 }
 
 /// The methods (`Cls.name` paths of `methods`) whose name `tests` read as an attribute, in the
