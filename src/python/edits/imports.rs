@@ -71,25 +71,27 @@ pub(super) fn missing_imports(
     ))
 }
 
-/// Where a new import goes: the start of the first top-level statement that is neither the
-/// module's docstring nor an import (so `from __future__` stays first).
+/// Where a new import goes: after the last of the module's leading imports (its docstring and
+/// imports come first), so `from __future__` stays first and the new lines join the others.
 fn insertion_offset(text: &str, suite: &[Stmt]) -> usize {
-    let first_other = suite.iter().enumerate().find(|(i, s)| {
-        let docstring = *i == 0
+    let mut after = None;
+    for (i, s) in suite.iter().enumerate() {
+        let docstring = i == 0
             && matches!(s, Stmt::Expr(e) if matches!(
                 e.value.as_ref(),
                 Expr::Constant(c) if matches!(c.value, Constant::Str(_))
             ));
-        !(docstring || matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)))
-    });
-    let Some((_, stmt)) = first_other else {
-        return text.len();
-    };
-    let start = usize::from(stmt.start());
-    // The start of its line: decorators and indentation stay with it.
-    text.get(..start)
-        .and_then(|before| before.rfind('\n'))
-        .map_or(0, |nl| nl + 1)
+        if !(docstring || matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_))) {
+            break;
+        }
+        after = Some(usize::from(s.end()));
+    }
+    // The start of the line after the statement's end.
+    after.map_or(0, |end| {
+        text.get(end..)
+            .and_then(|rest| rest.find('\n'))
+            .map_or(text.len(), |nl| end + nl + 1)
+    })
 }
 
 #[cfg(test)]
@@ -111,7 +113,7 @@ mod tests {
         let program = "\"\"\"Doc.\"\"\"\nimport os\n\n\ndef f(s):\n    return re.findall(r'\\d', s), math.pi\n";
         assert_eq!(
             edit(program, &["re", "math"]).as_deref(),
-            Some("\"\"\"Doc.\"\"\"\nimport os\n\n\nimport re\nimport math\ndef f(s):\n    return re.findall(r'\\d', s), math.pi\n")
+            Some("\"\"\"Doc.\"\"\"\nimport os\nimport re\nimport math\n\n\ndef f(s):\n    return re.findall(r'\\d', s), math.pi\n")
         );
         // An abbreviation and a bare name a module exports.
         let program = "def f(xs):\n    q = col.deque(xs)\n    return gcd(q[0], 4)\n";
