@@ -583,3 +583,76 @@ fn a_0700_project_runs() {
         );
     }
 }
+
+/// A project's function that reads `json` its module never imports fails its node with a
+/// `NameError`: the edit adds the import beside the module's others.
+#[tokio::test]
+async fn a_missing_import_is_added_beside_the_modules_imports_with_no_model_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("proj");
+    std::fs::create_dir(&root).expect("root");
+    let module = "\"\"\"Tools.\"\"\"\nimport os\n\n\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n\n\ndef sep():\n    return os.sep\n";
+    std::fs::write(root.join("tools.py"), module).expect("module");
+    std::fs::write(
+        root.join("test_tools.py"),
+        "from tools import dump, sep\n\n\ndef test_dump():\n    assert dump({'b': 1, 'a': 2}) == '{\"a\": 2, \"b\": 1}'\n\n\ndef test_sep():\n    assert sep() == '/'\n",
+    )
+    .expect("tests");
+    // The model, asked after the edit passed, writes the function back unchanged.
+    let server = MockServer::start().await;
+    let reply = "```python\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n```\n";
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "fake-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        })))
+        .mount(&server)
+        .await;
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let base = format!("{}/v1", server.uri());
+    let args: Vec<String> = [
+        "fix",
+        "tools.py::dump",
+        "--tests",
+        "test_tools.py::test_dump",
+        "--write",
+        "--unconfirmed",
+        "--base-url",
+        &base,
+        "--model",
+        "fake-model",
+        "--no-cache",
+        "--config",
+        &config.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cwd = root.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        common::ldb()
+            .args(&args)
+            .current_dir(&cwd)
+            .output()
+            .expect("run ldb")
+    })
+    .await
+    .expect("join");
+    let (stdout, stderr) = text(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 6)),
+        "{stdout}\n{stderr}"
+    );
+    let written = std::fs::read_to_string(root.join("tools.py")).expect("read");
+    assert_eq!(
+        written,
+        module.replace("import os\n", "import os\nimport json\n"),
+        "{stderr}"
+    );
+}
