@@ -190,28 +190,21 @@ pub(crate) fn is_builtin_wrapper(name: &str) -> bool {
 
 /// Names called as plain functions (`name(`), in source order; `obj.name(` is skipped.
 pub(crate) fn called_names(source: &str) -> Vec<String> {
-    let tokens: Vec<Tok> = lex(source, Mode::Module)
-        .map_while(Result::ok)
-        .map(|(tok, _)| tok)
-        .collect();
-    let mut names = Vec::new();
-    for (i, tok) in tokens.iter().enumerate() {
-        let Tok::Name { name } = tok else { continue };
-        let followed_by_paren = matches!(tokens.get(i + 1), Some(Tok::Lpar));
-        let after_dot_or_def = i
-            .checked_sub(1)
-            .and_then(|p| tokens.get(p))
-            .is_some_and(|t| matches!(t, Tok::Dot | Tok::Def | Tok::Class));
-        if followed_by_paren && !after_dot_or_def && !names.contains(name) {
-            names.push(name.clone());
-        }
-    }
-    names
+    names_where(source, |before, after| {
+        matches!(after, Some(Tok::Lpar))
+            && !matches!(before, Some(Tok::Dot | Tok::Def | Tok::Class))
+    })
 }
 
 /// Names read as attributes (`obj.name`, called or not), in source order: the methods and
 /// properties a test uses.
 pub(crate) fn attribute_names(source: &str) -> Vec<String> {
+    names_where(source, |before, _| matches!(before, Some(Tok::Dot)))
+}
+
+/// The distinct names of `source`, in order, whose neighbouring tokens (before, after) `keep`
+/// accepts.
+fn names_where(source: &str, keep: impl Fn(Option<&Tok>, Option<&Tok>) -> bool) -> Vec<String> {
     let tokens: Vec<Tok> = lex(source, Mode::Module)
         .map_while(Result::ok)
         .map(|(tok, _)| tok)
@@ -219,11 +212,8 @@ pub(crate) fn attribute_names(source: &str) -> Vec<String> {
     let mut names = Vec::new();
     for (i, tok) in tokens.iter().enumerate() {
         let Tok::Name { name } = tok else { continue };
-        let after_dot = i
-            .checked_sub(1)
-            .and_then(|p| tokens.get(p))
-            .is_some_and(|t| matches!(t, Tok::Dot));
-        if after_dot && !names.contains(name) {
+        let before = i.checked_sub(1).and_then(|p| tokens.get(p));
+        if keep(before, tokens.get(i + 1)) && !names.contains(name) {
             names.push(name.clone());
         }
     }

@@ -587,7 +587,7 @@ fn a_0700_project_runs() {
 /// A project's function that reads `json` its module never imports fails its node with a
 /// `NameError`: the edit adds the import beside the module's others.
 #[tokio::test]
-async fn a_missing_import_is_added_beside_the_modules_imports_with_no_model_call() {
+async fn a_missing_import_is_added_beside_the_modules_imports() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("proj");
     std::fs::create_dir(&root).expect("root");
@@ -603,14 +603,7 @@ async fn a_missing_import_is_added_beside_the_modules_imports_with_no_model_call
     let reply = "```python\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n```\n";
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "fake-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        })))
+        .respond_with(ResponseTemplate::new(200).set_body_json(common::completion(reply)))
         .mount(&server)
         .await;
     let config = dir.path().join("config.toml");

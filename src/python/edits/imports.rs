@@ -22,40 +22,27 @@ pub(super) fn missing_imports(
     if unbound.is_empty() {
         return None;
     }
-    let all = analyse(src, suite).free;
-    let missed: Vec<_> = all
-        .iter()
-        .filter(|f| unbound.contains(&f.name))
-        .cloned()
-        .collect();
-    let mends = stdlib::resolve(&missed);
-    if mends.imports.is_empty()
-        && !mends
-            .unresolved
-            .iter()
-            .any(|n| stdlib::third_party_alias(n).is_some())
-    {
-        return None;
-    }
     // The tests stop at the first name missing; a module read only as `module.attr` (the
     // module's own name) is missing too, and imported in the same edit.
-    let free: Vec<_> = all
+    let free: Vec<_> = analyse(src, suite)
+        .free
         .into_iter()
         .filter(|f| unbound.contains(&f.name) || (!f.bare && stdlib::is_module(&f.name)))
         .collect();
     let line = free.iter().map(|f| f.line).min()?;
     let resolved = stdlib::resolve(&free);
-    let mut statements: Vec<String> = resolved.imports.into_iter().map(|i| i.statement).collect();
-    statements.extend(
+    let mut imports = resolved.imports;
+    imports.extend(
         resolved
             .unresolved
             .iter()
-            .filter_map(|name| stdlib::third_party_import(name))
-            .map(|i| i.statement),
+            .filter_map(|name| stdlib::third_party_import(name)),
     );
-    if statements.is_empty() {
+    // Only an import that mends a name the tests missed makes the edit.
+    if !imports.iter().any(|i| unbound.contains(&i.name)) {
         return None;
     }
+    let statements: Vec<String> = imports.into_iter().map(|i| i.statement).collect();
     let at = insertion_offset(src.text(), suite);
     Some((
         line,
