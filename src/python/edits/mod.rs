@@ -11,11 +11,12 @@
 //! added or subtracted term; integer constants ±1 and `True`/`False`; `and`/`or`, operand order
 //! and dropping an operand; a condition negated or its `not` removed; ±1 on an index, a slice
 //! bound, a `range` argument or a compared value; another variable of the function in place of
-//! one; an undefined name replaced everywhere by a defined one; `min`/`max`-style swaps and
-//! `reverse=True`; a method subscripted by mistake (`xs.count[x]`) called, a sequence called
-//! by mistake (`seq(i)`) indexed; a statement deleted; the last statement of a loop moved after
-//! it, a statement after a loop moved into it; a `return` added where a function falls off
-//! its end; a start (`count = 0`) for a name the function only updates (`count += 1`).
+//! one (names spelt alike first); an undefined name replaced everywhere by a defined one;
+//! `min`/`max`-style swaps and `reverse=True`; a method subscripted by mistake (`xs.count[x]`)
+//! called, a sequence called by mistake (`seq(i)`) indexed; a statement deleted; the last
+//! statement of a loop moved after it, a statement after a loop moved into it; a `return` added
+//! where a function falls off its end; a start (`count = 0`) for a name the function only
+//! updates (`count += 1`).
 //!
 //! Parts: `walk` (statements' expressions, names each function binds), `exprs` (edits of
 //! expressions), `stmts` (edits of statements), [`guard`] (a guard against an empty argument,
@@ -314,13 +315,19 @@ impl<'a> Finder<'a> {
                     self.body(fbody, fbody, &names, &vars, parents);
                 }
                 (Stmt::ClassDef(c), None) => {
-                    self.body(
-                        &c.body,
-                        &c.body,
-                        self.module_names,
-                        self.module_names,
-                        parents,
-                    );
+                    // A class defined inside a function: its methods read that function's
+                    // names (closures), not every name of the module. Given the module's
+                    // names, a method's variable edits swapped `self` for each of the
+                    // module's classes and imports (hundreds of edits on one line).
+                    let in_function = parents[..parents.len() - 1]
+                        .iter()
+                        .any(|p| matches!(p, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)));
+                    let (names, vars) = if in_function {
+                        (locals, variables)
+                    } else {
+                        (self.module_names, self.module_names)
+                    };
+                    self.body(&c.body, &c.body, names, vars, parents);
                 }
                 _ => {
                     for b in crate::python::walk::child_bodies(stmt) {

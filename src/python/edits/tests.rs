@@ -251,3 +251,45 @@ fn regression_the_largest_int_literal_overflowed_its_neighbour() {
     assert!(has(&e, "def f():\n    return 9223372036854775806\n"));
     assert!(!e.iter().any(|x| x.program.contains("-9223372036854775808")));
 }
+
+#[test]
+fn a_method_of_a_class_inside_a_function_swaps_no_module_name_for_self() {
+    // youtube-dl's `build_format_selector` defines `TokenIterator` inside itself; the method's
+    // variable edits swapped `self` for each of the module's classes and imports.
+    let p = "import os\nimport re\n\nclass Cache:\n    pass\n\nclass Downloader:\n    pass\n\ndef build(tokens):\n    class TokenIterator:\n        def __init__(self, tokens):\n            self.tokens = tokens\n            self.counter = 0\n\n        def restore(self):\n            self.counter -= 1\n\n    return TokenIterator(tokens)\n";
+    let line = p
+        .lines()
+        .position(|l| l.contains("self.counter -= 1"))
+        .unwrap() as u32
+        + 1;
+    let e = edits(p, &[line], 10_000);
+    let swaps: Vec<&str> = e
+        .iter()
+        .filter(|x| x.kind == EditKind::Variable)
+        .map(|x| x.description.as_str())
+        .collect();
+    for module_name in ["Cache", "Downloader", "os", "re", "build"] {
+        assert!(
+            !swaps.contains(&format!("self → {module_name}").as_str()),
+            "{module_name}: {swaps:?}"
+        );
+    }
+    // The enclosing function's names stay readable (a closure).
+    assert!(swaps.contains(&"self → tokens"), "{swaps:?}");
+}
+
+#[test]
+fn a_variable_swap_tries_names_spelt_alike_first() {
+    // tqdm's bug: `r_bar.format(...)` for `r_bar_user.format(...)`.
+    let p = "def f(alpha, beta, gamma, l_bar, r_bar, r_bar_user, total):\n    return r_bar.format(total)\n";
+    let e = edits(p, &[2], 10_000);
+    let swaps: Vec<&str> = e
+        .iter()
+        .filter(|x| x.kind == EditKind::Variable && x.description.starts_with("r_bar →"))
+        .map(|x| x.description.as_str())
+        .collect();
+    let at = |d: &str| swaps.iter().position(|s| *s == d).unwrap();
+    assert!(at("r_bar → r_bar_user") < at("r_bar → alpha"), "{swaps:?}");
+    assert!(at("r_bar → l_bar") < at("r_bar → gamma"), "{swaps:?}");
+    assert!(at("r_bar → r_bar_user") < 2, "{swaps:?}");
+}

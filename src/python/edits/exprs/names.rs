@@ -93,7 +93,16 @@ pub(super) fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
         return;
     }
     let (s, t) = span(e);
-    for other in ctx.locals.iter().filter(|l| l.as_str() != n.id.as_str()) {
+    // Names spelt alike first (`r_bar` → `r_bar_user`, `i` → `j`): a slip between two names
+    // is usually between two that look alike, and a project's edits stop at the group of
+    // edits that holds a fix, so the order is time.
+    let mut others: Vec<&String> = ctx
+        .locals
+        .iter()
+        .filter(|l| l.as_str() != n.id.as_str())
+        .collect();
+    others.sort_by_key(|other| unlike(n.id.as_str(), other));
+    for other in others {
         out.push(one(
             EditKind::Variable,
             s,
@@ -101,6 +110,18 @@ pub(super) fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
             other.clone(),
             format!("{} → {other}", n.id),
         ));
+    }
+}
+
+/// How unlike two names are: the edit distance, less the length of one when it holds the
+/// other (`r_bar` in `r_bar_user`: one more word, not five slips).
+fn unlike(a: &str, b: &str) -> usize {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let d = distance(a, b);
+    if short.len() >= 2 && long.contains(short) {
+        d.saturating_sub(short.len()).max(1)
+    } else {
+        d
     }
 }
 
