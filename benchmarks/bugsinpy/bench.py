@@ -70,7 +70,8 @@ class Env:
         self.mirrors = args.mirrors or os.environ.get("BIP_MIRRORS")
         self.venvs = Path(args.venvs or os.environ.get("BIP_VENVS", "/opt/bip-dev-venvs"))
         self.work = Path(args.work)
-        self.ldb = args.ldb
+        # Absolute: each ldb run starts in its project's checkout.
+        self.ldb = os.path.abspath(args.ldb)
 
     def missing(self, bug):
         """Why this bug cannot run here, or None."""
