@@ -303,10 +303,7 @@ impl<'a> Finder<'a> {
                     let mut names = BTreeSet::new();
                     let mut vars = BTreeSet::new();
                     // A nested function reads its enclosing function's names (closures).
-                    let nested = parents[..parents.len() - 1]
-                        .iter()
-                        .any(|p| matches!(p, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)));
-                    if nested {
+                    if inside_function(parents) {
                         names.extend(locals.iter().cloned());
                         vars.extend(variables.iter().cloned());
                     }
@@ -319,10 +316,7 @@ impl<'a> Finder<'a> {
                     // names (closures), not every name of the module. Given the module's
                     // names, a method's variable edits swapped `self` for each of the
                     // module's classes and imports (hundreds of edits on one line).
-                    let in_function = parents[..parents.len() - 1]
-                        .iter()
-                        .any(|p| matches!(p, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)));
-                    let (names, vars) = if in_function {
+                    let (names, vars) = if inside_function(parents) {
                         (locals, variables)
                     } else {
                         (self.module_names, self.module_names)
@@ -338,6 +332,15 @@ impl<'a> Finder<'a> {
             parents.pop();
         }
     }
+}
+
+/// Whether the statement last pushed on `parents` sits inside a function (at any depth).
+fn inside_function(parents: &[&Stmt]) -> bool {
+    parents.split_last().is_some_and(|(_, outer)| {
+        outer
+            .iter()
+            .any(|p| matches!(p, Stmt::FunctionDef(_) | Stmt::AsyncFunctionDef(_)))
+    })
 }
 
 /// The source text of a node.

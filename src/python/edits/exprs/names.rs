@@ -101,7 +101,7 @@ pub(super) fn variable(e: &Expr, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
         .iter()
         .filter(|l| l.as_str() != n.id.as_str())
         .collect();
-    others.sort_by_key(|other| unlike(n.id.as_str(), other));
+    others.sort_by_cached_key(|other| unlike(n.id.as_str(), other));
     for other in others {
         out.push(one(
             EditKind::Variable,
