@@ -298,3 +298,94 @@ fn missing_inputs_are_clear_errors() {
     assert_eq!(report.status.code(), Some(2));
     assert!(stderr(&report).contains("not an `ldb eval` results file"));
 }
+
+/// `ldb eval` with `strategy` on HumanEval/0 (its GPT-3.5 seed passes the visible tests, so
+/// with `--only-failing` no model is called) and the model flags `models`.
+fn eval_models(out: &Path, strategy: &str, models: &[&str]) -> Output {
+    let data = shared();
+    let mut args = vec![
+        "eval",
+        "--dataset",
+        "humaneval",
+        "--data-dir",
+        data.to_str().expect("utf-8"),
+        "--seeds",
+        "ldb:gpt-3.5-turbo-0613",
+        "--tasks",
+        "HumanEval/0",
+        "--only-failing",
+        "--strategy",
+        strategy,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ];
+    args.extend_from_slice(models);
+    common::ldb_in(Path::new("."), &args)
+}
+
+fn header(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("results file");
+    serde_json::from_str(text.lines().next().expect("a header")).expect("json")
+}
+
+#[test]
+fn fresh_programs_of_another_model_are_in_the_header_and_never_resumed_as_the_debuggers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let other = ["--model", "big", "--generator-model", "small"];
+    let run = eval_models(&out, "resample,search", &other);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let kept = records(&out.join("search.jsonl"));
+    assert_eq!(kept[0]["status"], "already_passing", "no model was called");
+    // Both strategies draw fresh programs from the task: from the generator.
+    for strategy in ["resample", "search"] {
+        let h = header(&out.join(format!("{strategy}.jsonl")));
+        let generator = h["config"]["generator"].as_str().expect("generator");
+        assert!(generator.contains("small"), "{strategy}: {h}");
+    }
+
+    // The same run with one model for both roles is other settings: refused, nothing written.
+    let len = std::fs::metadata(out.join("search.jsonl"))
+        .expect("meta")
+        .len();
+    let refused = eval_models(&out, "search", &["--model", "big"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("generator"), "{err}");
+    assert_eq!(
+        std::fs::metadata(out.join("search.jsonl"))
+            .expect("meta")
+            .len(),
+        len
+    );
+
+    // Edits alone draw no fresh program: the generator is not theirs to name, and one model
+    // for both roles reads as runs always have.
+    let edits = dir.path().join("edits");
+    let run = eval_models(
+        &edits,
+        "search",
+        &[
+            "--proposers",
+            "mutate",
+            "--model",
+            "big",
+            "--generator-model",
+            "small",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        header(&edits.join("search.jsonl"))["config"]["generator"],
+        "-"
+    );
+    let same = dir.path().join("same");
+    let run = eval_models(&same, "search", &["--model", "big"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        header(&same.join("search.jsonl"))["config"]["generator"],
+        "-"
+    );
+}

@@ -206,7 +206,8 @@ pub struct ModelArgs {
     /// use).
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
-    /// Model that writes seed programs (default: --model).
+    /// Model that writes seed programs and the programs written from the task alone: the
+    /// search's fresh programs and resampling's (default: --model).
     #[arg(hide_short_help = true, long, value_name = "NAME")]
     pub generator_model: Option<String>,
     /// Model that gives verdicts and regenerates (default: --model).

@@ -298,7 +298,29 @@ impl EvalPlan {
                 }
                 label
             }),
+            generator: self.generator_label(spec, generator, debugger),
             ..self.seed_config(generator)
+        }
+    }
+
+    /// The header's generator: the seeds' writer, or else the model that writes `spec`'s fresh
+    /// programs when it is not the debugger (the same model is how earlier runs' headers read,
+    /// so they still resume), so a run whose fresh programs came from another model is never
+    /// resumed as one whose did not.
+    fn generator_label(&self, spec: &StrategySpec, generator: &str, debugger: &str) -> String {
+        let draws_fresh = match spec.strategy {
+            Strategy::Resample => true,
+            Strategy::Search => self
+                .search
+                .portfolio
+                .iter()
+                .any(|(p, _)| *p == crate::repair::search::Proposer::Fresh),
+            _ => false,
+        };
+        if self.generates_seeds() || (draws_fresh && generator != debugger) {
+            generator.to_string()
+        } else {
+            "-".into()
         }
     }
 }
