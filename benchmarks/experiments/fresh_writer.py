@@ -87,7 +87,7 @@ def summary(name, tasks):
         )
         print(f"{name}: {ok} of the {len(passing)} visible-passing fresh programs are right")
     print(
-        f"{name}: {len(tasks)} tasks, {len(drawn)} fresh programs ({tokens:,} reply tokens), "
+        f"{name}: {len(tasks)} tasks, {len(drawn)} fresh programs ({tokens:,} tokens in their calls), "
         f"{len(passing)} pass the visible tests ({pct(len(passing), len(drawn))}), "
         f"{voting} in the returned program's group ({pct(voting, len(drawn))}); "
         f"returned program a fresh one on {from_fresh} tasks"
