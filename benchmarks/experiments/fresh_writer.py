@@ -17,11 +17,11 @@ limit: an analysis of a benchmark, not ldb's sandbox): the share that is right. 
 written.
 """
 import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from visible_oracle import passes_hidden  # noqa: E402
 
 PROBS = {}
 
@@ -32,15 +32,7 @@ def right(program, task_id):
     test = task["test"]
     if "check(candidate)" in test and f"check({task['entry_point']})" not in test:
         test += f"\ncheck({task['entry_point']})\n"
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(program + "\n" + test)
-        path = f.name
-    try:
-        return subprocess.run([sys.executable, path], capture_output=True, timeout=10).returncode == 0
-    except subprocess.TimeoutExpired:
-        return False
-    finally:
-        os.unlink(path)
+    return passes_hidden(program, {"test": test})
 
 
 def reports(run):

@@ -10,8 +10,15 @@ use std::path::Path;
 use std::process::Output;
 
 fn eval(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["--strategy", "none"];
+    args.extend_from_slice(extra);
+    ldb_eval(out, &args)
+}
+
+/// `ldb eval` on HumanEval with LDB's GPT-3.5 seeds into `out`, with `args`.
+fn ldb_eval(out: &Path, args: &[&str]) -> Output {
     let data = shared();
-    let mut args = vec![
+    let mut all = vec![
         "eval",
         "--dataset",
         "humaneval",
@@ -19,13 +26,11 @@ fn eval(out: &Path, extra: &[&str]) -> Output {
         data.to_str().expect("utf-8"),
         "--seeds",
         "ldb:gpt-3.5-turbo-0613",
-        "--strategy",
-        "none",
         "--out",
         out.to_str().expect("utf-8"),
     ];
-    args.extend_from_slice(extra);
-    common::ldb_in(Path::new("."), &args)
+    all.extend_from_slice(args);
+    common::ldb_in(Path::new("."), &all)
 }
 
 fn stderr(o: &Output) -> String {
@@ -302,15 +307,7 @@ fn missing_inputs_are_clear_errors() {
 /// `ldb eval` with `strategy` on HumanEval/0 (its GPT-3.5 seed passes the visible tests, so
 /// with `--only-failing` no model is called) and the model flags `models`.
 fn eval_models(out: &Path, strategy: &str, models: &[&str]) -> Output {
-    let data = shared();
     let mut args = vec![
-        "eval",
-        "--dataset",
-        "humaneval",
-        "--data-dir",
-        data.to_str().expect("utf-8"),
-        "--seeds",
-        "ldb:gpt-3.5-turbo-0613",
         "--tasks",
         "HumanEval/0",
         "--only-failing",
@@ -318,11 +315,9 @@ fn eval_models(out: &Path, strategy: &str, models: &[&str]) -> Output {
         strategy,
         "--base-url",
         "http://127.0.0.1:9/v1",
-        "--out",
-        out.to_str().expect("utf-8"),
     ];
     args.extend_from_slice(models);
-    common::ldb_in(Path::new("."), &args)
+    ldb_eval(out, &args)
 }
 
 fn header(path: &Path) -> serde_json::Value {
