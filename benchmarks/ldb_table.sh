@@ -14,10 +14,11 @@
 # the program returned by then passes the hidden tests, so ldb_table.py also shows the figure at
 # 3 rounds from the same run.
 #
-# The cells with about 200 failing seeds (MBPP and TransCoder for CodeLlama and StarCoder) run
-# shard 0 of 2 (every other task of the dataset, in dataset order: a systematic sample of about
-# 100 debugged seeds); `SHARDS=1` runs them whole, `SHARD=1/2` the other half (join the halves
-# with `ldb eval merge`).
+# The cells with over 200 failing seeds (MBPP for CodeLlama and StarCoder, TransCoder for
+# StarCoder) run shard 0 of 2 (every other task of the dataset, in dataset order: a systematic
+# sample of 100-120 failing seeds); `SHARDS=1` runs them whole, `SHARD=1/2` the other half (join
+# the halves with `ldb eval merge`). TransCoder with CodeLlama's seeds (169 failing: a half would
+# hold 85) runs whole.
 #
 # Runs resume and can be stopped at any time: call the script again with the same cells. The
 # run directories are benchmarks/results/ldb-table/CELL (compact them with
@@ -68,7 +69,7 @@ for cell in "${CELLS[@]}"; do
   dir="$OUT/$cell"
   shard=()
   case "$cell" in
-    mbpp-codellama | mbpp-starcoder | tc-codellama | tc-starcoder)
+    mbpp-codellama | mbpp-starcoder | tc-starcoder)
       if [ "${SHARDS:-2}" != 1 ]; then
         s=${SHARD:-0/2}
         shard=(--shard "$s")
