@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Replay the choice of an unconfirmed edit: the smallest passing edit, the first found among
+equals (the rule), against the smallest edit of the behaviour most passing edits share.
+
+Usage: edit_majority_replay.py RUN_DIR_OR_SEARCH_JSONL...
+
+Reads each run's task records with their candidate logs (records not compacted). A task counts
+when edits passed the visible tests and nothing independent did (no fresh program, repair or
+passing seed: the choice had no votes). The majority is counted two ways: by passing edits, and
+by the distinct lines they edit (edits at one line are one guess). Ties go to the rule's pick.
+Prints, per run and count, the tasks where the choices differ on the hidden tests.
+"""
+import collections
+import json
+import os
+import sys
+
+
+def records(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "search.jsonl")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                if r.get("kind") == "task" and r.get("candidate_log"):
+                    yield r
+
+
+def smallest(cands):
+    return min(cands, key=lambda c: (c["diff_lines"], c["id"]))
+
+
+def replay(path, weigh):
+    counts = collections.Counter()
+    changed = []
+    for r in records(path):
+        total = r.get("visible_total") or 1
+        passing = [
+            c for c in r["candidate_log"]
+            if c["proposer"] != "seed" and c.get("visible_passed", 0) >= total and "group" in c
+        ]
+        if not passing:
+            continue
+        if any(c["proposer"] != "mutate" for c in passing):
+            counts["votes"] += 1
+            continue
+        counts["no votes"] += 1
+        rule = smallest(passing)
+        groups = collections.defaultdict(list)
+        for c in passing:
+            groups[c["group"]].append(c)
+        best = max(groups, key=lambda g: (weigh(groups[g]), g == rule["group"]))
+        alt = smallest(groups[best])
+        a, b = bool(rule.get("hidden_pass")), bool(alt.get("hidden_pass"))
+        if a != b:
+            kind = "majority right" if b else "rule right"
+            counts[kind] += 1
+            changed.append((r["task_id"], kind, rule["edit"]["description"],
+                            alt["edit"]["description"], sorted(len(v) for v in groups.values())))
+    return counts, changed
+
+
+WEIGHTS = {
+    "edits": len,
+    "lines": lambda members: len({c["edit"]["line"] for c in members}),
+}
+
+for path in sys.argv[1:]:
+    for name, weigh in WEIGHTS.items():
+        counts, changed = replay(path, weigh)
+        print(f"{path}  majority by {name}: {dict(counts)}")
+        for task, kind, ours, theirs, sizes in changed:
+            print(f"    {task}: {kind}; rule `{ours}`, majority `{theirs}`; group sizes {sizes}")
