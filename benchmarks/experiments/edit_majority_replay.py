@@ -9,22 +9,24 @@ when edits passed the visible tests and nothing independent did (no fresh progra
 passing seed: the choice had no votes). The majority is counted two ways: by passing edits, and
 by the distinct lines they edit (edits at one line are one guess). Ties go to the rule's pick.
 Prints, per run and count, the tasks where the choices differ on the hidden tests.
+
+`confirm_analysis.py`'s "edit majority" column is the same rule read from the per-task reports;
+this reads the groups the candidate logs keep, so it also replays runs made with `--no-reports`
+(the LDB table's cells, the edits-alone runs).
 """
 import collections
-import json
-import os
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from repair_analysis import load  # noqa: E402
 
 
 def records(path):
-    if os.path.isdir(path):
-        path = os.path.join(path, "search.jsonl")
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                if r.get("kind") == "task" and r.get("candidate_log"):
-                    yield r
+    path = Path(path)
+    if path.is_dir():
+        path = path / "search.jsonl"
+    return [r for r in load(path).values() if r.get("candidate_log")]
 
 
 def smallest(cands):
