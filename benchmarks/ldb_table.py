@@ -56,6 +56,21 @@ def run_dir(results, cell):
     return None, None
 
 
+def unparsable_tests(data, dataset):
+    """The tasks whose hidden tests are not Python (LDB's TransCoder data writes some expected
+    strings unquoted: `== 0010...`): no program can pass them, so they are a miss of their own."""
+    path = os.path.join(data, "ldb", dataset, "test", "tests.jsonl")
+    if not os.path.exists(path):
+        return set()
+    out = set()
+    for r in read_jsonl(path):
+        try:
+            compile(r.get("test") or "", "<test>", "exec")
+        except (SyntaxError, ValueError):
+            out.add(r["task_id"])
+    return out
+
+
 def cell_figures(results, data, cell, dataset, seeds, paper, published):
     directory, shard = run_dir(results, cell)
     seed_file = os.path.join(data, "ldb", dataset, "seed", seeds, "seed.jsonl")
@@ -94,12 +109,16 @@ def cell_figures(results, data, cell, dataset, seeds, paper, published):
             for r in debugged]
     out["tokens_per_debugged"] = round(statistics.mean(cost)) if cost else 0
     out["median_s"] = round(statistics.median(r["timings"]["total_ms"] for r in debugged) / 1000, 1) if debugged else 0
-    misses = {"no candidate passed the visible tests": 0, "visible-passing but wrong": 0,
+    unparsable = unparsable_tests(data, dataset)
+    misses = {"the task's hidden tests do not parse": 0,
+              "no candidate passed the visible tests": 0, "visible-passing but wrong": 0,
               "seed passes the visible tests, fails hidden (not debugged)": 0, "error": 0}
     for r in records:
         if r["final_hidden_pass"]:
             continue
-        if r.get("error_class"):
+        if r["task_id"] in unparsable:
+            misses["the task's hidden tests do not parse"] += 1
+        elif r.get("error_class"):
             misses["error"] += 1
         elif not r.get("debugged"):
             misses["seed passes the visible tests, fails hidden (not debugged)"] += 1
