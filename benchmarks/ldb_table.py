@@ -13,6 +13,7 @@ A cell still running (or a sampled cell, a shard of the dataset) says how many t
 """
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -56,9 +57,11 @@ def run_dir(results, cell):
     return None, None
 
 
+@functools.lru_cache(maxsize=None)
 def unparsable_tests(data, dataset):
     """The tasks whose hidden tests are not Python (LDB's TransCoder data writes some expected
-    strings unquoted: `== 0010...`): no program can pass them, so they are a miss of their own."""
+    strings unquoted: `== 0010...`): no program can pass them, so they are a miss of their own.
+    Read once per dataset, though several cells share it."""
     path = os.path.join(data, "ldb", dataset, "test", "tests.jsonl")
     if not os.path.exists(path):
         return set()

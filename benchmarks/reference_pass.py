@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from ldb_table import read_jsonl
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PRELUDE = ("import sys\nimport math\nfrom math import *\nimport collections\nfrom queue import Queue\n"
            "from typing import *\nimport itertools\nimport re\nimport heapq\n")
@@ -53,12 +55,7 @@ def main():
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         sys.exit(f"reference_pass.py: {' '.join(cmd)} exited {done.returncode}\n{done.stderr[-2000:]}")
-    records = []
-    with open(os.path.join(run, "none.jsonl"), encoding="utf-8") as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("kind") == "task":
-                records.append(r)
+    records = [r for r in read_jsonl(os.path.join(run, "none.jsonl")) if r.get("kind") == "task"]
     fails = [r for r in records if not r["final_hidden_pass"]]
     print(f"{args.dataset}: the reference passes {len(records) - len(fails)} of {len(records)} tasks' hidden tests")
     for r in fails:
