@@ -8,6 +8,8 @@ and, for each dataset x seed model of the LDB paper's Table 1, prints pass@1 of 
 ldb (after 10 rounds, the paper's limit, and after 3), LDB's figure, fixed and broken tasks,
 tokens and median seconds per debugged task, what the misses were, and, where LDB's per-task
 results are shipped (`results_summary`), the tasks either one fixes that the other does not.
+Misses no program is known to avoid come first: hidden tests that are not Python, and tasks whose
+own reference solution fails them (`references.json`, written by `reference_pass.py --save`).
 
 A cell still running (or a sampled cell, a shard of the dataset) says how many tasks it covers.
 """
@@ -74,6 +76,19 @@ def unparsable_tests(data, dataset):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def reference_fails(results, dataset):
+    """The tasks whose own reference solution fails its hidden tests in ldb's sandbox, as
+    `reference_pass.py --save` keeps them (`references.json` beside the cells): no program is
+    known to pass them. None when the file holds no entry for the dataset."""
+    path = os.path.join(results, "references.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        entry = json.load(f).get(dataset)
+    return None if entry is None else frozenset(entry.get("hidden_fail") or {})
+
+
 def cell_figures(results, data, cell, dataset, seeds, paper, published):
     directory, shard = run_dir(results, cell)
     seed_file = os.path.join(data, "ldb", dataset, "seed", seeds, "seed.jsonl")
@@ -113,7 +128,10 @@ def cell_figures(results, data, cell, dataset, seeds, paper, published):
     out["tokens_per_debugged"] = round(statistics.mean(cost)) if cost else 0
     out["median_s"] = round(statistics.median(r["timings"]["total_ms"] for r in debugged) / 1000, 1) if debugged else 0
     unparsable = unparsable_tests(data, dataset)
+    references = reference_fails(results, dataset)
+    no_reference = references or frozenset()
     misses = {"the task's hidden tests do not parse": 0,
+              "the task's own reference fails its hidden tests too": 0,
               "no candidate passed the visible tests": 0, "visible-passing but wrong": 0,
               "seed passes the visible tests, fails hidden (not debugged)": 0, "error": 0}
     for r in records:
@@ -121,6 +139,8 @@ def cell_figures(results, data, cell, dataset, seeds, paper, published):
             continue
         if r["task_id"] in unparsable:
             misses["the task's hidden tests do not parse"] += 1
+        elif r["task_id"] in no_reference:
+            misses["the task's own reference fails its hidden tests too"] += 1
         elif r.get("error_class"):
             misses["error"] += 1
         elif not r.get("debugged"):
@@ -130,6 +150,8 @@ def cell_figures(results, data, cell, dataset, seeds, paper, published):
         else:
             misses["no candidate passed the visible tests"] += 1
     out["misses"] = misses
+    if references is not None:
+        out["reference_pass"] = sum(1 for r in records if r["task_id"] not in no_reference)
     if published:
         path = os.path.join(data, "ldb", "results_summary", published)
         if os.path.exists(path):
@@ -179,6 +201,8 @@ def main():
             continue
         misses = ", ".join(f"{v} {k}" for k, v in r["misses"].items() if v)
         line = f"- {r['dataset']} × {r['seeds']}: misses: {misses or 'none'}"
+        if "reference_pass" in r:
+            line += f"; the tasks' own references pass {r['reference_pass']} of these {r['tasks']}"
         if "only_ldb_ours" in r:
             line += (f"; fixed by ldb only: {len(r['only_ldb_ours'])}, by LDB only: {len(r['only_ldb_paper'])}"
                      f" ({', '.join(t.split('/')[-1] for t in r['only_ldb_paper'][:12])}"
