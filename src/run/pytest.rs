@@ -455,10 +455,9 @@ pub fn swap_candidate(seed: &str, program: &str, entry: &str) -> Option<SwapCand
     if k != before_s.len() {
         return None;
     }
-    let def: String = pl[(p.def_line - 1) as usize..p.last as usize]
-        .iter()
-        .map(|l| l.strip_prefix(p.indent.as_str()).unwrap_or(l))
-        .collect();
+    // As written: dedenting would change the text of its multi-line strings (a method's SQL
+    // or verbose regex), so the sandbox parses an indented def inside a block instead.
+    let def: String = pl[(p.def_line - 1) as usize..p.last as usize].concat();
     Some(SwapCandidate {
         def,
         line: p.def_line,

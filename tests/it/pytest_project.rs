@@ -584,23 +584,23 @@ fn a_0700_project_runs() {
     }
 }
 
-/// A project's function that reads `json` its module never imports fails its node with a
-/// `NameError`: the edit adds the import beside the module's others.
-#[tokio::test]
-async fn a_missing_import_is_added_beside_the_modules_imports() {
+/// `ldb fix TARGET --tests NODE --write --unconfirmed` in a one-module project `files` makes
+/// in a temporary directory, against a fake model that always replies `reply`; the module's
+/// text after it (`module`) and the run's output.
+async fn fix_module(
+    files: &[(&str, &str)],
+    target: &str,
+    node: &str,
+    reply: &str,
+    module: &str,
+) -> (String, Output) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("proj");
     std::fs::create_dir(&root).expect("root");
-    let module = "\"\"\"Tools.\"\"\"\nimport os\n\n\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n\n\ndef sep():\n    return os.sep\n";
-    std::fs::write(root.join("tools.py"), module).expect("module");
-    std::fs::write(
-        root.join("test_tools.py"),
-        "from tools import dump, sep\n\n\ndef test_dump():\n    assert dump({'b': 1, 'a': 2}) == '{\"a\": 2, \"b\": 1}'\n\n\ndef test_sep():\n    assert sep() == '/'\n",
-    )
-    .expect("tests");
-    // The model, asked after the edit passed, writes the function back unchanged.
+    for (name, text) in files {
+        std::fs::write(root.join(name), text).expect("write");
+    }
     let server = MockServer::start().await;
-    let reply = "```python\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n```\n";
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ResponseTemplate::new(200).set_body_json(common::completion(reply)))
@@ -611,9 +611,9 @@ async fn a_missing_import_is_added_beside_the_modules_imports() {
     let base = format!("{}/v1", server.uri());
     let args: Vec<String> = [
         "fix",
-        "tools.py::dump",
+        target,
         "--tests",
-        "test_tools.py::test_dump",
+        node,
         "--write",
         "--unconfirmed",
         "--base-url",
@@ -637,15 +637,96 @@ async fn a_missing_import_is_added_beside_the_modules_imports() {
     })
     .await
     .expect("join");
+    let written = std::fs::read_to_string(root.join(module)).expect("read");
+    (written, out)
+}
+
+/// A project's function that reads `json` its module never imports fails its node with a
+/// `NameError`: the edit adds the import beside the module's others.
+#[tokio::test]
+async fn a_missing_import_is_added_beside_the_modules_imports() {
+    let module = "\"\"\"Tools.\"\"\"\nimport os\n\n\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n\n\ndef sep():\n    return os.sep\n";
+    let tests = "from tools import dump, sep\n\n\ndef test_dump():\n    assert dump({'b': 1, 'a': 2}) == '{\"a\": 2, \"b\": 1}'\n\n\ndef test_sep():\n    assert sep() == '/'\n";
+    // The model, asked after the edit passed, writes the function back unchanged.
+    let reply = "```python\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n```\n";
+    let (written, out) = fix_module(
+        &[("tools.py", module), ("test_tools.py", tests)],
+        "tools.py::dump",
+        "test_tools.py::test_dump",
+        reply,
+        "tools.py",
+    )
+    .await;
     let (stdout, stderr) = text(&out);
     assert!(
         matches!(out.status.code(), Some(0 | 6)),
         "{stdout}\n{stderr}"
     );
-    let written = std::fs::read_to_string(root.join("tools.py")).expect("read");
     assert_eq!(
         written,
         module.replace("import os\n", "import os\nimport json\n"),
         "{stderr}"
+    );
+}
+
+/// A method whose condition reads `len(self.columns)` raises `TypeError` on a task made with
+/// `columns=None` (luigi's `S3CopyToTable.copy`, BugsInPy luigi:4): the edit asks first that the
+/// attribute is not `None`, and the test with columns keeps passing.
+#[tokio::test]
+async fn a_condition_that_raised_on_none_checks_its_operand_first() {
+    let module = "class Copy:\n    def __init__(self, columns):\n        self.columns = columns\n\n    def statement(self, table):\n        names = ''\n        if len(self.columns) > 0:\n            names = '({})'.format(','.join(self.columns))\n        return 'COPY {} {}'.format(table, names).strip()\n";
+    let tests = "from copier import Copy\n\n\ndef test_columns():\n    assert Copy(['a', 'b']).statement('t') == 'COPY t (a,b)'\n\n\ndef test_no_columns():\n    assert Copy(None).statement('t') == 'COPY t'\n";
+    // The model writes the method back unchanged: only the edit can pass.
+    let reply = "```python\ndef statement(self, table):\n    names = ''\n    if len(self.columns) > 0:\n        names = '({})'.format(','.join(self.columns))\n    return 'COPY {} {}'.format(table, names).strip()\n```\n";
+    let (written, out) = fix_module(
+        &[("copier.py", module), ("test_copier.py", tests)],
+        "copier.py::Copy.statement",
+        "test_copier.py::test_no_columns",
+        reply,
+        "copier.py",
+    )
+    .await;
+    let (stdout, stderr) = text(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 6)),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        written,
+        module.replace(
+            "if len(self.columns) > 0:",
+            "if self.columns is not None and len(self.columns) > 0:"
+        ),
+        "{stderr}"
+    );
+}
+
+/// Edits of a project's function run with the function swapped into one pytest session; the
+/// swap dedented a method's source, and with it the text of its multi-line strings, so an edit
+/// of a method that builds SQL in a triple-quoted string failed there though it passes (BugsInPy
+/// luigi:4). The edit of the condition must be found and written.
+#[tokio::test]
+async fn regression_a_swapped_method_kept_the_text_of_its_multiline_strings() {
+    let module = "class Copy:\n    def __init__(self, columns):\n        self.columns = columns\n\n    def statement(self, table):\n        names = ''\n        if len(self.columns) > 1:\n            names = '({})'.format(','.join(self.columns))\n        return \"\"\"\n          COPY {} {}\n        ;\"\"\".format(table, names)\n";
+    let tests = "from copier import Copy\n\n\ndef test_one_column():\n    assert Copy(['a']).statement('t') == '\\n          COPY t (a)\\n        ;'\n";
+    let reply = "```python\ndef statement(self, table):\n    return None\n```\n";
+    let (written, out) = fix_module(
+        &[("copier.py", module), ("test_copier.py", tests)],
+        "copier.py::Copy.statement",
+        "test_copier.py::test_one_column",
+        reply,
+        "copier.py",
+    )
+    .await;
+    let (stdout, stderr) = text(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 6)),
+        "{stdout}\n{stderr}"
+    );
+    // `> 0` or `>= 1`, whichever edit comes first; the string's text stays.
+    let fixed = |op: &str| module.replace("> 1:", op);
+    assert!(
+        written == fixed("> 0:") || written == fixed(">= 1:"),
+        "{written}\n{stderr}"
     );
 }

@@ -11,7 +11,9 @@
 //! - A call loses an argument, or two of its arguments trade places; a method call with no
 //!   arguments becomes the attribute, and back.
 //! - A guard: a parameter or a name just assigned that is `None` returns early (with `None`,
-//!   a value the failing tests expect, or another parameter), or skips the loop's turn.
+//!   a value the failing tests expect, or another parameter), or skips the loop's turn; where
+//!   the failing tests raised on a `None`, a condition first asks that its operand is not
+//!   `None` (`if x is not None and len(x) > 0:`).
 //! - An `except` also catches the exception the failing tests raised.
 //!
 //! The kinds follow what single-statement bugs of Python projects look like (PySStuBs:
@@ -30,7 +32,7 @@ use rustpython_parser::ast::{Constant, Expr, Stmt};
 use super::walk::{all_exprs, own_exprs};
 use super::{Candidate, Context, EditKind, Repl};
 use calls::{arguments, attribute_call, mock_keywords};
-use guards::{except_more, guards};
+use guards::{except_more, guards, none_checked_conditions};
 use literals::literal;
 
 /// What failing tests saw, for value-guided edits.
@@ -53,6 +55,9 @@ pub struct Hints {
     pub raised: Vec<String>,
     /// Names the failing tests could not read (`NameError: name 'x' is not defined`).
     pub unbound: Vec<String>,
+    /// A failing test raised inside the program on a `None` used as a value (`object of type
+    /// 'NoneType' has no len()`, `'NoneType' object is not subscriptable`).
+    pub used_none: bool,
 }
 
 impl Hints {
@@ -91,6 +96,9 @@ pub(super) fn edits(
         }
     }
     except_more(stmt, ctx, hints, &mut guided);
+    if hints.used_none {
+        none_checked_conditions(stmt, ctx, &mut guided);
+    }
     // A name nothing defines is a slip wherever it is, suspicious or not.
     super::exprs::rename_undefined(&exprs, ctx, &mut generic);
     guards(stmt, ctx, hints, &mut generic);

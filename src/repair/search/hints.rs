@@ -48,8 +48,13 @@ pub(super) fn hints(outcomes: &[TestOutcome]) -> Hints {
                         pairs.push((a, e));
                     }
                 }
-            } else if exc.program_line.is_some() && !h.raised.contains(&exc.kind) {
-                h.raised.push(exc.kind.clone());
+            } else if exc.program_line.is_some() {
+                if !h.raised.contains(&exc.kind) {
+                    h.raised.push(exc.kind.clone());
+                }
+                // CPython names the type of a `None` misused as a value `NoneType`.
+                h.used_none |= matches!(exc.kind.as_str(), "TypeError" | "AttributeError")
+                    && exc.message.contains("NoneType");
             }
             if exc.kind == "NameError" {
                 if let Some(name) = unbound_name(&exc.message) {

@@ -414,7 +414,7 @@ pub struct SwapBatch {
 /// One candidate of a [`SwapBatch`].
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SwapCandidate {
-    /// Its `def` (decorators left out), dedented.
+    /// Its `def` (decorators left out), indented as in the program (a method's is).
     pub def: String,
     /// The line of its `def` in the candidate program.
     pub line: u32,

@@ -503,13 +503,24 @@ def _entry_code(module_file, leaf, lines):
     return found
 
 
+def _parse_def(source, leaf):
+    """The tree of a candidate's `def` and its function node (None when it has none). A
+    method's def comes indented as written (dedenting it would change its multi-line strings),
+    so it is parsed as the body of an `if`."""
+    import ast
+    indented = source[:1] in (" ", "\t")
+    tree = ast.parse("if True:\n" + source if indented else source)
+    body = tree.body[0].body if indented else tree.body
+    fn = next((n for n in body
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == leaf), None)
+    return tree, fn
+
+
 def _compile_def(source, first_line, leaf, module_file, needs_class_cell):
     """A function made from one candidate's `def` (no decorators), its lines numbered as in
     the candidate program."""
     import ast
-    tree = ast.parse(source)
-    fn = next((n for n in tree.body
-               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == leaf), None)
+    tree, fn = _parse_def(source, leaf)
     if fn is None:
         raise SwapError("the candidate defines no %s" % leaf)
     fn.decorator_list = []
@@ -672,9 +683,7 @@ def _defaults_of(cand, globals_, name):
     defaults to evaluate or they cannot be)."""
     import ast
     try:
-        tree = ast.parse(cand["def"])
-        fn = next(n for n in tree.body
-                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
+        _, fn = _parse_def(cand["def"], name)
         fn.decorator_list = []
         fn.body = [ast.Pass()]
         fn.returns = None

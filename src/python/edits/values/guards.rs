@@ -1,10 +1,15 @@
 //! Guards and handlers: a parameter or a name just assigned that is `None` returns early (or
-//! skips the loop's turn), and an `except` also catches what the failing tests raised.
+//! skips the loop's turn), a condition asks first that an operand is not `None`, and an
+//! `except` also catches what the failing tests raised.
 
 use rustpython_parser::ast::{self, Expr, Ranged, Stmt};
 
 use super::{one, Hints};
+use crate::python::edits::walk::all_exprs;
 use crate::python::edits::{span, text_of, Candidate, Context, EditKind, Repl};
+
+/// Operands of one condition given a `None` check, at most.
+const NONE_CHECKS: usize = 4;
 
 /// The indentation of the line `offset` is on.
 fn indent_at(text: &str, offset: usize) -> String {
@@ -142,6 +147,80 @@ pub(super) fn guards(stmt: &Stmt, ctx: &Context<'_>, hints: &Hints, out: &mut Ve
     }
 }
 
+/// `if x is not None and COND:` (or `while`) for each operand of the condition that a `None`
+/// would make raise: what `len()` or another call is given, what an attribute is read from or
+/// what is indexed, a comparison's or arithmetic's side. An operand is a variable of the
+/// function or an attribute path from one (`self.columns`), never a module's name. Offered
+/// where the failing tests raised on a `None` ([`Hints::used_none`]).
+pub(super) fn none_checked_conditions(stmt: &Stmt, ctx: &Context<'_>, out: &mut Vec<Candidate>) {
+    let test = match stmt {
+        Stmt::If(s) => s.test.as_ref(),
+        Stmt::While(s) => s.test.as_ref(),
+        _ => return,
+    };
+    let mut exprs = Vec::new();
+    all_exprs(test, &mut exprs);
+    let mut operands: Vec<&Expr> = Vec::new();
+    for e in &exprs {
+        match e {
+            Expr::Call(c) => operands.extend(c.args.iter()),
+            Expr::Attribute(a) => operands.push(&a.value),
+            Expr::Subscript(s) => operands.push(&s.value),
+            Expr::Compare(c) => {
+                operands.push(&c.left);
+                operands.extend(c.comparators.iter());
+            }
+            Expr::BinOp(b) => {
+                operands.push(&b.left);
+                operands.push(&b.right);
+            }
+            _ => {}
+        }
+    }
+    operands.retain(|o| may_be_none(o, ctx));
+    operands.sort_by_key(|o| span(*o));
+    let (start, end) = span(test);
+    let cond = text_of(ctx.text, test);
+    // `and` binds tighter than these: they keep their meaning in parentheses only.
+    let cond = match test {
+        Expr::BoolOp(b) if b.op == ast::BoolOp::Or => format!("({cond})"),
+        Expr::IfExp(_) | Expr::Lambda(_) | Expr::NamedExpr(_) => format!("({cond})"),
+        _ => cond.to_string(),
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    for o in operands {
+        let name = text_of(ctx.text, o);
+        if seen.contains(&name) || seen.len() >= NONE_CHECKS {
+            continue;
+        }
+        seen.push(name);
+        out.push(one(
+            EditKind::Guard,
+            start,
+            end,
+            format!("{name} is not None and {cond}"),
+            format!("only when {name} is not None: {}", super::short(&cond)),
+        ));
+    }
+}
+
+/// A variable of the function, or an attribute path from one or from `self` (`self.columns`,
+/// `task.workers`): what may hold a `None`. A module's name or `self` itself never does.
+fn may_be_none(e: &Expr, ctx: &Context<'_>) -> bool {
+    let mut root = e;
+    while let Expr::Attribute(a) = root {
+        root = &a.value;
+    }
+    let Expr::Name(n) = root else {
+        return false;
+    };
+    let id = n.id.as_str();
+    match e {
+        Expr::Name(_) => ctx.variables.contains(id) && id != "self" && id != "cls",
+        _ => ctx.variables.contains(id) || id == "self" || id == "cls",
+    }
+}
+
 fn is_docstring(stmt: &Stmt) -> bool {
     crate::python::toplevel::docstring(stmt).is_some()
 }
@@ -173,5 +252,47 @@ pub(super) fn except_more(stmt: &Stmt, ctx: &Context<'_>, hints: &Hints, out: &m
                 format!("except {caught} → except {new}"),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::python::edits::{edits_with, Hints};
+
+    const COPY: &str = "class Copy:\n    columns = None\n\n    def copy(self, f):\n        names = ''\n        if len(self.columns) > 0:\n            names = ','.join(self.columns)\n        return f.format(names, os.sep)\n";
+
+    fn none_checks(program: &str, hints: &Hints) -> Vec<String> {
+        edits_with(program, &[6], 100, hints, Some((4, 8)))
+            .into_iter()
+            .filter(|e| e.description.starts_with("only when"))
+            .map(|e| e.program.lines().nth(5).unwrap_or("").trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_condition_that_raised_on_none_asks_first_that_its_operand_is_not_none() {
+        let hints = Hints {
+            used_none: true,
+            ..Hints::default()
+        };
+        assert_eq!(
+            none_checks(COPY, &hints),
+            ["if self.columns is not None and len(self.columns) > 0:"]
+        );
+        // Without a None raised, no such edit.
+        assert!(none_checks(COPY, &Hints::default()).is_empty());
+        // An `or` keeps its meaning in parentheses; a module's name and `self` are no operands.
+        let either = COPY.replace(
+            "if len(self.columns) > 0:",
+            "if f.width > os.sep.count('/') or self.columns[0]:",
+        );
+        assert_eq!(
+            none_checks(&either, &hints),
+            [
+                "if f is not None and (f.width > os.sep.count('/') or self.columns[0]):",
+                "if f.width is not None and (f.width > os.sep.count('/') or self.columns[0]):",
+                "if self.columns is not None and (f.width > os.sep.count('/') or self.columns[0]):",
+            ]
+        );
     }
 }
