@@ -585,15 +585,16 @@ fn a_0700_project_runs() {
 }
 
 /// `ldb fix TARGET --tests NODE --write --unconfirmed` in a one-module project `files` makes
-/// in a temporary directory, against a fake model that always replies `reply`; the module's
-/// text after it (`module`) and the run's output.
+/// in a temporary directory, against a fake model that always replies `reply`. The run must end
+/// as a fix (exit 0, or 6 for an unconfirmed one); the module's text after it (`module`) and the
+/// run's stderr.
 async fn fix_module(
     files: &[(&str, &str)],
     target: &str,
     node: &str,
     reply: &str,
     module: &str,
-) -> (String, Output) {
+) -> (String, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("proj");
     std::fs::create_dir(&root).expect("root");
@@ -637,8 +638,25 @@ async fn fix_module(
     })
     .await
     .expect("join");
+    let (stdout, stderr) = text(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 6)),
+        "{stdout}\n{stderr}"
+    );
     let written = std::fs::read_to_string(root.join(module)).expect("read");
-    (written, out)
+    (written, stderr)
+}
+
+/// [`fix_module`] on `copier.py`'s `Copy.statement`, tested by `test_copier.py::NODE`.
+async fn fix_copier(module: &str, tests: &str, node: &str, reply: &str) -> (String, String) {
+    fix_module(
+        &[("copier.py", module), ("test_copier.py", tests)],
+        "copier.py::Copy.statement",
+        &format!("test_copier.py::{node}"),
+        reply,
+        "copier.py",
+    )
+    .await
 }
 
 /// A project's function that reads `json` its module never imports fails its node with a
@@ -649,7 +667,7 @@ async fn a_missing_import_is_added_beside_the_modules_imports() {
     let tests = "from tools import dump, sep\n\n\ndef test_dump():\n    assert dump({'b': 1, 'a': 2}) == '{\"a\": 2, \"b\": 1}'\n\n\ndef test_sep():\n    assert sep() == '/'\n";
     // The model, asked after the edit passed, writes the function back unchanged.
     let reply = "```python\ndef dump(d):\n    return json.dumps(d, sort_keys=True)\n```\n";
-    let (written, out) = fix_module(
+    let (written, stderr) = fix_module(
         &[("tools.py", module), ("test_tools.py", tests)],
         "tools.py::dump",
         "test_tools.py::test_dump",
@@ -657,11 +675,6 @@ async fn a_missing_import_is_added_beside_the_modules_imports() {
         "tools.py",
     )
     .await;
-    let (stdout, stderr) = text(&out);
-    assert!(
-        matches!(out.status.code(), Some(0 | 6)),
-        "{stdout}\n{stderr}"
-    );
     assert_eq!(
         written,
         module.replace("import os\n", "import os\nimport json\n"),
@@ -678,19 +691,7 @@ async fn a_condition_that_raised_on_none_checks_its_operand_first() {
     let tests = "from copier import Copy\n\n\ndef test_columns():\n    assert Copy(['a', 'b']).statement('t') == 'COPY t (a,b)'\n\n\ndef test_no_columns():\n    assert Copy(None).statement('t') == 'COPY t'\n";
     // The model writes the method back unchanged: only the edit can pass.
     let reply = "```python\ndef statement(self, table):\n    names = ''\n    if len(self.columns) > 0:\n        names = '({})'.format(','.join(self.columns))\n    return 'COPY {} {}'.format(table, names).strip()\n```\n";
-    let (written, out) = fix_module(
-        &[("copier.py", module), ("test_copier.py", tests)],
-        "copier.py::Copy.statement",
-        "test_copier.py::test_no_columns",
-        reply,
-        "copier.py",
-    )
-    .await;
-    let (stdout, stderr) = text(&out);
-    assert!(
-        matches!(out.status.code(), Some(0 | 6)),
-        "{stdout}\n{stderr}"
-    );
+    let (written, stderr) = fix_copier(module, tests, "test_no_columns", reply).await;
     assert_eq!(
         written,
         module.replace(
@@ -710,19 +711,7 @@ async fn regression_a_swapped_method_kept_the_text_of_its_multiline_strings() {
     let module = "class Copy:\n    def __init__(self, columns):\n        self.columns = columns\n\n    def statement(self, table):\n        names = ''\n        if len(self.columns) > 1:\n            names = '({})'.format(','.join(self.columns))\n        return \"\"\"\n          COPY {} {}\n        ;\"\"\".format(table, names)\n";
     let tests = "from copier import Copy\n\n\ndef test_one_column():\n    assert Copy(['a']).statement('t') == '\\n          COPY t (a)\\n        ;'\n";
     let reply = "```python\ndef statement(self, table):\n    return None\n```\n";
-    let (written, out) = fix_module(
-        &[("copier.py", module), ("test_copier.py", tests)],
-        "copier.py::Copy.statement",
-        "test_copier.py::test_one_column",
-        reply,
-        "copier.py",
-    )
-    .await;
-    let (stdout, stderr) = text(&out);
-    assert!(
-        matches!(out.status.code(), Some(0 | 6)),
-        "{stdout}\n{stderr}"
-    );
+    let (written, stderr) = fix_copier(module, tests, "test_one_column", reply).await;
     // `> 0` or `>= 1`, whichever edit comes first; the string's text stays.
     let fixed = |op: &str| module.replace("> 1:", op);
     assert!(
