@@ -594,6 +594,7 @@ async fn fix_module(
     node: &str,
     reply: &str,
     module: &str,
+    extra: &[&str],
 ) -> (String, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().join("proj");
@@ -610,7 +611,7 @@ async fn fix_module(
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "").expect("config");
     let base = format!("{}/v1", server.uri());
-    let args: Vec<String> = [
+    let mut args: Vec<String> = [
         "fix",
         target,
         "--tests",
@@ -628,6 +629,7 @@ async fn fix_module(
     .iter()
     .map(|s| s.to_string())
     .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
     let cwd = root.clone();
     let out = tokio::task::spawn_blocking(move || {
         common::ldb()
@@ -648,13 +650,20 @@ async fn fix_module(
 }
 
 /// [`fix_module`] on `copier.py`'s `Copy.statement`, tested by `test_copier.py::NODE`.
-async fn fix_copier(module: &str, tests: &str, node: &str, reply: &str) -> (String, String) {
+async fn fix_copier(
+    module: &str,
+    tests: &str,
+    node: &str,
+    reply: &str,
+    extra: &[&str],
+) -> (String, String) {
     fix_module(
         &[("copier.py", module), ("test_copier.py", tests)],
         "copier.py::Copy.statement",
         &format!("test_copier.py::{node}"),
         reply,
         "copier.py",
+        extra,
     )
     .await
 }
@@ -673,6 +682,7 @@ async fn a_missing_import_is_added_beside_the_modules_imports() {
         "test_tools.py::test_dump",
         reply,
         "tools.py",
+        &[],
     )
     .await;
     assert_eq!(
@@ -691,7 +701,14 @@ async fn a_condition_that_raised_on_none_checks_its_operand_first() {
     let tests = "from copier import Copy\n\n\ndef test_columns():\n    assert Copy(['a', 'b']).statement('t') == 'COPY t (a,b)'\n\n\ndef test_no_columns():\n    assert Copy(None).statement('t') == 'COPY t'\n";
     // The model writes the method back unchanged: only the edit can pass.
     let reply = "```python\ndef statement(self, table):\n    names = ''\n    if len(self.columns) > 0:\n        names = '({})'.format(','.join(self.columns))\n    return 'COPY {} {}'.format(table, names).strip()\n```\n";
-    let (written, stderr) = fix_copier(module, tests, "test_no_columns", reply).await;
+    let (written, stderr) = fix_copier(
+        module,
+        tests,
+        "test_no_columns",
+        reply,
+        &["--rules", "none-checks"],
+    )
+    .await;
     assert_eq!(
         written,
         module.replace(
@@ -711,7 +728,7 @@ async fn regression_a_swapped_method_kept_the_text_of_its_multiline_strings() {
     let module = "class Copy:\n    def __init__(self, columns):\n        self.columns = columns\n\n    def statement(self, table):\n        names = ''\n        if len(self.columns) > 1:\n            names = '({})'.format(','.join(self.columns))\n        return \"\"\"\n          COPY {} {}\n        ;\"\"\".format(table, names)\n";
     let tests = "from copier import Copy\n\n\ndef test_one_column():\n    assert Copy(['a']).statement('t') == '\\n          COPY t (a)\\n        ;'\n";
     let reply = "```python\ndef statement(self, table):\n    return None\n```\n";
-    let (written, stderr) = fix_copier(module, tests, "test_one_column", reply).await;
+    let (written, stderr) = fix_copier(module, tests, "test_one_column", reply, &[]).await;
     // `> 0` or `>= 1`, whichever edit comes first; the string's text stays.
     let fixed = |op: &str| module.replace("> 1:", op);
     assert!(

@@ -481,18 +481,18 @@ fn the_cli_defaults_to_edits_then_fresh_samples_with_the_prompt_prefilled() {
     let search = &default.options.search;
     assert_eq!(
         Rule::ALL.map(|r| search.rule(r)),
-        [false, false, false, false, true],
-        "harden, counter-start, swapped-args, crash-abstains off; value-edits on"
+        [false, false, false, false, true, false],
+        "harden, counter-start, swapped-args, crash-abstains, none-checks off; value-edits on"
     );
     assert_eq!(search.tie_votes, 0);
     let on = fix(&[
         "--rules",
-        "harden,counter-start,swapped-args,crash-abstains,-value-edits",
+        "harden,counter-start,swapped-args,crash-abstains,-value-edits,none-checks",
     ]);
     assert!(!fix(&["--rules", "-value-edits"]).options.search.value_edits);
     assert_eq!(
         Rule::ALL.map(|r| on.options.search.rule(r)),
-        [true, true, true, true, false]
+        [true, true, true, true, false, true]
     );
     assert!(fix(&["--harden"]).options.search.harden);
     assert!(fix_settings(&["--rules", "rank"]).is_err_and(|e| e.contains("unknown rule `rank`")));

@@ -143,7 +143,9 @@ pub struct SearchArgs {
     /// visible tests get the same check; counter-start, an edit gives a name the function only
     /// ever updates (`n += 1`) its start (`n = 0`); swapped-args, extra inputs also swap two
     /// arguments of one kind; crash-abstains, a program that crashes on an extra input abstains
-    /// there instead of voting for the crash.
+    /// there instead of voting for the crash; none-checks, where a failing test raised on a
+    /// `None`, a condition first asks that its operand is not `None` (`if x is not None and
+    /// len(x) > 0:`).
     #[arg(hide_short_help = true, long, value_name = "LIST", allow_hyphen_values = true, value_parser = parse::rules)]
     pub rules: Option<RuleList>,
     /// The default (see --rules); accepted so that older command lines still run.

@@ -100,7 +100,8 @@ impl Search<'_> {
             .collect();
         let entry = self.task.entry_point.clone();
         // What the failing tests saw guides edits of every statement of the function.
-        let hints = super::hints::hints(&self.node(parent).tested.outcomes);
+        let mut hints = super::hints::hints(&self.node(parent).tested.outcomes);
+        hints.used_none &= self.options.none_checks;
         let value_range = self
             .entry_lines(&program)
             .or_else(|| crate::python::splice::def_lines(&program, &entry))

@@ -29,15 +29,18 @@ pub enum Rule {
     CrashAbstains,
     /// [`SearchOptions::value_edits`].
     ValueEdits,
+    /// [`SearchOptions::none_checks`].
+    NoneChecks,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 5] = [
+    pub const ALL: [Rule; 6] = [
         Rule::Harden,
         Rule::CounterStart,
         Rule::SwappedArgs,
         Rule::CrashAbstains,
         Rule::ValueEdits,
+        Rule::NoneChecks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +50,7 @@ impl Rule {
             Rule::SwappedArgs => "swapped-args",
             Rule::CrashAbstains => "crash-abstains",
             Rule::ValueEdits => "value-edits",
+            Rule::NoneChecks => "none-checks",
         }
     }
 }
@@ -54,7 +58,7 @@ impl Rule {
 /// Why a rule list (`harden,-value-edits`) does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleListError {
-    #[error("unknown rule `{0}`; rules: harden, counter-start, swapped-args, crash-abstains, value-edits (`-NAME` turns one off)")]
+    #[error("unknown rule `{0}`; rules: harden, counter-start, swapped-args, crash-abstains, value-edits, none-checks (`-NAME` turns one off)")]
     Unknown(String),
 }
 
@@ -140,6 +144,9 @@ pub struct SearchOptions {
     /// `mutate`: edits the failing tests' values guide (literals as the expected value has them,
     /// regex classes, a mock's arguments, call ↔ attribute, `None` guards, a broader `except`).
     pub value_edits: bool,
+    /// `mutate`, where a failing test raised on a `None`: a condition first asks that its
+    /// operand is not `None` (`if x is not None and len(x) > 0:`).
+    pub none_checks: bool,
     /// Seconds the search may run: past it, no more proposals are drawn and what was found is
     /// returned (`None`: no limit).
     pub time_limit: Option<std::time::Duration>,
@@ -213,6 +220,9 @@ impl Default for SearchOptions {
             // (crash-no-answer.md).
             crash_abstains: false,
             value_edits: true,
+            // BugsInPy luigi:4 only (+1 dev); it never fires on the failing HumanEval or MBPP
+            // GPT-3.5 seeds.
+            none_checks: false,
             time_limit: None,
         }
     }
@@ -227,6 +237,7 @@ impl SearchOptions {
             Rule::SwappedArgs => self.swapped_inputs,
             Rule::CrashAbstains => self.crash_abstains,
             Rule::ValueEdits => self.value_edits,
+            Rule::NoneChecks => self.none_checks,
         }
     }
 
@@ -238,6 +249,7 @@ impl SearchOptions {
             Rule::SwappedArgs => &mut self.swapped_inputs,
             Rule::CrashAbstains => &mut self.crash_abstains,
             Rule::ValueEdits => &mut self.value_edits,
+            Rule::NoneChecks => &mut self.none_checks,
         };
         *field = on;
     }
