@@ -220,8 +220,8 @@ impl Default for SearchOptions {
             // (crash-no-answer.md).
             crash_abstains: false,
             value_edits: true,
-            // BugsInPy luigi:4 only (+1 dev); it never fires on the failing HumanEval or MBPP
-            // GPT-3.5 seeds.
+            // BugsInPy luigi:4 only, which the default fixes too since b2290a9 (with the model);
+            // it never fires on the failing HumanEval or MBPP GPT-3.5 seeds.
             none_checks: false,
             time_limit: None,
         }
