@@ -53,12 +53,18 @@ impl Rule {
             Rule::NoneChecks => "none-checks",
         }
     }
+
+    /// Every rule's name, comma-separated: the list an error shows, kept from [`Rule::ALL`] so
+    /// a new rule cannot be left out of it.
+    pub fn names() -> String {
+        Rule::ALL.map(Rule::name).join(", ")
+    }
 }
 
 /// Why a rule list (`harden,-value-edits`) does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleListError {
-    #[error("unknown rule `{0}`; rules: harden, counter-start, swapped-args, crash-abstains, value-edits, none-checks (`-NAME` turns one off)")]
+    #[error("unknown rule `{0}`; rules: {names} (`-NAME` turns one off)", names = Rule::names())]
     Unknown(String),
 }
 
@@ -369,9 +375,12 @@ mod tests {
             o.set_rule(rule, on);
         }
         assert!(Rule::ALL.into_iter().all(|r| o.rule(r)));
-        assert_eq!(
-            SearchOptions::parse_rules("rank"),
-            Err(RuleListError::Unknown("rank".into()))
+        let err = SearchOptions::parse_rules("rank").unwrap_err();
+        assert_eq!(err, RuleListError::Unknown("rank".into()));
+        let message = err.to_string();
+        assert!(
+            Rule::ALL.into_iter().all(|r| message.contains(r.name())),
+            "{message}"
         );
     }
 
