@@ -311,6 +311,41 @@ pub enum Proposer {
 }
 
 impl Proposer {
+    /// Every proposer a portfolio can name (all but the seed), in the order the error for an
+    /// unknown name lists them.
+    pub const PROPOSABLE: [Proposer; 6] = [
+        Proposer::Mutate,
+        Proposer::Complete,
+        Proposer::Patch,
+        Proposer::Fresh,
+        Proposer::Feedback,
+        Proposer::Ldb,
+    ];
+
+    /// The proposer a portfolio names by `name` (case-insensitive) or by one of its older
+    /// aliases (`tests`, `trace`, `resample`, `edits`, `fim`).
+    pub fn from_portfolio_name(name: &str) -> Option<Proposer> {
+        let name = name.to_ascii_lowercase();
+        let alias = match name.as_str() {
+            "tests" => Some(Proposer::Feedback),
+            "trace" => Some(Proposer::Ldb),
+            "resample" => Some(Proposer::Fresh),
+            "edits" => Some(Proposer::Mutate),
+            "fim" => Some(Proposer::Patch),
+            _ => None,
+        };
+        alias.or_else(|| Proposer::PROPOSABLE.into_iter().find(|p| p.name() == name))
+    }
+
+    /// The names of [`Proposer::PROPOSABLE`] as an error lists them: `a, b or c`.
+    pub fn proposable_names() -> String {
+        let names = Proposer::PROPOSABLE.map(Proposer::name);
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Proposer::Seed => "seed",

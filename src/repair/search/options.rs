@@ -7,7 +7,7 @@ use crate::repair::search::{Proposer, SelectRule};
 pub enum PortfolioError {
     #[error("`{0}`: the count after `:` must be a whole number")]
     Count(String),
-    #[error("unknown proposer `{0}`; use mutate, complete, patch, fresh, feedback or ldb")]
+    #[error("unknown proposer `{0}`; use {names}", names = Proposer::proposable_names())]
     Unknown(String),
     #[error("proposer `{0}` is named twice")]
     Twice(String),
@@ -292,15 +292,8 @@ impl SearchOptions {
                 }
                 None => (part, 1),
             };
-            let proposer = match name.to_ascii_lowercase().as_str() {
-                "feedback" | "tests" => Proposer::Feedback,
-                "ldb" | "trace" => Proposer::Ldb,
-                "fresh" | "resample" => Proposer::Fresh,
-                "mutate" | "edits" => Proposer::Mutate,
-                "patch" | "fim" => Proposer::Patch,
-                "complete" => Proposer::Complete,
-                other => return Err(PortfolioError::Unknown(other.to_string())),
-            };
+            let proposer = Proposer::from_portfolio_name(name)
+                .ok_or_else(|| PortfolioError::Unknown(name.to_ascii_lowercase()))?;
             if out.iter().any(|(p, _)| *p == proposer) {
                 return Err(PortfolioError::Twice(name.to_string()));
             }
@@ -400,7 +393,28 @@ mod tests {
             ..SearchOptions::default()
         };
         assert_eq!(o.portfolio_label(), "feedback:2,ldb:1,fresh:3");
-        assert!(SearchOptions::parse_portfolio("magic:2").is_err());
+        let err = SearchOptions::parse_portfolio("Magic:2").unwrap_err();
+        assert_eq!(err, PortfolioError::Unknown("magic".into()));
+        let message = err.to_string();
+        assert!(message.ends_with("feedback or ldb"), "{message}");
+        for p in Proposer::PROPOSABLE {
+            assert!(message.contains(p.name()), "{message}");
+            assert_eq!(
+                SearchOptions::parse_portfolio(&p.name().to_uppercase()),
+                Ok(vec![(p, 1)])
+            );
+        }
+        assert_eq!(
+            SearchOptions::parse_portfolio("tests,trace,resample:2,edits,fim").unwrap(),
+            vec![
+                (Proposer::Feedback, 1),
+                (Proposer::Ldb, 1),
+                (Proposer::Fresh, 2),
+                (Proposer::Mutate, 1),
+                (Proposer::Patch, 1)
+            ]
+        );
+        assert!(SearchOptions::parse_portfolio("seed").is_err());
         assert!(SearchOptions::parse_portfolio("ldb:x").is_err());
         assert!(SearchOptions::parse_portfolio("ldb:0").is_err());
         assert!(SearchOptions::parse_portfolio("ldb,ldb:2").is_err());
