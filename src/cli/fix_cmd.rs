@@ -185,6 +185,13 @@ fn run_target(s: FixSettings) -> Result<ExitStatus, CliError> {
             task.peers.extend(peers.iter().cloned());
         }
     }
+    if !s.quiet {
+        for task in &tasks {
+            if let Some(program) = seed.given_program(task) {
+                super::test_cmd::warn_undefined_compared(task, &program);
+            }
+        }
+    }
     let (generator, debugger) = crate::cli::models::load(&s.models)?;
     // Before any model call: a task no model here can be shown is bad input.
     for task in &tasks {

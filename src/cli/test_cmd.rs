@@ -78,6 +78,7 @@ pub fn run(s: &TestSettings) -> Result<ExitStatus, CliError> {
         if !s.json {
             output::print(&render_text(&task.task_id, &origin, &results));
         }
+        warn_undefined_compared(task, &program);
         reports.push(TaskReport {
             task_id: &task.task_id,
             program: origin,
@@ -98,6 +99,15 @@ pub fn run(s: &TestSettings) -> Result<ExitStatus, CliError> {
         ExitStatus::TestsFailed
     };
     Ok(with_skipped(status, skipped))
+}
+
+/// Name the visible tests of `task` that compare with a name neither `program` nor the test
+/// defines (`assert f('x') == qIH`), on stderr: they fail whatever the program returns.
+pub fn warn_undefined_compared(task: &Task, program: &str) {
+    for u in crate::task::compared_names::undefined_compared(task, program) {
+        eprintln!("warning: {}", u.message(&task.task_id));
+        eprintln!("hint: {}", u.hint());
+    }
 }
 
 /// Isolation warnings are the same for every run; say each once.

@@ -40,6 +40,20 @@ pub enum SeedSource {
     Generate,
 }
 
+impl SeedSource {
+    /// The program a task's search starts from when it is given rather than generated or
+    /// fetched by a command, as [`obtain`] completes it: known before any model is loaded.
+    pub fn given_program(&self, task: &Task) -> Option<String> {
+        let program = match self {
+            SeedSource::File { program, .. } => program,
+            SeedSource::Map { programs, .. } => programs.get(&task.task_id)?,
+            SeedSource::TaskOrGenerate => task.seed.as_ref()?,
+            SeedSource::Command(_) | SeedSource::Generate => return None,
+        };
+        Some(complete_body(task, program))
+    }
+}
+
 pub(super) async fn obtain(
     task: &Task,
     source: &SeedSource,

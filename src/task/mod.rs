@@ -14,8 +14,10 @@
 //!
 //! Module map: `records` (file → JSON objects), `fields` (typed field access), one module per
 //! format (`task_json`, `humaneval`, `mbpp`, `ldb_layout`, `evalplus`), `doctest` (docstring examples → asserts),
-//! `validate` (content rules), `seeds`, `error`.
+//! `validate` (content rules), `compared_names` (tests that compare with a name nothing defines),
+//! `seeds`, `error`.
 
+pub mod compared_names;
 mod doctest;
 pub mod embedded;
 mod error;

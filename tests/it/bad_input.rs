@@ -336,3 +336,63 @@ fn ldb_test_without_a_program_says_to_name_it_or_locate() {
         "{err}"
     );
 }
+
+/// An expected string that lost its quotes (`== two`) fails with a NameError whatever the
+/// program returns: `ldb test` and `ldb fix` name the test and the fix, and still run it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_test_comparing_with_an_unquoted_string_is_named() {
+    let server = endpoint().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tests = ["assert f(1) == 2", "assert str(f(1)) == two"];
+    let typo = task("typo/0", &tests, WRONG);
+    std::fs::write(dir.path().join("task.json"), typo.to_string()).expect("task");
+    let out = common::ldb_in(dir.path(), &["test", "task.json"]);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(text.contains("NameError"), "{text}");
+    assert!(
+        err.contains("warning: typo/0 visible_tests[1] compares with `two`, which neither"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: quote an expected string ('two')"),
+        "{err}"
+    );
+
+    // A program that defines the name is not warned about.
+    let defined = task("typo/1", &tests, "two = '2'\ndef f(x):\n    return x + 1\n");
+    std::fs::write(dir.path().join("defined.json"), defined.to_string()).expect("task");
+    let out = common::ldb_in(dir.path(), &["test", "defined.json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("compares with"), "{err}");
+
+    // ldb fix says so before it starts.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").expect("config");
+    let (url, config) = (format!("{}/v1", server.uri()), config.display().to_string());
+    let path = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        let args = [
+            "fix",
+            "task.json",
+            "--base-url",
+            &url,
+            "--model",
+            "fake-model",
+            "--no-cache",
+            "--max-iters",
+            "1",
+            "--config",
+            &config,
+        ];
+        common::ldb_in(&path, &args)
+    })
+    .await
+    .expect("ldb fix");
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: typo/0 visible_tests[1] compares with `two`"),
+        "{err}"
+    );
+}
