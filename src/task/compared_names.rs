@@ -53,7 +53,8 @@ impl UndefinedCompared {
 }
 
 /// The visible tests of `task` that compare with a name neither `program` nor the test defines.
-/// A task run by pytest nodes, or a program that does not parse or imports `*`, gives none.
+/// A task run by pytest nodes, or a program that does not parse or imports `*`, gives none; so
+/// does a test that imports `*`.
 pub fn undefined_compared(task: &Task, program: &str) -> Vec<UndefinedCompared> {
     if !task.pytest_nodes.is_empty() || parse_module(&SourceFile::new(program)).is_err() {
         return Vec::new();
@@ -89,8 +90,9 @@ fn identifiers(program: &str) -> Option<BTreeSet<String>> {
     Some(out)
 }
 
-fn star_import(program: &str) -> bool {
-    let Ok(suite) = parse_module(&SourceFile::new(program)) else {
+/// Whether `text` imports `*` anywhere.
+fn star_import(text: &str) -> bool {
+    let Ok(suite) = parse_module(&SourceFile::new(text)) else {
         return false;
     };
     let mut star = false;
@@ -106,7 +108,12 @@ fn star_import(program: &str) -> bool {
 /// The bare names a test's asserts compare with that the test binds nowhere (and that are no
 /// builtins), in order of first use.
 fn compared_free_names(test: &str) -> Vec<String> {
-    let src = SourceFile::new(dedent(test));
+    let text = dedent(test);
+    // `from helpers import *` binds names no reading of the test can see.
+    if star_import(&text) {
+        return Vec::new();
+    }
+    let src = SourceFile::new(text);
     let Ok(suite) = parse_module(&src) else {
         return Vec::new();
     };
@@ -207,6 +214,10 @@ mod tests {
             "assert f([abc]) == 1",
             // The entry point itself (a seed that misnames it).
             "assert f == f",
+            // A star import may bind it.
+            "from consts import *\nassert f(1) == MAX",
+            // A parameter of a test function (a pytest fixture).
+            "def test_f(expected):\n    assert f(1) == expected",
         ]);
         assert_eq!(undefined_compared(&t, PROGRAM), vec![]);
     }
