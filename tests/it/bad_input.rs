@@ -26,8 +26,15 @@ async fn endpoint() -> MockServer {
     server
 }
 
-/// `ldb fix FILE` against `server`, run from `dir`.
+/// `ldb fix FILE --quiet` against `server`, run from `dir`.
 async fn fix(server: &MockServer, dir: &Path, file: &str, extra: &[&str]) -> Output {
+    let mut quiet = vec!["--quiet"];
+    quiet.extend(extra);
+    fix_loud(server, dir, file, &quiet).await
+}
+
+/// `ldb fix FILE` against `server`, run from `dir`, its notes and warnings left on.
+async fn fix_loud(server: &MockServer, dir: &Path, file: &str, extra: &[&str]) -> Output {
     let config = dir.join("config.toml");
     std::fs::write(&config, "").expect("config");
     let url = format!("{}/v1", server.uri());
@@ -41,7 +48,6 @@ async fn fix(server: &MockServer, dir: &Path, file: &str, extra: &[&str]) -> Out
         "--no-cache",
         "--max-iters",
         "1",
-        "--quiet",
     ];
     let config = config.display().to_string();
     args.extend(["--config", &config]);
@@ -368,28 +374,7 @@ async fn a_test_comparing_with_an_unquoted_string_is_named() {
     assert!(!err.contains("compares with"), "{err}");
 
     // ldb fix says so before it starts.
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "").expect("config");
-    let (url, config) = (format!("{}/v1", server.uri()), config.display().to_string());
-    let path = dir.path().to_path_buf();
-    let out = tokio::task::spawn_blocking(move || {
-        let args = [
-            "fix",
-            "task.json",
-            "--base-url",
-            &url,
-            "--model",
-            "fake-model",
-            "--no-cache",
-            "--max-iters",
-            "1",
-            "--config",
-            &config,
-        ];
-        common::ldb_in(&path, &args)
-    })
-    .await
-    .expect("ldb fix");
+    let out = fix_loud(&server, dir.path(), "task.json", &[]).await;
     let err = stderr(&out);
     assert!(
         err.contains("warning: typo/0 visible_tests[1] compares with `two`"),
