@@ -56,15 +56,17 @@ impl UndefinedCompared {
 /// A task run by pytest nodes, or a program that does not parse or imports `*`, gives none; so
 /// does a test that imports `*`.
 pub fn undefined_compared(task: &Task, program: &str) -> Vec<UndefinedCompared> {
-    if !task.pytest_nodes.is_empty() || parse_module(&SourceFile::new(program)).is_err() {
+    if !task.pytest_nodes.is_empty() {
         return Vec::new();
+    }
+    let src = SourceFile::new(program);
+    match parse_module(&src) {
+        Ok(suite) if !analyse(&src, &suite).star_import => {}
+        _ => return Vec::new(),
     }
     let Some(mentioned) = identifiers(program) else {
         return Vec::new();
     };
-    if star_import(program) {
-        return Vec::new();
-    }
     task.visible_tests
         .iter()
         .enumerate()
@@ -90,38 +92,19 @@ fn identifiers(program: &str) -> Option<BTreeSet<String>> {
     Some(out)
 }
 
-/// Whether `text` imports `*` anywhere.
-fn star_import(text: &str) -> bool {
-    let Ok(suite) = parse_module(&SourceFile::new(text)) else {
-        return false;
-    };
-    let mut star = false;
-    crate::python::walk::walk(&suite, &mut |stmt| {
-        if let ast::Stmt::ImportFrom(i) = stmt {
-            star |= i.names.iter().any(|a| a.name.as_str() == "*");
-        }
-        crate::python::walk::Descend::Into
-    });
-    star
-}
-
 /// The bare names a test's asserts compare with that the test binds nowhere (and that are no
 /// builtins), in order of first use.
 fn compared_free_names(test: &str) -> Vec<String> {
-    let text = dedent(test);
-    // `from helpers import *` binds names no reading of the test can see.
-    if star_import(&text) {
-        return Vec::new();
-    }
-    let src = SourceFile::new(text);
+    let src = SourceFile::new(dedent(test));
     let Ok(suite) = parse_module(&src) else {
         return Vec::new();
     };
-    let free: BTreeSet<String> = analyse(&src, &suite)
-        .free
-        .into_iter()
-        .map(|f| f.name)
-        .collect();
+    let facts = analyse(&src, &suite);
+    // `from helpers import *` may bind the name.
+    if facts.star_import {
+        return Vec::new();
+    }
+    let free: BTreeSet<String> = facts.free.into_iter().map(|f| f.name).collect();
     let mut compared = Vec::new();
     crate::python::walk::walk(&suite, &mut |stmt| {
         if let ast::Stmt::Assert(a) = stmt {

@@ -46,6 +46,8 @@ pub struct NameFacts {
     /// `open(0)`).
     pub input_lines: BTreeSet<u32>,
     pub module_returns: Vec<ModuleReturn>,
+    /// Some `from M import *` binds names no reading of the text can see.
+    pub star_import: bool,
 }
 
 impl NameFacts {
@@ -104,6 +106,7 @@ pub fn analyse(src: &SourceFile, suite: &[Stmt]) -> NameFacts {
         })
         .collect();
     NameFacts {
+        star_import: w.star_import,
         free,
         input_lines: w
             .input_statements
